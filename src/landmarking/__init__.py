@@ -1,0 +1,8 @@
+"""landmarking: landmarks on the data manifold and low-dimensional embeddings.
+
+Estimators follow scikit-learn's conventions. See the README for a tour.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

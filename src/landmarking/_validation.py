@@ -1,0 +1,105 @@
+"""Checks shared by every estimator: each error names the problem and the fix.
+
+Estimators call these at the top of ``fit``; nothing here modifies the user's data.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+__all__ = [
+    "check_positive_int",
+    "check_positive_float",
+    "check_open_interval",
+    "check_choice",
+    "check_enough_samples",
+    "check_feasible_for_space",
+    "SPACES",
+]
+
+#: Feasible spaces a landmark may live in (see :mod:`landmarking.spaces`).
+SPACES = ("euclidean", "nonnegative", "sphere")
+
+
+def check_positive_int(value, name, *, minimum=1):
+    """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(
+            f"{name} must be an integer, got {value!r} of type {type(value).__name__}; "
+            f"pass a whole number such as {max(minimum, 10)}."
+        )
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}; pass a larger value.")
+    return int(value)
+
+
+def check_positive_float(value, name):
+    """Return ``value`` as a float after checking it is a finite number > 0."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(
+            f"{name} must be a positive number, got {value!r} of type "
+            f"{type(value).__name__}."
+        )
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    return float(value)
+
+
+def check_open_interval(value, name, low, high):
+    """Return ``value`` as a float after checking ``low < value < high``."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+        raise TypeError(f"{name} must be a finite number in ({low}, {high}), got {value!r}.")
+    if not low < value < high:
+        raise ValueError(
+            f"{name} must lie strictly between {low} and {high}, got {value!r}."
+        )
+    return float(value)
+
+
+def check_choice(value, name, choices):
+    """Check that the string ``value`` is one of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        options = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {options}; got {value!r}.")
+    return value
+
+
+def check_enough_samples(n_samples, n_required, what):
+    """Raise when the data has fewer rows than ``what`` needs."""
+    if n_samples < n_required:
+        raise ValueError(
+            f"{what} needs at least {n_required} samples, but X has {n_samples}; "
+            "pass more rows or ask for less."
+        )
+
+
+def check_feasible_for_space(X, space):
+    """Check that the data can live in ``space`` (nonnegative entries, nonzero rows).
+
+    Works on dense arrays and scipy sparse matrices without densifying them.
+    """
+    check_choice(space, "space", SPACES)
+    if space == "euclidean":
+        return
+    data = X.data if hasattr(X, "tocsr") else X
+    if data.size and data.min() < 0:
+        raise ValueError(
+            f"space={space!r} needs nonnegative data, but X has negative entries "
+            f"(minimum {data.min():.3g}); use space='euclidean', or transform the data "
+            "(for histograms: square roots of normalised counts)."
+        )
+    if space == "sphere":
+        row_norms = _row_squared_norms(X)
+        zero_rows = np.flatnonzero(row_norms == 0)
+        if zero_rows.size:
+            raise ValueError(
+                f"space='sphere' needs every row to have a nonzero norm, but "
+                f"{zero_rows.size} rows are all zero (first at index {zero_rows[0]}); "
+                "drop the empty rows (e.g. documents with no vocabulary words) first."
+            )
+
+
+def _row_squared_norms(X):
+    if hasattr(X, "tocsr"):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)

@@ -1,0 +1,15 @@
+"""Datasets: generated manifolds (no files needed) and loaders for real data.
+
+Real data is read from a folder (``LANDMARKING_DATA``, default ``../shared/data``);
+nothing is ever downloaded.
+"""
+
+from .real import (FACE_SETS, data_available, data_dir, load_coil20, load_faces,
+                   load_gtzan, load_mnist, load_newsgroups)
+from .toy import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
+
+__all__ = [
+    "FACE_SETS", "data_available", "data_dir", "load_coil20", "load_faces",
+    "load_gtzan", "load_mnist", "load_newsgroups",
+    "make_concentric_circles", "make_noisy_swiss_roll", "make_sphere_orthant",
+]

@@ -1,0 +1,1 @@
+"""Embedding estimators: Laplacian eigenmaps, Locally Linear Landmarks, Manifold Sculpting."""

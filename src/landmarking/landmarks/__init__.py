@@ -1,0 +1,1 @@
+"""Landmark estimators: GP manifold landmarking and its baselines."""
