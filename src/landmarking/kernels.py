@@ -7,7 +7,8 @@ input stays float32.
 
 import numpy as np
 
-__all__ = ["squared_distances", "gaussian_features", "row_chunks"]
+__all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
+           "variance_kernel_width", "local_kernel_width", "KERNEL_WIDTH_RULES"]
 
 
 def row_chunks(n_rows, chunk_size):
@@ -75,3 +76,88 @@ def gaussian_features(X, T, width, *, chunk_size=4096):
         d2 *= -1.0 / width
         np.exp(d2, out=out[rows])
     return out
+
+
+#: Accepted string values of the ``kernel_width`` parameter.
+KERNEL_WIDTH_RULES = ("auto", "variance")
+
+# "auto": squared distance to the AUTO_NEIGHBOR-th nearest neighbour, median over a
+# subsample of at most AUTO_SUBSAMPLE points (both fixed, so that the width never
+# depends on how many landmarks are asked for).
+AUTO_SUBSAMPLE = 2000
+AUTO_NEIGHBOR = 20
+
+
+def variance_kernel_width(X):
+    """The paper's heuristic: eta = sum of the per-dimension variances of X."""
+    if hasattr(X, "tocsr"):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        sq_mean = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        return float(np.sum(sq_mean - mean**2))
+    return float(np.sum(np.var(X, axis=0, dtype=np.float64)))
+
+
+def local_kernel_width(X, *, random_state=None):
+    """A kernel width from the data's local scale ("auto").
+
+    eta = median over a subsample (at most :data:`AUTO_SUBSAMPLE` rows) of the
+    squared distance from each row to its :data:`AUTO_NEIGHBOR`-th nearest neighbour
+    in the subsample. It follows the spacing of points along the manifold, not the
+    spread of the whole cloud, so on low-dimensional manifolds (two concentric
+    circles, a Swiss roll) the kernel sees one sheet at a time. Scaling X by c
+    scales eta by c^2; shifting X leaves it unchanged.
+    """
+    from sklearn.utils import check_random_state
+
+    rng = check_random_state(random_state)
+    n = X.shape[0]
+    rows = np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE else np.arange(n)
+    sample = X[rows]
+    sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample, dtype=np.float64)
+    k = min(AUTO_NEIGHBOR, len(rows) - 1)
+    d2 = squared_distances(sample, sample)
+    np.fill_diagonal(d2, np.inf)
+    kth = np.partition(d2, k - 1, axis=1)[:, k - 1]
+    width = float(np.median(kth))
+    if not width > 0:
+        # Heavily duplicated data: fall back to the global scale.
+        width = variance_kernel_width(X)
+    return width
+
+
+def resolve_kernel_width(X, kernel_width, *, random_state=None):
+    """Turn the ``kernel_width`` parameter into a positive float.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features), validated data
+    kernel_width : float, "auto" or "variance"
+    random_state : seed for the "auto" subsample
+
+    Returns
+    -------
+    float
+    """
+    if isinstance(kernel_width, str):
+        if kernel_width not in KERNEL_WIDTH_RULES:
+            raise ValueError(
+                f"kernel_width must be a positive number, 'auto' or 'variance'; got {kernel_width!r}."
+            )
+        width = (variance_kernel_width(X) if kernel_width == "variance"
+                 else local_kernel_width(X, random_state=random_state))
+        if not width > 0:
+            raise ValueError(
+                "X has zero variance (all rows identical), so no kernel width can be "
+                "derived from it; pass a positive kernel_width."
+            )
+        return width
+    if isinstance(kernel_width, bool) or not isinstance(kernel_width, (int, float, np.number)):
+        raise TypeError(
+            f"kernel_width must be a positive number, 'auto' or 'variance'; got {kernel_width!r}."
+        )
+    if not np.isfinite(kernel_width) or kernel_width <= 0:
+        raise ValueError(
+            f"kernel_width must be > 0, got {kernel_width!r}; pass a positive width "
+            "(squared data units) or 'auto'."
+        )
+    return float(kernel_width)

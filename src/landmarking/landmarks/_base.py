@@ -1,0 +1,47 @@
+"""What every landmark estimator shares: landmark features and their checks.
+
+A landmark estimator learns ``landmarks_`` (n_landmarks x n_features, in order of
+selection) and a kernel width ``kernel_width_``; ``transform`` maps data to the
+landmark features exp(-||x - t_k||^2 / kernel_width_).
+"""
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import gaussian_features
+
+__all__ = ["LandmarkTransformerMixin"]
+
+
+class LandmarkTransformerMixin(TransformerMixin):
+    """``transform`` and feature names for estimators with ``landmarks_``."""
+
+    def transform(self, X):
+        """Landmark features exp(-||x - t_k||^2 / kernel_width_).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_landmarks)
+            float32 for float32 input, else float64.
+        """
+        check_is_fitted(self, "landmarks_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return gaussian_features(X, self.landmarks_.astype(X.dtype, copy=False),
+                                 self.kernel_width_)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names ``landmark0``, ``landmark1``, ... of the output columns."""
+        check_is_fitted(self, "landmarks_")
+        return np.asarray([f"landmark{k}" for k in range(len(self.landmarks_))], dtype=object)
+
+    @property
+    def n_landmarks_(self):
+        """Number of landmarks learned so far."""
+        check_is_fitted(self, "landmarks_")
+        return len(self.landmarks_)
+
