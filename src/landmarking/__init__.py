@@ -6,3 +6,10 @@ Estimators follow scikit-learn's conventions. See the README for a tour.
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
+
+# Landmark baselines (issue 3).
+from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,  # noqa: E402
+                                  NMFLandmarks, RandomLandmarks, RPCholeskyLandmarks)
+
+__all__ += ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
+            "KMeansLandmarks", "NMFLandmarks"]
