@@ -1,17 +1,832 @@
-"""The ``landmarking`` command line (placeholder until the full CLI lands)."""
+"""The ``landmarking`` command: every method from a shell, with files and pictures.
 
+Subcommands: ``landmarks``, ``features``, ``embed``, ``transform``, ``topics``,
+``demo`` and ``reproduce``; ``landmarking COMMAND --help`` shows a worked example
+for each. Bad input ends with exit status 2 and one line naming the file, the
+problem and the fix (the traceback only with ``--debug``); Ctrl-C ends with 130.
+"""
+
+import argparse
+import shlex
+import subprocess
 import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .io import (
+    InputError,
+    check_output,
+    input_sha256,
+    parse_image_shape,
+    read_corpus,
+    read_data,
+    read_labels,
+    read_result,
+    write_result,
+)
+
+__all__ = ["main", "build_parser"]
+
+#: ``--method`` of ``landmarks`` -> estimator class exported by ``landmarking``.
+LANDMARK_METHODS = {
+    "gp": "GPLandmarks",
+    "random": "RandomLandmarks",
+    "active": "ActiveLearningLandmarks",
+    "rpcholesky": "RPCholeskyLandmarks",
+    "kmeans": "KMeansLandmarks",
+}
+#: ``--method`` of ``embed`` -> estimator class exported by ``landmarking``.
+EMBED_METHODS = {"lll": "LocallyLinearLandmarks", "le": "LaplacianEigenmaps",
+                 "sculpting": "ManifoldSculpting"}
+#: ``reproduce`` experiments -> benchmark scripts of the source checkout.
+EXPERIMENTS = {
+    "mnist": "gp_mnist_classification.py",
+    "newsgroups": "gp_newsgroups_topics.py",
+    "faces": "gp_faces.py",
+    "lll": "lll_mnist.py",
+    "sculpting": "sculpting.py",
+}
+#: Rows drawn in a scatter plot at most (the rest would only hide each other).
+PLOT_POINTS = 5000
+#: Exit status after Ctrl-C, as shells report it.
+INTERRUPTED = 130
+
+
+# --------------------------------------------------------------------- parser
+
+
+def _example(text):
+    return "example:\n" + "\n".join("  " + line for line in text.strip("\n").splitlines())
+
+
+def build_parser():
+    """The argument parser of the ``landmarking`` command."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars or messages, only results and errors")
+    common.add_argument("--debug", action="store_true",
+                        help="show the full traceback on errors")
+
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("data", metavar="DATA",
+                      help=".npy, .npz, .csv/.tsv file or a folder of .png/.pgm images "
+                           "(one sample per row)")
+    data.add_argument("--key", help="the array to read from an .npz holding several")
+    data.add_argument("--image-shape", type=_image_shape, metavar="HxW",
+                      help="shape of one image, e.g. 28x28: plots landmarks as images")
+
+    output = argparse.ArgumentParser(add_help=False)
+    output.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="output file (.npz; .csv with --format csv)")
+    output.add_argument("--format", choices=["npz", "csv", "tsv"],
+                        help="output format (default: from the file name)")
+    output.add_argument("--force", action="store_true", help="overwrite existing output files")
+
+    labels = argparse.ArgumentParser(add_help=False)
+    labels.add_argument("--labels", metavar="FILE",
+                        help="one label per row (.npy, .npz, .csv, .txt) to colour the plot")
+    labels.add_argument("--labels-key", metavar="KEY", help="the array to read from a labels .npz")
+
+    parser = argparse.ArgumentParser(
+        prog="landmarking",
+        description="Landmarks on the data manifold (GP landmarking and baselines), "
+                    "landmark features, and embeddings (Locally Linear Landmarks, "
+                    "Laplacian eigenmaps, Manifold Sculpting).",
+        epilog=_example("landmarking landmarks digits.csv -n 20 -o landmarks.npz --plot landmarks.png\n"
+                        "landmarking COMMAND --help     # each command's options and an example"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"landmarking {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
+
+    p = commands.add_parser(
+        "landmarks", parents=[common, data, output, labels], formatter_class=raw,
+        help="learn an ordered list of landmarks",
+        description="Learn an ordered list of landmarks on the data. Landmark k never depends "
+                    "on how many come after it, so --continue extends an earlier run exactly "
+                    "as a single longer run with the same seed would. Ctrl-C writes the "
+                    "landmarks finished so far.",
+        epilog=_example(
+            "landmarking landmarks mnist.npz --key X -n 50 --image-shape 28x28 \\\n"
+            "    --space nonnegative -o landmarks.npz --plot landmarks.png\n"
+            "landmarking landmarks mnist.npz --key X -n 80 --continue landmarks.npz -o landmarks.npz\n"
+            "landmarking landmarks points.csv -n 10 --method kmeans -o centres.csv"))
+    p.add_argument("-n", "--n-landmarks", type=_positive_int, required=True, metavar="N",
+                   help="number of landmarks (the total, with --continue)")
+    p.add_argument("--method", choices=list(LANDMARK_METHODS), default="gp",
+                   help="gp (default): GP manifold landmarking; random data points; active: "
+                        "GP active learning; rpcholesky: randomly pivoted Cholesky; kmeans: k-means++")
+    p.add_argument("--space", choices=["euclidean", "nonnegative", "sphere"],
+                   help="where gp landmarks live (default euclidean; nonnegative for images, "
+                        "sphere for square-root histograms)")
+    p.add_argument("--steps", type=_positive_int, help="gp: optimisation steps per landmark (default 1000)")
+    p.add_argument("--batch-size", type=_positive_int, help="gp: points per minibatch (default 1000)")
+    p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH",
+                   help="Gaussian kernel width eta in squared data units (default: the estimator's)")
+    p.add_argument("--seed", type=int, help="random seed (default 0)")
+    p.add_argument("--continue", dest="previous", metavar="FILE",
+                   help="landmarks .npz of an earlier gp run on the same DATA to extend")
+    p.add_argument("--plot", metavar="PNG", help="picture of the landmarks")
+    p.set_defaults(handler=_cmd_landmarks)
+
+    p = commands.add_parser(
+        "features", parents=[common, data, output], formatter_class=raw,
+        help="landmark features exp(-|x - t|^2 / width) of data",
+        description="Gaussian landmark features exp(-||x - t_k||^2 / width) of every row x "
+                    "of DATA, for landmarks t_k saved by `landmarking landmarks` (and its "
+                    "kernel width). DATA needs the columns (and scaling) of the data the "
+                    "landmarks were learnt on.",
+        epilog=_example("landmarking features test.npy --landmarks landmarks.npz -o features.npz"))
+    p.add_argument("--landmarks", required=True, metavar="FILE", help="landmarks .npz")
+    p.add_argument("--kernel-width", type=_positive_float, metavar="WIDTH",
+                   help="override the saved kernel width")
+    p.set_defaults(handler=_cmd_features)
+
+    p = commands.add_parser(
+        "embed", parents=[common, data, output, labels], formatter_class=raw,
+        help="low-dimensional embedding (LLL, Laplacian eigenmaps, Manifold Sculpting)",
+        description="Embed DATA in -d dimensions. With --method lll, --model saves what "
+                    "`landmarking transform` needs to place new points.",
+        epilog=_example(
+            "landmarking embed roll.csv --method lll -d 2 --n-landmarks 300 --neighbors 10 \\\n"
+            "    -o embedding.npz --model model.npz --plot embedding.png --labels colours.txt\n"
+            "landmarking embed roll.csv --method sculpting -d 2 --neighbors 14 -o sculpted.npz"))
+    p.add_argument("--method", choices=list(EMBED_METHODS), default="lll",
+                   help="lll (default): Locally Linear Landmarks; le: exact Laplacian eigenmaps; "
+                        "sculpting: Manifold Sculpting")
+    p.add_argument("-d", "--n-components", type=_positive_int, default=2, metavar="D",
+                   help="embedding dimension (default 2)")
+    p.add_argument("--neighbors", type=_positive_int, metavar="K",
+                   help="nearest neighbours of the graph (K_W for lll/le, k for sculpting)")
+    p.add_argument("--bandwidth", type=_positive_float, metavar="SIGMA",
+                   help="lll/le: Gaussian affinity bandwidth sigma")
+    p.add_argument("--n-landmarks", type=_positive_int, metavar="L", help="lll: number of landmarks")
+    p.add_argument("--landmark-neighbors", type=_positive_int, metavar="K_Z",
+                   help="lll: landmarks that reconstruct each point")
+    p.add_argument("--landmarks", metavar="random|random-pruned|kmeans|FILE.npz",
+                   help="lll: how to choose landmarks, or a landmarks .npz")
+    p.add_argument("--scale-rate", type=float, metavar="SIGMA",
+                   help="sculpting: scaling factor per iteration in (0, 1)")
+    p.add_argument("--seed", type=int, help="random seed (default 0)")
+    p.add_argument("--model", metavar="FILE", help="lll: save the out-of-sample map to this .npz")
+    p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
+    p.set_defaults(handler=_cmd_embed)
+
+    p = commands.add_parser(
+        "transform", parents=[common, data, output, labels], formatter_class=raw,
+        help="place new points with a saved LLL model",
+        description="Place new points in an LLL embedding with the model saved by "
+                    "`landmarking embed --method lll --model`.",
+        epilog=_example("landmarking transform new_points.csv --model model.npz -o new_embedding.npz"))
+    p.add_argument("--model", required=True, metavar="FILE", help="model .npz from `embed --model`")
+    p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
+    p.set_defaults(handler=_cmd_transform)
+
+    p = commands.add_parser(
+        "topics", parents=[common], formatter_class=raw,
+        help="landmarks of a text corpus, read as topics",
+        description="Represent each document as the square roots of its normalised word "
+                    "histogram over the most frequent words, learn GP landmarks on the "
+                    "sphere, and print each landmark's most probable words (its largest "
+                    "squared entries).",
+        epilog=_example("landmarking topics posts.jsonl --field body -n 12 --vocabulary 1545 --top 5\n"
+                        "landmarking topics letters/ -n 5 -o topics.npz"))
+    p.add_argument("corpus", metavar="CORPUS", help="a folder of .txt files or a .jsonl file")
+    p.add_argument("--field", default="text", help="text field of the .jsonl records (default text)")
+    p.add_argument("-n", "--n-landmarks", type=_positive_int, default=12, metavar="N",
+                   help="number of topics (default 12)")
+    p.add_argument("--vocabulary", type=_positive_int, default=1545, metavar="V",
+                   help="most frequent words kept (default 1545, the paper's)")
+    p.add_argument("--top", type=_positive_int, default=5, help="words printed per topic (default 5)")
+    p.add_argument("--steps", type=_positive_int, help="optimisation steps per landmark")
+    p.add_argument("--batch-size", type=_positive_int, help="documents per minibatch")
+    p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH")
+    p.add_argument("--seed", type=int, help="random seed (default 0)")
+    p.add_argument("-o", "--output", metavar="FILE", help="also save landmarks and vocabulary (.npz)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.set_defaults(handler=_cmd_topics)
+
+    p = commands.add_parser(
+        "demo", parents=[common], formatter_class=raw, help="the demo that `make demo` runs",
+        description="Learn landmarks on data that needs no download, print a table and "
+                    "write pictures (what `make demo` runs).",
+        epilog=_example("landmarking demo"))
+    p.set_defaults(handler=_cmd_demo)
+
+    p = commands.add_parser(
+        "reproduce", parents=[common], formatter_class=raw,
+        help="run one of the papers' experiments (benchmarks/)",
+        description="Run a benchmark script of the source checkout: small and quick by "
+                    "default, the paper's scale with --full. Data is read from "
+                    "$LANDMARKING_DATA.",
+        epilog=_example("LANDMARKING_DATA=~/data landmarking reproduce mnist\n"
+                        "landmarking reproduce sculpting --full --out results/"))
+    p.add_argument("experiment", choices=list(EXPERIMENTS))
+    p.add_argument("--full", action="store_true", help="the paper's scale (slow)")
+    p.add_argument("--out", metavar="DIR", help="where the script writes its pictures")
+    p.set_defaults(handler=_cmd_reproduce)
+    return parser
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not np.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
+    return value
+
+
+def _kernel_width(text):
+    return text if text in ("auto", "variance") else _positive_float(text)
+
+
+def _image_shape(text):
+    try:
+        return parse_image_shape(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# --------------------------------------------------------------------- main
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["demo"]:
-        from .demo import run_demo
+    """Run the command line; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    args.command_line = "landmarking " + shlex.join(argv)
+    start = time.perf_counter()
+    try:
+        status = args.handler(args)
+    except InputError as exc:
+        if args.debug:
+            raise
+        _error(args, str(exc))
+        return 2
+    except (ValueError, TypeError) as exc:
+        # The estimators' own checks (sklearn convention: ValueError/TypeError at the
+        # top of fit) name the problem and the fix; add the file they concern.
+        if args.debug:
+            raise
+        source = getattr(args, "data", None) or getattr(args, "corpus", None)
+        _error(args, f"{source}: {_one_line(exc)}" if source else _one_line(exc))
+        return 2
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("\nlandmarking: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - one line for users, traceback with --debug
+        if args.debug:
+            raise
+        _error(args, f"{type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)")
+        return 1
+    if status in (None, 0):
+        _say(args, f"done in {time.perf_counter() - start:.2f} s")
+    return status or 0
 
-        run_demo()
-        return 0
-    print("usage: landmarking demo", file=sys.stderr)
-    return 2
+
+def _error(args, message):
+    print(f"landmarking {args.command}: error: {message}", file=sys.stderr)
+
+
+def _say(args, message):
+    if not args.quiet:
+        print(message, file=sys.stderr)
+
+
+def _one_line(exc):
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def _load(args, *, dense=False):
+    data = read_data(args.data, key=args.key, image_shape=args.image_shape)
+    if dense and hasattr(data.X, "toarray"):
+        data.X = data.X.toarray()
+    return data
+
+
+def _check_outputs(args, *extra):
+    """Refuse to start when an output exists (without --force) or cannot be written."""
+    fmt = check_output(args.output, force=args.force, fmt=args.format)
+    seen = {Path(args.output).resolve()}
+    for option, path, kind in extra:
+        if path is None:
+            continue
+        if Path(path).resolve() in seen:
+            raise InputError(f"{path}: {option} names the same file as another output; choose another name.")
+        seen.add(Path(path).resolve())
+        check_output(path, force=args.force, fmt=kind, option=option)
+    return fmt
+
+
+def _estimator_params(cls, given, method):
+    """Keep the options the estimator accepts; an option it lacks is an error.
+
+    ``given`` maps parameter names to (option, value); an option of ``None`` marks a
+    value the command supplies itself (a default seed, verbosity), which is simply
+    left out when the estimator has no such parameter.
+    """
+    accepted = cls().get_params()
+    for name, (option, value) in given.items():
+        if value is not None and option is not None and name not in accepted:
+            raise InputError(f"{option} does not apply to --method {method}; drop it.")
+    return {name: value for name, (option, value) in given.items()
+            if value is not None and name in accepted}
+
+
+def _seed(args):
+    """(option, value) of the seed: the user's --seed, else 0 (reproducible runs)."""
+    return ("--seed", args.seed) if args.seed is not None else (None, 0)
+
+
+def _class(name):
+    import landmarking
+
+    try:
+        return getattr(landmarking, name)
+    except AttributeError:
+        raise InputError(
+            f"landmarking.{name} is not available in this installation; update the package."
+        ) from None
+
+
+def _label_codes(args, n_samples):
+    if not getattr(args, "labels", None):
+        return None
+    labels = read_labels(args.labels, n_samples, key=args.labels_key)
+    # Colours need numbers; names become codes in sorted order.
+    return np.unique(labels, return_inverse=True)[1].ravel()
+
+
+def _plot_rows(n_samples, seed):
+    if n_samples <= PLOT_POINTS:
+        return slice(None)
+    return np.sort(np.random.default_rng(seed).choice(n_samples, PLOT_POINTS, replace=False))
+
+
+def _plot_landmarks(args, X, landmarks, image_shape, labels):
+    from . import plotting
+
+    if image_shape is not None:
+        images = landmarks if len(image_shape) == 2 else np.clip(landmarks, 0, 1)
+        plotting.plot_image_grid(images, image_shape, title=f"{len(landmarks)} landmarks",
+                                 path=args.plot)
+    else:
+        rows = _plot_rows(X.shape[0], 0)
+        view = X[rows]
+        view = view.toarray() if hasattr(view, "toarray") else view
+        plotting.plot_landmarks(view, landmarks, labels=None if labels is None else labels[rows],
+                                path=args.plot)
+    _say(args, f"wrote {args.plot}")
+
+
+def _parameters(estimator, **extra):
+    params = {k: v for k, v in estimator.get_params().items() if k != "verbose"}
+    params.update(extra)
+    return params
+
+
+# --------------------------------------------------------------------- landmarks
+
+
+def _cmd_landmarks(args):
+    fmt = _check_outputs(args, ("--plot", args.plot, "png"))
+    previous = None
+    if args.previous is not None:
+        previous = _read_previous(args)
+    data = _load(args)
+    X = data.X
+    labels = _label_codes(args, X.shape[0])
+    if X.shape[0] < args.n_landmarks:
+        raise InputError(
+            f"{args.data}: has {X.shape[0]} rows, fewer than the {args.n_landmarks} landmarks "
+            f"requested; ask for at most {X.shape[0]} with -n, or give more data."
+        )
+    cls = _class(LANDMARK_METHODS[args.method])
+    given = {
+        "n_landmarks": ("-n", args.n_landmarks),
+        "space": ("--space", args.space),
+        "n_steps": ("--steps", args.steps),
+        "batch_size": ("--batch-size", args.batch_size),
+        "kernel_width": ("--kernel-width", args.kernel_width),
+        "random_state": _seed(args),
+        "verbose": (None, not args.quiet),
+    }
+    fit_params = {}
+    if previous is not None:
+        given = _merge_previous(args, given, previous)
+        fit_params["previous_landmarks"] = previous["landmarks"]
+    params = _estimator_params(cls, given, args.method)
+    if "verbose" not in params:
+        _say(args, f"learning {args.n_landmarks} landmarks with --method {args.method} ...")
+    estimator = cls(**params)
+    try:
+        estimator.fit(X, **fit_params)
+    except KeyboardInterrupt:
+        return _write_interrupted(args, estimator, data, fmt)
+    _write_landmarks(args, estimator, data, fmt, complete=True)
+    _say(args, f"wrote {len(estimator.landmarks_)} landmarks to {args.output}")
+    if args.plot:
+        _plot_landmarks(args, X, estimator.landmarks_, data.image_shape, labels)
+    return 0
+
+
+def _read_previous(args):
+    if args.method != "gp":
+        raise InputError(
+            f"--continue extends gp runs only (--method {args.method} is fast to rerun); "
+            "rerun with a larger -n instead."
+        )
+    previous = read_result(args.previous, required=["landmarks", "parameters"])
+    saved = previous["parameters"]
+    if saved.get("method", "gp") != "gp":
+        raise InputError(f"{args.previous}: holds {saved.get('method')} landmarks; --continue extends gp runs only.")
+    if previous.get("input_sha256") and previous["input_sha256"] != input_sha256(args.data):
+        raise InputError(
+            f"{args.previous}: was learnt from other data than {args.data} (the sha256 differs); "
+            "continue a run on the same DATA, or start a new run without --continue."
+        )
+    if saved.get("key") != args.key:
+        raise InputError(
+            f"{args.previous}: was learnt from --key {saved.get('key')}, not {args.key}; pass the same --key."
+        )
+    done = len(previous["landmarks"])
+    if args.n_landmarks <= done:
+        raise InputError(
+            f"{args.previous}: already holds {done} landmarks; -n is the total, so ask for more "
+            f"than {done} (e.g. -n {2 * done})."
+        )
+    same = Path(args.output).resolve() == Path(args.previous).resolve()
+    if not same and Path(args.output).exists() and not args.force:  # pragma: no cover - checked earlier
+        raise InputError(f"{args.output}: already exists; pass --force to overwrite it.")
+    return previous
+
+
+def _merge_previous(args, given, previous):
+    """The run continues with the saved parameters; a differing option is an error."""
+    saved = previous["parameters"]
+    merged = dict(given)
+    for name, (option, value) in given.items():
+        if name in ("n_landmarks", "verbose") or name not in saved:
+            continue
+        explicit = value is not None and option is not None
+        if explicit and value != saved[name]:
+            raise InputError(
+                f"{args.previous}: was learnt with {option} {saved[name]}, not {value}; "
+                f"drop {option} (a continued run keeps the saved parameters) or start a new run."
+            )
+        merged[name] = (None, saved[name])
+    return merged
+
+
+def _write_landmarks(args, estimator, data, fmt, *, complete):
+    landmarks = np.asarray(estimator.landmarks_)
+    arrays = {"landmarks": landmarks}
+    for name in ("objective_", "kernel_width_"):
+        value = getattr(estimator, name, None)
+        if value is not None:
+            arrays[name.rstrip("_")] = np.asarray(value)
+    arrays["n_requested"] = np.asarray(args.n_landmarks)
+    arrays["complete"] = np.asarray(complete)
+    if data.image_shape is not None:
+        arrays["image_shape"] = np.asarray(data.image_shape)
+    parameters = _parameters(estimator, method=args.method, key=args.key,
+                             image_shape=data.image_shape)
+    # The run may have been resumed: record the total asked for, not a partial count.
+    parameters["n_landmarks"] = args.n_landmarks
+    same_as_previous = args.previous is not None and (
+        Path(args.output).resolve() == Path(args.previous).resolve())
+    write_result(args.output, arrays, parameters=parameters, source=args.data,
+                 command=args.command_line, fmt=fmt, force=args.force or same_as_previous)
+
+
+def _write_interrupted(args, estimator, data, fmt):
+    landmarks = getattr(estimator, "landmarks_", None)
+    if landmarks is None or len(landmarks) == 0:
+        print("\nlandmarking landmarks: interrupted before the first landmark was finished; "
+              "nothing written.", file=sys.stderr)
+        return INTERRUPTED
+    _write_landmarks(args, estimator, data, fmt, complete=False)
+    resume = f"landmarking landmarks {shlex.quote(args.data)} -n {args.n_landmarks}"
+    if args.key:
+        resume += f" --key {shlex.quote(args.key)}"
+    out = shlex.quote(args.output)
+    print(f"\nlandmarking landmarks: interrupted; wrote the {len(landmarks)} landmarks finished "
+          f"so far (of {args.n_landmarks}) to {args.output}. Resume with:\n  {resume} "
+          f"--continue {out} -o {out}", file=sys.stderr)
+    return INTERRUPTED
+
+
+# --------------------------------------------------------------------- features
+
+
+def _cmd_features(args):
+    from .kernels import gaussian_features, row_chunks
+
+    fmt = _check_outputs(args)
+    saved = read_result(args.landmarks, required=["landmarks"])
+    landmarks = np.asarray(saved["landmarks"], dtype=float)
+    width = args.kernel_width
+    if width is None:
+        if "kernel_width" not in saved:
+            raise InputError(
+                f"{args.landmarks}: holds no kernel width; pass one with --kernel-width WIDTH."
+            )
+        width = float(saved["kernel_width"])
+    data = _load(args)
+    X = data.X
+    if X.shape[1] != landmarks.shape[1]:
+        raise InputError(
+            f"{args.data}: has {X.shape[1]} columns but the landmarks in {args.landmarks} have "
+            f"{landmarks.shape[1]}; give data with the columns the landmarks were learnt on."
+        )
+    if hasattr(X, "toarray"):
+        # Densify a block of rows at a time, never the whole matrix.
+        features = np.vstack([gaussian_features(X[rows].toarray(), landmarks, width)
+                              for rows in row_chunks(X.shape[0], 4096)])
+    else:
+        features = gaussian_features(X, landmarks, width)
+    parameters = {"landmarks": str(args.landmarks), "landmarks_sha256": input_sha256(args.landmarks),
+                  "kernel_width": width, "key": args.key}
+    write_result(args.output, {"features": features}, parameters=parameters, source=args.data,
+                 command=args.command_line, fmt=fmt, force=args.force)
+    _say(args, f"wrote features of shape {features.shape} to {args.output}")
+    return 0
+
+
+# --------------------------------------------------------------------- embed, transform
+
+
+def _cmd_embed(args):
+    fmt = _check_outputs(args, ("--plot", args.plot, "png"), ("--model", args.model, "npz"))
+    if args.model and args.method != "lll":
+        raise InputError(
+            f"--model saves LLL's out-of-sample map; --method {args.method} has none. "
+            "Use --method lll, or drop --model."
+        )
+    data = _load(args, dense=True)
+    X = data.X
+    labels = _label_codes(args, X.shape[0])
+    landmark_choice = args.landmarks
+    if landmark_choice is not None and landmark_choice not in ("random", "random-pruned", "kmeans"):
+        landmark_choice = np.asarray(read_result(landmark_choice, required=["landmarks"])["landmarks"],
+                                     dtype=X.dtype)
+        if landmark_choice.shape[1] != X.shape[1]:
+            raise InputError(
+                f"{args.landmarks}: landmarks have {landmark_choice.shape[1]} columns but "
+                f"{args.data} has {X.shape[1]}; use landmarks learnt on this data."
+            )
+    n_landmarks = args.n_landmarks
+    if isinstance(landmark_choice, np.ndarray):
+        if n_landmarks is not None and n_landmarks != len(landmark_choice):
+            raise InputError(
+                f"--n-landmarks {n_landmarks} but {args.landmarks} holds {len(landmark_choice)}; "
+                "drop --n-landmarks."
+            )
+        n_landmarks = len(landmark_choice)
+    if n_landmarks is not None and n_landmarks > X.shape[0]:
+        raise InputError(
+            f"{args.data}: has {X.shape[0]} rows, fewer than the {n_landmarks} landmarks "
+            f"requested; ask for at most {X.shape[0]} with --n-landmarks."
+        )
+    if args.neighbors is not None and args.neighbors >= X.shape[0]:
+        raise InputError(
+            f"{args.data}: has {X.shape[0]} rows, too few for --neighbors {args.neighbors}; "
+            f"pass fewer than {X.shape[0]} neighbours."
+        )
+    cls = _class(EMBED_METHODS[args.method])
+    given = {
+        "n_components": ("-d", args.n_components),
+        "n_neighbors": ("--neighbors", args.neighbors),
+        "bandwidth": ("--bandwidth", args.bandwidth),
+        "n_landmarks": ("--n-landmarks", n_landmarks),
+        "n_landmark_neighbors": ("--landmark-neighbors", args.landmark_neighbors),
+        "landmarks": ("--landmarks", landmark_choice),
+        "scale_rate": ("--scale-rate", args.scale_rate),
+        "random_state": _seed(args),
+        "verbose": (None, not args.quiet),
+    }
+    estimator = cls(**_estimator_params(cls, given, args.method))
+    embedding = np.asarray(estimator.fit_transform(X))
+    parameters = _parameters(estimator, method=args.method, key=args.key)
+    if isinstance(landmark_choice, np.ndarray):
+        parameters["landmarks"] = str(args.landmarks)
+    arrays = {"embedding": embedding}
+    timings = getattr(estimator, "timings_", None)
+    if timings:
+        parameters["timings_s"] = {k: float(v) for k, v in timings.items()}
+    write_result(args.output, arrays, parameters=parameters, source=args.data,
+                 command=args.command_line, fmt=fmt, force=args.force)
+    _say(args, f"wrote an embedding of shape {embedding.shape} to {args.output}")
+    if args.model:
+        _write_model(args, estimator, parameters)
+        _say(args, f"wrote the out-of-sample model to {args.model}")
+    if args.plot:
+        _plot_embedding(args, embedding, labels, f"{args.method}: {Path(args.data).name}")
+    return 0
+
+
+def _write_model(args, estimator, parameters):
+    arrays = {
+        "landmarks": np.asarray(estimator.landmarks_),
+        "landmark_embedding": np.asarray(estimator.landmark_embedding_),
+        "n_landmark_neighbors": np.asarray(_resolved(estimator, "n_landmark_neighbors")),
+    }
+    reg = _resolved(estimator, "reg", required=False)
+    if reg is not None:
+        arrays["reg"] = np.asarray(reg)
+    write_result(args.model, arrays, parameters=parameters, source=args.data,
+                 command=args.command_line, fmt="npz", force=args.force, result="landmark_embedding")
+
+
+def _resolved(estimator, name, required=True):
+    """A fitted value (``name_``) if the estimator resolved one, else its parameter."""
+    for attribute in (name + "_", name):
+        value = getattr(estimator, attribute, None)
+        if value is not None and not isinstance(value, str):
+            return value
+    if required:
+        raise RuntimeError(f"the fitted {type(estimator).__name__} has no {name}")
+    return None
+
+
+def _cmd_transform(args):
+    from .embedding.lll import lll_out_of_sample
+
+    fmt = _check_outputs(args, ("--plot", args.plot, "png"))
+    model = read_result(args.model, required=["landmarks", "landmark_embedding", "n_landmark_neighbors"])
+    data = _load(args, dense=True)
+    X = data.X
+    landmarks = model["landmarks"]
+    if X.shape[1] != landmarks.shape[1]:
+        raise InputError(
+            f"{args.data}: has {X.shape[1]} columns but the model in {args.model} was fitted on "
+            f"{landmarks.shape[1]}; give points with the same columns."
+        )
+    labels = _label_codes(args, X.shape[0])
+    kwargs = {"n_landmark_neighbors": int(model["n_landmark_neighbors"])}
+    if "reg" in model:
+        kwargs["reg"] = float(model["reg"])
+    embedding = lll_out_of_sample(X, landmarks, model["landmark_embedding"], **kwargs)
+    parameters = {"model": str(args.model), "model_sha256": input_sha256(args.model), "key": args.key}
+    write_result(args.output, {"embedding": np.asarray(embedding)}, parameters=parameters,
+                 source=args.data, command=args.command_line, fmt=fmt, force=args.force)
+    _say(args, f"wrote an embedding of shape {np.shape(embedding)} to {args.output}")
+    if args.plot:
+        _plot_embedding(args, embedding, labels, f"out-of-sample: {Path(args.data).name}")
+    return 0
+
+
+def _plot_embedding(args, embedding, labels, title):
+    from . import plotting
+
+    rows = _plot_rows(len(embedding), 0)
+    plotting.plot_embedding(np.asarray(embedding)[rows], labels=None if labels is None else labels[rows],
+                            title=title, path=args.plot)
+    _say(args, f"wrote {args.plot}")
+
+
+# --------------------------------------------------------------------- topics
+
+
+def _cmd_topics(args):
+    if args.output:
+        check_output(args.output, force=args.force, fmt="npz")
+    documents, _ = read_corpus(args.corpus, field=args.field)
+    X, vocabulary = _histograms(documents, args.vocabulary)
+    empty = np.asarray(X.sum(axis=1)).ravel() == 0
+    if empty.all():
+        raise InputError(f"{args.corpus}: no document holds any word of the vocabulary; give a text corpus.")
+    if empty.any():
+        _say(args, f"dropping {int(empty.sum())} documents with no vocabulary words")
+        X = X[~empty]
+    if X.shape[0] < args.n_landmarks:
+        raise InputError(
+            f"{args.corpus}: has {X.shape[0]} usable documents, fewer than the {args.n_landmarks} "
+            f"topics requested; ask for at most {X.shape[0]} with -n, or give more documents."
+        )
+    cls = _class("GPLandmarks")
+    given = {
+        "n_landmarks": ("-n", args.n_landmarks),
+        "space": ("--space", "sphere"),
+        "n_steps": ("--steps", args.steps),
+        "batch_size": ("--batch-size", args.batch_size),
+        "kernel_width": ("--kernel-width", args.kernel_width),
+        "random_state": _seed(args),
+        "verbose": (None, not args.quiet),
+    }
+    estimator = cls(**_estimator_params(cls, given, "gp"))
+    interrupted = False
+    try:
+        estimator.fit(X)
+    except KeyboardInterrupt:
+        interrupted = True
+        if getattr(estimator, "landmarks_", None) is None:
+            raise
+    landmarks = np.asarray(estimator.landmarks_)
+    # On the sphere a landmark's squared entries sum to one: a word distribution.
+    probabilities = landmarks ** 2
+    for k, row in enumerate(probabilities, start=1):
+        top = np.argsort(row)[::-1][: args.top]
+        words = " ".join(f"{vocabulary[i]}" for i in top)
+        print(f"topic {k:3d}: {words}")
+    sys.stdout.flush()
+    if args.output:
+        parameters = _parameters(estimator, method="gp", vocabulary_size=args.vocabulary,
+                                 field=args.field)
+        write_result(args.output, {"landmarks": landmarks, "vocabulary": np.asarray(vocabulary),
+                                   "kernel_width": getattr(estimator, "kernel_width_", None)},
+                     parameters=parameters, source=None, command=args.command_line,
+                     fmt="npz", force=args.force)
+        _say(args, f"wrote {len(landmarks)} topic landmarks and the vocabulary to {args.output}")
+    if interrupted:
+        print("landmarking topics: interrupted; printed the topics finished so far.", file=sys.stderr)
+        return INTERRUPTED
+    return 0
+
+
+def _histograms(documents, n_words):
+    """Square roots of normalised word histograms over the most frequent words.
+
+    Uses :mod:`landmarking.text` when present; otherwise a small equivalent built on
+    scikit-learn's CountVectorizer (English stop words removed).
+    """
+    try:
+        from . import text
+    except ImportError:
+        text = None
+    if text is not None and hasattr(text, "sqrt_histograms"):
+        return text.sqrt_histograms(documents, n_words=n_words)
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.preprocessing import normalize
+
+    vectorizer = CountVectorizer(stop_words="english", max_features=n_words,
+                                 token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b")
+    try:
+        counts = vectorizer.fit_transform(documents).astype(np.float64)
+    except ValueError:
+        raise InputError("the corpus holds no words (only stop words or none); give a text corpus.") from None
+    hist = normalize(counts, norm="l1")
+    hist.data = np.sqrt(hist.data)
+    return hist.tocsr(), list(vectorizer.get_feature_names_out())
+
+
+# --------------------------------------------------------------------- demo, reproduce
+
+
+def _cmd_demo(args):
+    from .demo import run_demo
+
+    run_demo()
+    return 0
+
+
+def benchmarks_dir():
+    """The ``benchmarks/`` folder of the source checkout the package runs from."""
+    return Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _cmd_reproduce(args):
+    folder = benchmarks_dir()
+    script = folder / EXPERIMENTS[args.experiment]
+    if not folder.is_dir():
+        raise InputError(
+            f"{folder}: no benchmarks folder; `reproduce` runs the scripts of a source checkout. "
+            "Clone the repository and install it with `pip install -e .` (or `make install`)."
+        )
+    if not script.is_file():
+        raise InputError(
+            f"{script}: this experiment's script is missing from the checkout; update the "
+            "repository (git pull)."
+        )
+    command = [sys.executable, str(script)]
+    if args.full:
+        command.append("--full")
+    if args.out:
+        command += ["--out", str(args.out)]
+    _say(args, "running " + shlex.join(command))
+    # From the repository root, so that the default data folder ../shared/data resolves.
+    return subprocess.call(command, cwd=folder.parent)
 
 
 if __name__ == "__main__":

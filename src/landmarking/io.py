@@ -1,0 +1,755 @@
+"""Reading data files and writing results for the command line (and for scripts).
+
+Readers turn a file on disk into a 2-D float array (or a scipy sparse matrix):
+
+* ``.npy``: one array (no pickles);
+* ``.npz``: the array named by ``key``, or the only array in the file, or the
+  result array of a file written by :func:`write_result`; a file written by
+  :func:`scipy.sparse.save_npz` is read as a sparse matrix;
+* ``.csv`` / ``.tsv``: numeric cells, an optional header row (a first row with no
+  numeric cell), ``#`` comment lines skipped;
+* a folder of ``.png`` / ``.pgm`` images of one size, one image per row.
+
+Every problem with a file raises :class:`InputError`, whose one-line message names
+the file, the problem and the fix. Writers store a result together with the
+parameters, the library version and the input checksum that produced it, and
+never overwrite an existing file unless asked to.
+"""
+
+import csv
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "InputError",
+    "DataFile",
+    "read_data",
+    "read_labels",
+    "read_result",
+    "read_corpus",
+    "write_result",
+    "check_output",
+    "output_format",
+    "input_sha256",
+    "parse_image_shape",
+    "IMAGE_SUFFIXES",
+    "RESULT_KEY",
+]
+
+#: Image files a data folder may hold.
+IMAGE_SUFFIXES = (".png", ".pgm")
+#: Name of the entry of a result ``.npz`` that names its main array.
+RESULT_KEY = "landmarking_result"
+_DATA_SUFFIXES = (".npy", ".npz", ".csv", ".tsv")
+_SPARSE_KEYS = {"format", "shape", "data"}
+
+
+class InputError(ValueError):
+    """A problem with a user's file or option; the message names the fix."""
+
+
+@dataclass
+class DataFile:
+    """What :func:`read_data` found in a file.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy sparse matrix
+        The data, one sample per row, float32 or float64.
+    path : Path
+        The file or folder it came from.
+    image_shape : tuple of int or None
+        The shape of one image when the file held images (a folder of images, or
+        an array of shape (n, height, width)).
+    key : str or None
+        The ``.npz`` entry that was read.
+    """
+
+    X: object
+    path: Path
+    image_shape: tuple = None
+    key: str = None
+
+
+# --------------------------------------------------------------------- readers
+
+
+def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
+    """Read a data matrix (one sample per row) from a file or a folder of images.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npy``, ``.npz``, ``.csv`` or ``.tsv`` file, or a folder of PNG/PGM
+        images of equal size.
+    key : str, optional
+        The array to read from an ``.npz`` file holding several.
+    image_shape : tuple of int, optional
+        The shape of one image, checked against the number of columns.
+    allow_sparse : bool
+        Return a scipy sparse matrix for a sparse ``.npz`` (else densify it).
+
+    Returns
+    -------
+    DataFile
+        ``X`` is a finite 2-D float array (float32 kept as float32).
+
+    Raises
+    ------
+    InputError
+        With a one-line message naming the file, the problem and the fix.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "points.csv"
+    >>> _ = file.write_text("x,y\\n0,1\\n2,3\\n")
+    >>> read_data(file).X
+    array([[0., 1.],
+           [2., 3.]])
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or folder; check the name and the working folder.")
+    if path.is_dir():
+        if key is not None:
+            raise InputError(f"{path}: --key applies to .npz files, but this is a folder; drop --key.")
+        X, found_shape = _read_image_folder(path)
+        data = DataFile(X, path, found_shape)
+    else:
+        suffix = path.suffix.lower()
+        if suffix not in _DATA_SUFFIXES:
+            raise InputError(
+                f"{path}: cannot read files ending in {suffix or '(no extension)'!r}; "
+                "give a .npy, .npz, .csv or .tsv file or a folder of .png/.pgm images."
+            )
+        if key is not None and suffix != ".npz":
+            raise InputError(f"{path}: --key applies to .npz files only; drop --key.")
+        if suffix == ".npy":
+            data = DataFile(_load_npy(path), path)
+        elif suffix == ".npz":
+            array, key = _load_npz(path, key, allow_sparse)
+            data = DataFile(array, path, key=key)
+        else:
+            data = DataFile(_read_delimited(path, "\t" if suffix == ".tsv" else ","), path)
+    data.X, found_shape = _as_matrix(data.X, path)
+    data.image_shape = data.image_shape or found_shape
+    if image_shape is not None:
+        image_shape = tuple(int(s) for s in image_shape)
+        if int(np.prod(image_shape)) != data.X.shape[1]:
+            raise InputError(
+                f"{path}: image shape {'x'.join(map(str, image_shape))} has "
+                f"{int(np.prod(image_shape))} pixels but the data has {data.X.shape[1]} "
+                "columns; pass the height x width of one image (e.g. --image-shape 28x28)."
+            )
+        data.image_shape = image_shape
+    return data
+
+
+def read_labels(path, n_samples=None, *, key=None):
+    """Read one label per sample (numbers or names) from a file.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.npy``, ``.npz`` (with ``key`` or a single array), or a text file
+        (``.csv``, ``.tsv``, ``.txt``) with one label per line and an optional
+        header line.
+    n_samples : int, optional
+        The number of data rows; a different number of labels is an error.
+    key : str, optional
+        The array to read from an ``.npz`` file.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Numbers as a float or int array, names as a string array.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "labels.txt"
+    >>> _ = file.write_text("label\\ncat\\ndog\\n")
+    >>> read_labels(file, 2)
+    array(['cat', 'dog'], dtype='<U3')
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such labels file; check the name passed to --labels.")
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        labels = _load_npy(path)
+    elif suffix == ".npz":
+        labels, _ = _load_npz(path, key, allow_sparse=False)
+    elif suffix in (".csv", ".tsv", ".txt"):
+        labels = _read_label_lines(path, n_samples)
+    else:
+        raise InputError(
+            f"{path}: cannot read labels from {suffix or '(no extension)'!r} files; "
+            "give a .npy, .npz, .csv, .tsv or .txt file."
+        )
+    labels = np.asarray(labels)
+    if labels.ndim == 2 and 1 in labels.shape:
+        labels = labels.ravel()
+    if labels.ndim != 1:
+        raise InputError(
+            f"{path}: labels must be one value per sample, got an array of shape "
+            f"{labels.shape}; save a 1-D array."
+        )
+    if n_samples is not None and len(labels) != n_samples:
+        raise InputError(
+            f"{path}: {len(labels)} labels for {n_samples} data rows; give one label per row "
+            "of the data, in the same order."
+        )
+    return labels
+
+
+def read_result(path, required=()):
+    """Read a result ``.npz`` written by :func:`write_result`.
+
+    Parameters
+    ----------
+    path : str or Path
+    required : sequence of str
+        Entries that must be present (e.g. ``("landmarks", "kernel_width")``).
+
+    Returns
+    -------
+    dict
+        The arrays by name; ``"parameters"`` decoded from JSON to a dict, and
+        ``"version"``, ``"input_sha256"`` and ``"command"`` as strings.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "r.npz"
+    >>> write_result(file, {"landmarks": np.eye(2)}, parameters={"n": 2})
+    >>> read_result(file, required=["landmarks"])["parameters"]
+    {'n': 2}
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; give the .npz written by an earlier landmarking run.")
+    if path.suffix.lower() != ".npz":
+        raise InputError(
+            f"{path}: expected the .npz file written by landmarking (a {path.suffix or 'file'} "
+            "does not keep the parameters); rerun that step with -o NAME.npz."
+        )
+    try:
+        with np.load(path, allow_pickle=False) as content:
+            out = {name: content[name] for name in content.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable .npz file ({_short(exc)}); pass a file written by landmarking.") from None
+    missing = [name for name in required if name not in out]
+    if missing:
+        raise InputError(
+            f"{path}: has no {', '.join(repr(m) for m in missing)} entry (it holds: "
+            f"{', '.join(sorted(out)) or 'nothing'}); pass the file written by the matching "
+            "landmarking command."
+        )
+    for name in ("version", "input_sha256", "command", RESULT_KEY):
+        if name in out:
+            out[name] = str(out[name])
+    if "parameters" in out:
+        out["parameters"] = json.loads(str(out["parameters"]))
+    return out
+
+
+def read_corpus(path, *, field="text"):
+    """Read documents: a folder of ``.txt`` files, or a ``.jsonl`` file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A folder (every ``*.txt`` in it, in natural name order, is one document)
+        or a ``.jsonl`` file (one JSON object per line).
+    field : str
+        The text field of each JSON object.
+
+    Returns
+    -------
+    documents : list of str
+    names : list of str
+        File names, or ``"line N"`` for a ``.jsonl`` file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "docs.jsonl"
+    >>> _ = file.write_text('{"text": "one fish"}\\n{"text": "two fish"}\\n')
+    >>> read_corpus(file)[0]
+    ['one fish', 'two fish']
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted((p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".txt"),
+                       key=_natural_key)
+        if not files:
+            raise InputError(f"{path}: the folder holds no .txt files; put one document per .txt file in it.")
+        return [f.read_text(encoding="utf-8", errors="replace") for f in files], [f.name for f in files]
+    if not path.is_file():
+        raise InputError(f"{path}: no such file or folder; give a folder of .txt files or a .jsonl file.")
+    if path.suffix.lower() != ".jsonl":
+        raise InputError(
+            f"{path}: a corpus is a folder of .txt files or a .jsonl file, not a "
+            f"{path.suffix or 'file without extension'}; convert it to one of those."
+        )
+    documents, names = [], []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line_number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{path}: line {line_number} is not valid JSON ({exc.msg}); write one JSON "
+                    "object per line."
+                ) from None
+            if not isinstance(record, dict) or not isinstance(record.get(field), str):
+                keys = ", ".join(record) if isinstance(record, dict) else type(record).__name__
+                raise InputError(
+                    f"{path}: line {line_number} has no text field {field!r} (found: {keys}); "
+                    "name the field with --field."
+                )
+            documents.append(record[field])
+            names.append(f"line {line_number}")
+    if not documents:
+        raise InputError(f"{path}: no documents found; write one JSON object per line.")
+    return documents, names
+
+
+def parse_image_shape(text):
+    """Parse ``"28x28"`` (or ``"32x32x3"``) into a tuple of positive ints.
+
+    Examples
+    --------
+    >>> parse_image_shape("28x28")
+    (28, 28)
+    """
+    parts = re.split(r"[x,X*]", str(text).strip())
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        shape = ()
+    if len(shape) not in (2, 3) or min(shape) < 1:
+        raise InputError(
+            f"--image-shape {text!r} is not HEIGHTxWIDTH; write it like 28x28 (or 32x32x3 for colour)."
+        )
+    return shape
+
+
+def input_sha256(path):
+    """SHA-256 of a file's bytes, or of a folder's image files (names and bytes).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+    >>> _ = file.write_text("1\\n")
+    >>> input_sha256(file)[:12]
+    '4355a46b19d3'
+    """
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = _image_files(path) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.name.encode() + b"\0")
+        with open(file, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _load_npy(path):
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise InputError(
+                f"{path}: holds Python objects (a pickled array), which are never loaded; "
+                "save a numeric array with np.save."
+            ) from None
+        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+    except OSError as exc:
+        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+
+
+def _load_npz(path, key, allow_sparse):
+    try:
+        content = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez.") from None
+    with content:
+        names = list(content.files)
+        if _SPARSE_KEYS <= set(names) and key is None:
+            import scipy.sparse
+
+            matrix = scipy.sparse.load_npz(path)
+            return (matrix.tocsr() if allow_sparse else matrix.toarray()), None
+        if key is None:
+            if RESULT_KEY in names:
+                key = str(content[RESULT_KEY])
+            elif len(names) == 1:
+                key = names[0]
+            else:
+                raise InputError(
+                    f"{path}: holds several arrays ({', '.join(names)}); choose one with "
+                    f"--key, e.g. --key {names[0]}."
+                )
+        if key not in names:
+            raise InputError(
+                f"{path}: has no array named {key!r} (it holds: {', '.join(names) or 'nothing'}); "
+                "pass --key with one of those names."
+            )
+        try:
+            return content[key], key
+        except ValueError as exc:
+            if "allow_pickle" in str(exc):
+                raise InputError(
+                    f"{path}: array {key!r} holds Python objects, which are never loaded; "
+                    "save a numeric array."
+                ) from None
+            raise
+
+
+def _as_matrix(X, path):
+    """Check dtype, dimensions and finiteness; return (2-D float data, image shape)."""
+    if hasattr(X, "tocsr"):
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            raise InputError(f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; save real numbers.")
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        if not np.all(np.isfinite(X.data)):
+            row = int(X.tocoo().row[~np.isfinite(X.tocoo().data)][0])
+            raise InputError(
+                f"{path}: contains NaN or infinite values (first in row {row + 1}); "
+                "remove or impute those entries first."
+            )
+        return X, None
+    X = np.asarray(X)
+    if X.dtype == bool:
+        X = X.astype(np.float64)
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise InputError(
+            f"{path}: holds {X.dtype} values, not real numbers; save a numeric array "
+            "(text labels belong in a separate --labels file)."
+        )
+    image_shape = None
+    if X.ndim in (3, 4):
+        # (n, height, width[, channels]): a stack of images, one per row.
+        image_shape = X.shape[1:]
+        X = X.reshape(X.shape[0], -1)
+    if X.ndim != 2:
+        raise InputError(
+            f"{path}: the data must be a 2-D array (one sample per row), got "
+            f"{X.ndim}-D shape {X.shape}; reshape it, e.g. X.reshape(-1, 1) for one feature."
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        kind = "NaN" if np.isnan(X[row, col]) else "infinite"
+        raise InputError(
+            f"{path}: {kind} value in row {row + 1}, column {col + 1} "
+            f"({int(bad.any(axis=1).sum())} rows affected); remove or impute those rows first "
+            "(e.g. sklearn.impute.SimpleImputer)."
+        )
+    return X, image_shape
+
+
+# ---- delimited text
+
+
+def _is_number(cell):
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _data_lines(path, delimiter):
+    """Yield (line number, cells) for every non-blank, non-comment row."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        reader = csv.reader(fh, delimiter=delimiter, skipinitialspace=True)
+        for cells in reader:
+            stripped = [c.strip() for c in cells]
+            if not any(stripped) or stripped[0].startswith("#"):
+                continue
+            yield reader.line_num, stripped
+
+
+def _read_delimited(path, delimiter):
+    name = "TSV" if delimiter == "\t" else "CSV"
+    rows = _data_lines(path, delimiter)
+    first = next(rows, None)
+    if first is None:
+        raise InputError(f"{path}: the {name} file has no data rows; give at least one row of numbers.")
+    header_line = first[0] if not any(_is_number(c) for c in first[1]) else 0
+    if header_line and next(rows, None) is None:
+        raise InputError(f"{path}: the {name} file has a header but no data rows; add rows of numbers.")
+    try:
+        # Fast C parser for the common, well-formed case.
+        X = np.loadtxt(path, delimiter=delimiter, comments="#", skiprows=header_line,
+                       ndmin=2, quotechar='"', encoding="utf-8")
+    except ValueError:
+        X = None
+    if X is None or not np.all(np.isfinite(X)):
+        # Either malformed or with missing values: find the first bad cell by line.
+        _diagnose_delimited(path, delimiter, header_line, name)
+        if X is None:  # pragma: no cover - loadtxt failed on a file we could not fault
+            raise InputError(f"{path}: could not parse the {name} file; save plain numbers, one row per line.")
+    return X
+
+
+def _diagnose_delimited(path, delimiter, header_line, name):
+    n_columns = None
+    for line, cells in _data_lines(path, delimiter):
+        if line <= header_line:
+            continue
+        if n_columns is None:
+            n_columns = len(cells)
+        if len(cells) != n_columns:
+            raise InputError(
+                f"{path}: line {line} has {len(cells)} fields but earlier rows have {n_columns} "
+                f"(ragged {name}); give every row the same number of values."
+            )
+        for col, cell in enumerate(cells, start=1):
+            if cell == "":
+                raise InputError(
+                    f"{path}: line {line}, column {col} is empty; fill in the missing value "
+                    "or drop the row."
+                )
+            if not _is_number(cell):
+                raise InputError(
+                    f"{path}: line {line}, column {col} holds {cell[:30]!r}, which is not a number; "
+                    f"the {name} must be numeric (only an optional header row may hold names)."
+                )
+            if not np.isfinite(float(cell)):
+                raise InputError(
+                    f"{path}: line {line}, column {col} is {cell!r} (NaN or infinite); "
+                    "remove or impute the missing values first."
+                )
+
+
+def _read_label_lines(path, n_samples=None):
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    values = []
+    for line, cells in _data_lines(path, delimiter):
+        if len(cells) != 1:
+            raise InputError(
+                f"{path}: line {line} has {len(cells)} fields; a labels file holds one label per line."
+            )
+        values.append(cells[0])
+    if not values:
+        raise InputError(f"{path}: no labels found; write one label per line.")
+    numeric = [_is_number(v) for v in values]
+    header = (not numeric[0] and len(values) > 1 and all(numeric[1:])) or (
+        n_samples is not None and len(values) == n_samples + 1)
+    if header:  # a header line above the labels
+        values, numeric = values[1:], numeric[1:]
+    if all(numeric):
+        numbers = np.array([float(v) for v in values])
+        return numbers.astype(np.int64) if np.all(numbers == np.round(numbers)) else numbers
+    return np.array(values)
+
+
+# ---- images
+
+
+def _natural_key(path):
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", path.name)]
+
+
+def _image_files(folder):
+    return sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
+                  key=_natural_key)
+
+
+def _read_image_folder(folder):
+    from PIL import Image, UnidentifiedImageError
+
+    files = _image_files(folder)
+    if not files:
+        raise InputError(
+            f"{folder}: the folder holds no .png or .pgm images; put one image per sample "
+            "in it, or pass a .npy/.npz/.csv file."
+        )
+    images = []
+    for file in files:
+        try:
+            with Image.open(file) as image:
+                images.append(_image_to_array(image))
+        except (OSError, UnidentifiedImageError) as exc:
+            raise InputError(f"{file}: not a readable image ({_short(exc)}); replace or remove it.") from None
+        if images[-1].shape != images[0].shape:
+            raise InputError(
+                f"{file}: image of size {'x'.join(map(str, images[-1].shape))} but "
+                f"{files[0].name} is {'x'.join(map(str, images[0].shape))}; all images in "
+                "the folder must have the same size."
+            )
+    stack = np.stack(images)
+    return stack.reshape(len(stack), -1), stack.shape[1:]
+
+
+def _image_to_array(image):
+    """Pixels scaled to [0, 1]: grey images as (h, w), colour as (h, w, 3)."""
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        pixels = np.asarray(image, dtype=np.float64)
+        top = 65535.0 if image.mode.startswith("I;16") else max(float(pixels.max()), 1.0)
+        return (pixels / top).astype(np.float32)
+    if image.mode in ("1", "L", "LA") or (image.mode == "P" and _palette_is_grey(image)):
+        return np.asarray(image.convert("L"), dtype=np.float32) / 255
+    return np.asarray(image.convert("RGB"), dtype=np.float32) / 255
+
+
+def _palette_is_grey(image):
+    palette = np.asarray(image.convert("RGB"))
+    return bool(np.all(palette[..., 0] == palette[..., 1]) and np.all(palette[..., 1] == palette[..., 2]))
+
+
+# --------------------------------------------------------------------- writers
+
+
+def output_format(path, fmt=None):
+    """The output format for ``path``: ``fmt`` if given, else from the extension.
+
+    Examples
+    --------
+    >>> output_format("out.csv")
+    'csv'
+    """
+    suffix = Path(path).suffix.lower()
+    by_suffix = {".npz": "npz", ".csv": "csv", ".tsv": "tsv"}.get(suffix)
+    if fmt is None:
+        if by_suffix is None:
+            raise InputError(
+                f"{path}: cannot write files ending in {suffix or '(no extension)'!r}; "
+                "name the output .npz (or .csv with --format csv)."
+            )
+        return by_suffix
+    if by_suffix != fmt:
+        raise InputError(f"{path}: --format {fmt} needs a file name ending in .{fmt}; rename the output.")
+    return fmt
+
+
+def check_output(path, *, force=False, fmt=None, option="-o"):
+    """Fail early if ``path`` cannot be written: it exists (without ``force``),
+    its folder is missing, it is a folder, or its extension does not match ``fmt``.
+
+    Returns the format (``"npz"``, ``"csv"``, ``"tsv"`` or ``"png"``).
+    """
+    path = Path(path)
+    if fmt == "png":
+        if path.suffix.lower() != ".png":
+            raise InputError(f"{path}: {option} writes a PNG image; name the file *.png.")
+    else:
+        fmt = output_format(path, fmt)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give {option} a file name.")
+    if path.exists() and not force:
+        raise InputError(f"{path}: already exists; pass --force to overwrite it, or choose another {option} name.")
+    if not path.parent.exists():
+        raise InputError(f"{path}: the folder {path.parent} does not exist; create it first.")
+    return fmt
+
+
+def write_result(path, arrays, *, parameters=None, source=None, command=None, fmt=None,
+                 force=True, result=None):
+    """Save arrays with the parameters, library version and input checksum.
+
+    Parameters
+    ----------
+    path : str or Path
+        Output file, ``.npz`` (all arrays) or ``.csv``/``.tsv`` (the main array
+        only, with the metadata in ``#`` comment lines).
+    arrays : dict of str to array-like
+        What to save; the first entry (or ``result``) is the main array.
+    parameters : dict, optional
+        JSON-serialisable parameters that produced the result.
+    source : str or Path, optional
+        The input file or folder; its SHA-256 is stored.
+    command : str, optional
+        The command line that produced the result.
+    fmt : {"npz", "csv", "tsv"}, optional
+        Default from the extension.
+    force : bool
+        Overwrite an existing file.
+    result : str, optional
+        The name of the main array; default the first key of ``arrays``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "emb.npz"
+    >>> write_result(file, {"embedding": np.zeros((3, 2))}, parameters={"d": 2})
+    >>> sorted(read_result(file))[:3]
+    ['command', 'embedding', 'input']
+    """
+    from . import __version__
+
+    path = Path(path)
+    fmt = check_output(path, force=force, fmt=fmt)
+    result = result or next(iter(arrays))
+    meta = {
+        RESULT_KEY: result,
+        "parameters": json.dumps(_jsonable(parameters or {}), sort_keys=True),
+        "version": __version__,
+        "input": "" if source is None else str(source),
+        "input_sha256": "" if source is None else input_sha256(source),
+        "command": command or "",
+    }
+    # Write to a temporary file and rename, so that an interrupted write never
+    # leaves a truncated result where a good one was.
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as fh:
+            if fmt == "npz":
+                entries = {name: np.asarray(value) for name, value in arrays.items() if value is not None}
+                entries.update({name: np.asarray(value) for name, value in meta.items()})
+                np.savez(fh, **entries)
+            else:
+                header = "\n".join([
+                    f"landmarking {meta['version']}: {result}",
+                    f"command: {meta['command']}",
+                    f"input: {meta['input']} sha256 {meta['input_sha256']}",
+                    f"parameters: {meta['parameters']}",
+                ])
+                values = np.asarray(arrays[result])
+                values = values.reshape(len(values), -1) if values.ndim != 2 else values
+                np.savetxt(fh, values, delimiter="," if fmt == "csv" else "\t", header=header,
+                           fmt="%.9g")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+def _short(exc):
+    return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
