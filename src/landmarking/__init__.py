@@ -5,7 +5,9 @@ Estimators follow scikit-learn's conventions. See the README for a tour.
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+from .landmarks.gp import GPLandmarks
+
+__all__ = ["__version__", "GPLandmarks"]
 
 # Landmark baselines (issue 3).
 from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,  # noqa: E402

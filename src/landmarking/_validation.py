@@ -68,7 +68,7 @@ def check_enough_samples(n_samples, n_required, what):
     """Raise when the data has fewer rows than ``what`` needs."""
     if n_samples < n_required:
         raise ValueError(
-            f"{what} needs at least {n_required} samples, but X has {n_samples}; "
+            f"{what} needs at least {n_required} samples, but X has n_samples={n_samples}; "
             "pass more rows or ask for less."
         )
 

@@ -1,0 +1,316 @@
+"""Tests of GP manifold landmarking (landmarking.landmarks.gp)."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from landmarking import GPLandmarks
+from landmarking.datasets import (make_concentric_circles, make_noisy_swiss_roll,
+                                  make_sphere_orthant)
+from landmarking.kernels import gaussian_features, squared_distances
+from landmarking.landmarks import gp as gp_module
+from landmarking.landmarks.gp import gp_objective_and_gradient, step_size
+from landmarking.neighbors import nearest_neighbors
+from landmarking.spaces import is_feasible, project
+
+FAST = dict(n_steps=150, batch_size=300)
+
+
+def _median_spacing(X):
+    return float(np.median(nearest_neighbors(X, 1)[0]))
+
+
+def _distance_to_data(X, landmarks):
+    return np.sqrt(squared_distances(X, landmarks).min(axis=0))
+
+
+# --- objective and gradient ------------------------------------------------------
+
+@pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
+def test_gradient_matches_finite_differences(space):
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(40, 5)))
+    if space == "sphere":
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    eta = 0.7
+    landmarks = X[:3] + 0.05
+    Phi = gaussian_features(X, landmarks, eta)
+    t = project(X[5] + 0.1 * rng.normal(size=5), space)
+    f, grad = gp_objective_and_gradient(t, X, Phi, eta)
+    h = 1e-6
+    numeric = np.array([
+        (gp_objective_and_gradient(t + h * e, X, Phi, eta)[0]
+         - gp_objective_and_gradient(t - h * e, X, Phi, eta)[0]) / (2 * h)
+        for e in np.eye(5)
+    ])
+    assert f > 0
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-9)
+
+
+def test_gradient_is_eq10_double_sum():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 3))
+    eta = 2.0
+    Phi = gaussian_features(X, X[:2], eta)
+    t = rng.normal(size=3)
+    phi = np.exp(-np.sum((X - t) ** 2, axis=1) / eta)
+    gram = Phi.T @ Phi + gp_module.RIDGE * len(X) * np.eye(2)
+    M = np.eye(len(X)) - Phi @ np.linalg.solve(gram, Phi.T)
+    double_sum = -sum(
+        4 * M[i, j] / eta * (t - (X[i] + X[j]) / 2) * phi[i] * phi[j]
+        for i in range(len(X)) for j in range(len(X))
+    )
+    f, grad = gp_objective_and_gradient(t, X, Phi, eta)
+    assert f == pytest.approx(phi @ M @ phi)
+    np.testing.assert_allclose(grad, double_sum, rtol=1e-10)
+
+
+# --- fast path against a slow transcription of Algorithm 1 -------------------------
+
+def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
+                          s0=10.0, tau=0.51):
+    """Algorithm 1 written out: M formed, eq. 10 as written, no caching.
+
+    Uses the library's batch layout and random draws so that results can match,
+    and the library's scale-free step a_s (m - t), i.e. rho_s = a_s eta / (4 f).
+    """
+    perm = np.random.default_rng([seed, 0xB47C]).permutation(len(X))
+    Xp = X[perm]
+    bounds = gp_module._batches(len(X), batch_size)
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    landmarks = []
+    for k in range(n_landmarks):
+        rng = np.random.default_rng([seed, k])
+        t = gp_module._initial_point(k, "gaussian", mean, std, rng, space)
+        order = gp_module._batch_order(rng, len(bounds) - 1, n_steps)
+        for s, j in enumerate(order, start=1):
+            B = Xp[bounds[j]:bounds[j + 1]]
+            Phi = (gaussian_features(B, np.array(landmarks), eta) if landmarks
+                   else np.zeros((len(B), 0)))
+            f, grad = gp_objective_and_gradient(t, B, Phi, eta)
+            phi = np.exp(-np.sum((B - t) ** 2, axis=1) / eta)
+            if f > 1e-10 * phi @ phi:
+                step = step_size(s, s0, tau) * eta / (4 * f) * grad
+                length = np.linalg.norm(step)
+                limit = (gp_module.MAX_STEP_WIDTHS * np.sqrt(eta)
+                         + np.sqrt(np.min(np.sum((B - t) ** 2, axis=1))))
+                if length > limit:
+                    step *= limit / length
+                t = project(t + step, space)
+        landmarks.append(t)
+    return np.array(landmarks)
+
+
+@pytest.mark.parametrize("space", ["euclidean", "sphere"])
+def test_fast_path_matches_algorithm1_reference(space):
+    rng = np.random.default_rng(2)
+    X = np.abs(rng.normal(size=(300, 4))) + 0.1
+    if space == "sphere":
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    eta = 0.5
+    gp = GPLandmarks(n_landmarks=4, n_steps=60, batch_size=100, kernel_width=eta,
+                     space=space, random_state=0).fit(X)
+    reference = _algorithm1_reference(X, 4, eta, 60, 100, gp.seed_, space)
+    np.testing.assert_allclose(gp.landmarks_, reference, rtol=1e-6, atol=1e-8)
+
+
+def test_objective_is_posterior_variance_on_all_data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    gp = GPLandmarks(n_landmarks=3, kernel_width=1.0, random_state=0, **FAST).fit(X)
+    Phi = gaussian_features(X, gp.landmarks_, 1.0)
+    for k in range(3):
+        f, _ = gp_objective_and_gradient(gp.landmarks_[k], X, Phi[:, :k], 1.0)
+        assert gp.objective_[k] == pytest.approx(f / len(X), rel=1e-6)
+
+
+# --- landmarks lie on the manifold ----------------------------------------------
+
+def test_circles_landmarks_on_both_circles():
+    X, labels = make_concentric_circles(800, random_state=0)
+    gp = GPLandmarks(n_landmarks=10, random_state=0, **FAST).fit(X)
+    gap = _distance_to_data(X, gp.landmarks_)
+    assert gap.max() < 5 * _median_spacing(X)
+    radii = np.linalg.norm(gp.landmarks_, axis=1)
+    assert np.sum(np.abs(radii - 1) < 0.1) >= 2 and np.sum(np.abs(radii - 2) < 0.1) >= 2
+
+
+def test_variance_width_misses_the_circles():
+    # The paper's heuristic is far too wide here: the reason "auto" exists.
+    X, _ = make_concentric_circles(800, random_state=0)
+    gp = GPLandmarks(n_landmarks=10, kernel_width="variance", random_state=0, **FAST).fit(X)
+    assert _distance_to_data(X, gp.landmarks_).max() > 10 * _median_spacing(X)
+
+
+def test_swiss_roll_landmarks_on_the_sheet():
+    X, _ = make_noisy_swiss_roll(1500, noise=0.3, random_state=0)
+    gp = GPLandmarks(n_landmarks=12, random_state=0, **FAST).fit(X)
+    assert _distance_to_data(X, gp.landmarks_).max() < 3 * _median_spacing(X)
+
+
+def test_sphere_orthant_every_cluster_gets_a_landmark():
+    X, labels = make_sphere_orthant(900, n_features=6, n_clusters=3, random_state=1)
+    gp = GPLandmarks(n_landmarks=9, space="sphere", random_state=0, **FAST).fit(X)
+    assert is_feasible(gp.landmarks_, "sphere")
+    assert _distance_to_data(X, gp.landmarks_).max() < 5 * _median_spacing(X)
+    nearest = np.argmin(squared_distances(X, gp.landmarks_), axis=0)
+    assert set(labels[nearest]) == {0, 1, 2}
+
+
+@pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
+def test_landmarks_feasible(space):
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 1, size=(300, 5))
+    if space == "sphere":
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+    gp = GPLandmarks(n_landmarks=4, space=space, random_state=0, **FAST).fit(X)
+    assert is_feasible(gp.landmarks_, space)
+    assert np.all(np.isfinite(gp.objective_))
+
+
+# --- invariances and the sequential property ------------------------------------
+
+def test_scaling_and_shifting_moves_landmarks_with_the_data():
+    X, _ = make_concentric_circles(600, random_state=0)
+    shift = np.array([100.0, -3.0])
+    base = GPLandmarks(n_landmarks=5, random_state=0, **FAST).fit(X)
+    moved = GPLandmarks(n_landmarks=5, random_state=0, **FAST).fit(1e3 * X + shift)
+    assert moved.kernel_width_ == pytest.approx(1e6 * base.kernel_width_, rel=1e-9)
+    np.testing.assert_allclose(moved.landmarks_, 1e3 * base.landmarks_ + shift,
+                               rtol=1e-6, atol=1e-5)
+
+
+def test_sequential_property_and_continuation():
+    X, _ = make_noisy_swiss_roll(800, random_state=1)
+    short = GPLandmarks(n_landmarks=3, random_state=5, **FAST).fit(X)
+    long = GPLandmarks(n_landmarks=6, random_state=5, **FAST).fit(X)
+    np.testing.assert_array_equal(short.landmarks_, long.landmarks_[:3])
+
+    warm = GPLandmarks(n_landmarks=3, warm_start=True, random_state=5, **FAST).fit(X)
+    first = warm.landmarks_.copy()
+    warm.set_params(n_landmarks=6).fit(X)
+    np.testing.assert_array_equal(warm.landmarks_[:3], first)
+    np.testing.assert_allclose(warm.landmarks_, long.landmarks_, rtol=1e-10)
+
+    extended = GPLandmarks(n_landmarks=3, random_state=5, **FAST).fit(X).extend(X, 3)
+    np.testing.assert_allclose(extended.landmarks_, long.landmarks_, rtol=1e-10)
+    assert extended.objective_.shape == (6,) and extended.n_landmarks == 3
+
+    resumed = GPLandmarks(n_landmarks=6, random_state=5, **FAST).fit(
+        X, previous_landmarks=short.landmarks_)
+    np.testing.assert_allclose(resumed.landmarks_, long.landmarks_, rtol=1e-10)
+
+
+def test_deterministic_for_fixed_seed():
+    X, _ = make_concentric_circles(500, random_state=2)
+    a = GPLandmarks(n_landmarks=4, random_state=7, **FAST).fit(X).landmarks_
+    b = GPLandmarks(n_landmarks=4, random_state=7, **FAST).fit(X).landmarks_
+    c = GPLandmarks(n_landmarks=4, random_state=8, **FAST).fit(X).landmarks_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_parameters_are_not_changed_by_fit():
+    X, _ = make_concentric_circles(300, random_state=0)
+    gp = GPLandmarks(n_landmarks=2, kernel_width="auto", **FAST)
+    before = gp.get_params()
+    gp.fit(X)
+    assert gp.get_params() == before and gp.kernel_width_ > 0
+
+
+# --- numerical safety --------------------------------------------------------------
+
+def test_coincident_starts_and_duplicated_points_stay_finite():
+    rng = np.random.default_rng(5)
+    X = np.repeat(rng.normal(size=(20, 3)), 15, axis=0)  # every point 15 times
+    init = np.tile(X[0], (4, 1))                         # all landmarks start together
+    gp = GPLandmarks(n_landmarks=4, init=init, random_state=0, **FAST).fit(X)
+    assert np.all(np.isfinite(gp.landmarks_)) and np.all(np.isfinite(gp.objective_))
+
+
+def test_far_start_and_blind_batches_stay_finite():
+    # A tiny kernel: most batches see none of a landmark's neighbourhood, and a
+    # start far from the data has kernel values that underflow to zero.
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 2))
+    init = np.full((3, 2), 50.0)
+    gp = GPLandmarks(n_landmarks=3, kernel_width=1e-4, init=init, random_state=0,
+                     n_steps=100, batch_size=50).fit(X)
+    assert np.all(np.isfinite(gp.landmarks_))
+    assert _distance_to_data(X, gp.landmarks_).max() < 1.0
+
+
+def test_sphere_projection_of_nonpositive_vector_is_an_axis():
+    np.testing.assert_array_equal(project(np.array([-3.0, -1.0, -2.0]), "sphere"),
+                                  [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(project(np.zeros(3), "sphere"), [1.0, 0.0, 0.0])
+
+
+def test_float32_stays_float32():
+    X = np.random.default_rng(7).normal(size=(300, 4)).astype(np.float32)
+    gp = GPLandmarks(n_landmarks=3, random_state=0, **FAST).fit(X)
+    assert gp.transform(X).dtype == np.float32
+    np.testing.assert_allclose(gp.transform(X), gaussian_features(
+        X.astype(float), gp.landmarks_, gp.kernel_width_), rtol=1e-4, atol=1e-6)
+
+
+def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
+    X, _ = make_concentric_circles(300, random_state=0)
+    real = gp_module._optimise_landmark
+    calls = []
+
+    def interrupting(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gp_module, "_optimise_landmark", interrupting)
+    gp = GPLandmarks(n_landmarks=5, random_state=0, **FAST)
+    with pytest.raises(KeyboardInterrupt):
+        gp.fit(X)
+    assert gp.landmarks_.shape == (2, 2) and gp.objective_.shape == (2,)
+
+
+# --- errors --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("X, params, error, match", [
+    (np.array([[0.0, np.nan], [1.0, 2.0]]), {}, ValueError, "NaN"),
+    (np.array([[0.0, np.inf], [1.0, 2.0]]), {}, ValueError, "infinity"),
+    (np.zeros((0, 3)), {}, ValueError, "0 sample"),
+    (np.ones((1, 3)), {}, ValueError, "at least 2 samples"),
+    (np.array([["a", "b"], ["c", "d"]]), {}, ValueError, "convert|numeric|float"),
+    (-np.ones((5, 2)), {"space": "sphere"}, ValueError, "nonnegative"),
+    (-np.ones((5, 2)), {"space": "nonnegative"}, ValueError, "nonnegative"),
+    (np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), {"space": "sphere"}, ValueError,
+     "all zero"),
+    (np.eye(3), {"n_landmarks": 0}, ValueError, "n_landmarks must be >= 1"),
+    (np.eye(3), {"kernel_width": 0.0}, ValueError, "kernel_width must be > 0"),
+    (np.eye(3), {"kernel_width": -1.0}, ValueError, "kernel_width must be > 0"),
+    (np.eye(3), {"kernel_width": "wide"}, ValueError, "'auto' or 'variance'"),
+    (np.eye(3), {"batch_size": 0}, ValueError, "batch_size must be >= 1"),
+    (np.eye(3), {"space": "torus"}, ValueError, "space must be one of"),
+    (np.eye(3), {"tau": 1.5}, ValueError, "tau must lie in"),
+    (np.eye(3), {"init": "kmeans"}, ValueError, "init must be 'gaussian'"),
+    (np.eye(3), {"init": np.zeros((2, 3)), "n_landmarks": 4}, ValueError, "shape"),
+    (np.ones((4, 3)), {"kernel_width": "auto"}, ValueError, "zero variance"),
+])
+def test_bad_input_errors(X, params, error, match):
+    with pytest.raises(error, match=match):
+        GPLandmarks(**params).fit(X)
+
+
+def test_transform_before_fit_and_wrong_width():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        GPLandmarks().transform(np.eye(3))
+    gp = GPLandmarks(n_landmarks=2, random_state=0, **FAST).fit(np.random.default_rng(0).normal(size=(50, 3)))
+    with pytest.raises(ValueError, match="3 features"):
+        gp.transform(np.ones((4, 2)))
+
+
+@parametrize_with_checks([GPLandmarks(n_landmarks=3, n_steps=20, batch_size=50,
+                                      random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
