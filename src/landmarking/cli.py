@@ -49,8 +49,6 @@ EXPERIMENTS = {
     "lll": "lll_mnist.py",
     "sculpting": "sculpting.py",
 }
-#: Rows drawn in a scatter plot at most (the rest would only hide each other).
-PLOT_POINTS = 5000
 #: Exit status after Ctrl-C, as shells report it.
 INTERRUPTED = 130
 
@@ -325,9 +323,9 @@ def _load(args, *, dense=False):
     return data
 
 
-def _check_outputs(args, *extra):
+def _check_outputs(args, *extra, force_output=False):
     """Refuse to start when an output exists (without --force) or cannot be written."""
-    fmt = check_output(args.output, force=args.force, fmt=args.format)
+    fmt = check_output(args.output, force=args.force or force_output, fmt=args.format)
     seen = {Path(args.output).resolve()}
     for option, path, kind in extra:
         if path is None:
@@ -354,17 +352,35 @@ def _estimator_params(cls, given, method):
             if value is not None and name in accepted}
 
 
+def _dense_if_needed(args, cls, X):
+    if hasattr(X, "toarray") and not cls().__sklearn_tags__().input_tags.sparse:
+        _say(args, f"{cls.__name__} needs dense data: densifying the sparse matrix {X.shape}")
+        return X.toarray()
+    return X
+
+
 def _seed(args):
     """(option, value) of the seed: the user's --seed, else 0 (reproducible runs)."""
     return ("--seed", args.seed) if args.seed is not None else (None, 0)
 
 
+#: Where each estimator is defined, for installations that do not export it yet.
+_MODULES = {"LocallyLinearLandmarks": "embedding.lll", "LaplacianEigenmaps": "embedding.laplacian",
+            "ManifoldSculpting": "embedding.sculpting"}
+
+
 def _class(name):
+    import importlib
+
     import landmarking
 
     try:
         return getattr(landmarking, name)
     except AttributeError:
+        pass
+    try:
+        return getattr(importlib.import_module(f"landmarking.{_MODULES[name]}"), name)
+    except (KeyError, ImportError, AttributeError):
         raise InputError(
             f"landmarking.{name} is not available in this installation; update the package."
         ) from None
@@ -378,25 +394,10 @@ def _label_codes(args, n_samples):
     return np.unique(labels, return_inverse=True)[1].ravel()
 
 
-def _plot_rows(n_samples, seed):
-    if n_samples <= PLOT_POINTS:
-        return slice(None)
-    return np.sort(np.random.default_rng(seed).choice(n_samples, PLOT_POINTS, replace=False))
-
-
 def _plot_landmarks(args, X, landmarks, image_shape, labels):
-    from . import plotting
+    from .plotting import plot_landmarks_auto
 
-    if image_shape is not None:
-        images = landmarks if len(image_shape) == 2 else np.clip(landmarks, 0, 1)
-        plotting.plot_image_grid(images, image_shape, title=f"{len(landmarks)} landmarks",
-                                 path=args.plot)
-    else:
-        rows = _plot_rows(X.shape[0], 0)
-        view = X[rows]
-        view = view.toarray() if hasattr(view, "toarray") else view
-        plotting.plot_landmarks(view, landmarks, labels=None if labels is None else labels[rows],
-                                path=args.plot)
+    plot_landmarks_auto(X, landmarks, image_shape=image_shape, labels=labels, path=args.plot)
     _say(args, f"wrote {args.plot}")
 
 
@@ -410,7 +411,10 @@ def _parameters(estimator, **extra):
 
 
 def _cmd_landmarks(args):
-    fmt = _check_outputs(args, ("--plot", args.plot, "png"))
+    # Extending a file in place is the point of --continue: no --force needed for it.
+    resuming_in_place = args.previous is not None and (
+        Path(args.output).resolve() == Path(args.previous).resolve())
+    fmt = _check_outputs(args, ("--plot", args.plot, "png"), force_output=resuming_in_place)
     previous = None
     if args.previous is not None:
         previous = _read_previous(args)
@@ -437,14 +441,15 @@ def _cmd_landmarks(args):
         given = _merge_previous(args, given, previous)
         fit_params["previous_landmarks"] = previous["landmarks"]
     params = _estimator_params(cls, given, args.method)
+    X = _dense_if_needed(args, cls, X)
     if "verbose" not in params:
         _say(args, f"learning {args.n_landmarks} landmarks with --method {args.method} ...")
     estimator = cls(**params)
     try:
         estimator.fit(X, **fit_params)
     except KeyboardInterrupt:
-        return _write_interrupted(args, estimator, data, fmt)
-    _write_landmarks(args, estimator, data, fmt, complete=True)
+        return _write_interrupted(args, estimator, data, fmt, previous)
+    _write_landmarks(args, estimator, data, fmt, complete=True, previous=previous)
     _say(args, f"wrote {len(estimator.landmarks_)} landmarks to {args.output}")
     if args.plot:
         _plot_landmarks(args, X, estimator.landmarks_, data.image_shape, labels)
@@ -476,9 +481,6 @@ def _read_previous(args):
             f"{args.previous}: already holds {done} landmarks; -n is the total, so ask for more "
             f"than {done} (e.g. -n {2 * done})."
         )
-    same = Path(args.output).resolve() == Path(args.previous).resolve()
-    if not same and Path(args.output).exists() and not args.force:  # pragma: no cover - checked earlier
-        raise InputError(f"{args.output}: already exists; pass --force to overwrite it.")
     return previous
 
 
@@ -499,13 +501,19 @@ def _merge_previous(args, given, previous):
     return merged
 
 
-def _write_landmarks(args, estimator, data, fmt, *, complete):
+def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None):
     landmarks = np.asarray(estimator.landmarks_)
     arrays = {"landmarks": landmarks}
-    for name in ("objective_", "kernel_width_"):
+    for name in ("objective_", "landmark_seconds_", "kernel_width_"):
         value = getattr(estimator, name, None)
-        if value is not None:
-            arrays[name.rstrip("_")] = np.asarray(value)
+        if value is None:
+            continue
+        key = {"landmark_seconds_": "seconds"}.get(name, name.rstrip("_"))
+        value = np.asarray(value)
+        if value.ndim == 1 and previous is not None and key in previous and len(value) < len(landmarks):
+            # A continued fit reports only its new landmarks; keep the earlier values.
+            value = np.concatenate([previous[key], value])
+        arrays[key] = value
     arrays["n_requested"] = np.asarray(args.n_landmarks)
     arrays["complete"] = np.asarray(complete)
     if data.image_shape is not None:
@@ -520,13 +528,13 @@ def _write_landmarks(args, estimator, data, fmt, *, complete):
                  command=args.command_line, fmt=fmt, force=args.force or same_as_previous)
 
 
-def _write_interrupted(args, estimator, data, fmt):
+def _write_interrupted(args, estimator, data, fmt, previous):
     landmarks = getattr(estimator, "landmarks_", None)
     if landmarks is None or len(landmarks) == 0:
         print("\nlandmarking landmarks: interrupted before the first landmark was finished; "
               "nothing written.", file=sys.stderr)
         return INTERRUPTED
-    _write_landmarks(args, estimator, data, fmt, complete=False)
+    _write_landmarks(args, estimator, data, fmt, complete=False, previous=previous)
     resume = f"landmarking landmarks {shlex.quote(args.data)} -n {args.n_landmarks}"
     if args.key:
         resume += f" --key {shlex.quote(args.key)}"
@@ -698,11 +706,11 @@ def _cmd_transform(args):
 
 
 def _plot_embedding(args, embedding, labels, title):
-    from . import plotting
+    from .plotting import plot_embedding, plot_rows
 
-    rows = _plot_rows(len(embedding), 0)
-    plotting.plot_embedding(np.asarray(embedding)[rows], labels=None if labels is None else labels[rows],
-                            title=title, path=args.plot)
+    rows = plot_rows(len(embedding))
+    plot_embedding(np.asarray(embedding)[rows], labels=None if labels is None else labels[rows],
+                   title=title, path=args.plot)
     _say(args, f"wrote {args.plot}")
 
 
@@ -712,14 +720,16 @@ def _plot_embedding(args, embedding, labels, title):
 def _cmd_topics(args):
     if args.output:
         check_output(args.output, force=args.force, fmt="npz")
+    import warnings
+
+    from .text import sqrt_histograms, top_words
+
     documents, _ = read_corpus(args.corpus, field=args.field)
-    X, vocabulary = _histograms(documents, args.vocabulary)
-    empty = np.asarray(X.sum(axis=1)).ravel() == 0
-    if empty.all():
-        raise InputError(f"{args.corpus}: no document holds any word of the vocabulary; give a text corpus.")
-    if empty.any():
-        _say(args, f"dropping {int(empty.sum())} documents with no vocabulary words")
-        X = X[~empty]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # dropped documents are reported below
+        X, vocabulary, kept = sqrt_histograms(documents, args.vocabulary, dense=True)
+    if len(kept) < len(documents):
+        _say(args, f"left out {len(documents) - len(kept)} documents with no vocabulary word")
     if X.shape[0] < args.n_landmarks:
         raise InputError(
             f"{args.corpus}: has {X.shape[0]} usable documents, fewer than the {args.n_landmarks} "
@@ -745,11 +755,8 @@ def _cmd_topics(args):
             raise
     landmarks = np.asarray(estimator.landmarks_)
     # On the sphere a landmark's squared entries sum to one: a word distribution.
-    probabilities = landmarks ** 2
-    for k, row in enumerate(probabilities, start=1):
-        top = np.argsort(row)[::-1][: args.top]
-        words = " ".join(f"{vocabulary[i]}" for i in top)
-        print(f"topic {k:3d}: {words}")
+    for k, landmark in enumerate(landmarks, start=1):
+        print(f"topic {k:3d}: {' '.join(top_words(landmark, vocabulary, args.top))}")
     sys.stdout.flush()
     if args.output:
         parameters = _parameters(estimator, method="gp", vocabulary_size=args.vocabulary,
@@ -763,32 +770,6 @@ def _cmd_topics(args):
         print("landmarking topics: interrupted; printed the topics finished so far.", file=sys.stderr)
         return INTERRUPTED
     return 0
-
-
-def _histograms(documents, n_words):
-    """Square roots of normalised word histograms over the most frequent words.
-
-    Uses :mod:`landmarking.text` when present; otherwise a small equivalent built on
-    scikit-learn's CountVectorizer (English stop words removed).
-    """
-    try:
-        from . import text
-    except ImportError:
-        text = None
-    if text is not None and hasattr(text, "sqrt_histograms"):
-        return text.sqrt_histograms(documents, n_words=n_words)
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.preprocessing import normalize
-
-    vectorizer = CountVectorizer(stop_words="english", max_features=n_words,
-                                 token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b")
-    try:
-        counts = vectorizer.fit_transform(documents).astype(np.float64)
-    except ValueError:
-        raise InputError("the corpus holds no words (only stop words or none); give a text corpus.") from None
-    hist = normalize(counts, norm="l1")
-    hist.data = np.sqrt(hist.data)
-    return hist.tocsr(), list(vectorizer.get_feature_names_out())
 
 
 # --------------------------------------------------------------------- demo, reproduce

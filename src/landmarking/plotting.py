@@ -6,7 +6,8 @@ returns the figure so that notebooks can show or restyle it.
 
 import numpy as np
 
-__all__ = ["plot_landmarks", "plot_image_grid", "plot_embedding", "two_d_view"]
+__all__ = ["plot_landmarks", "plot_image_grid", "plot_embedding", "two_d_view",
+           "plot_landmarks_auto", "plot_rows"]
 
 
 def _pyplot():
@@ -106,3 +107,52 @@ def _finish(fig, path):
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
+
+
+#: Points drawn in a scatter plot at most (more would only hide each other).
+PLOT_POINTS = 5000
+
+
+def plot_rows(n_samples, max_points=PLOT_POINTS, seed=0):
+    """Rows to draw: all of them, or a seeded sorted sample of ``max_points``."""
+    if n_samples <= max_points:
+        return slice(None)
+    return np.sort(np.random.default_rng(seed).choice(n_samples, max_points, replace=False))
+
+
+def plot_landmarks_auto(X, landmarks, *, image_shape=None, labels=None, title=None, path=None):
+    """Landmarks as an image grid when ``image_shape`` is given, else numbered over the data.
+
+    Large data is drawn from a seeded sample of :data:`PLOT_POINTS` rows (the
+    principal components of that sample define the view); sparse data is densified
+    only for that sample.
+
+    Parameters
+    ----------
+    X : ndarray or scipy sparse matrix (n_samples, n_features)
+    landmarks : ndarray (n_landmarks, n_features)
+    image_shape : tuple of int, optional
+        (height, width) or (height, width, 3) of one image.
+    labels : ndarray (n_samples,), optional, colours of the data points
+    path : str or Path, optional, where to save a PNG
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(100, 3))
+    >>> fig = plot_landmarks_auto(X, X[:4])
+    """
+    landmarks = np.asarray(landmarks)
+    title = title or f"{len(landmarks)} landmarks"
+    if image_shape is not None:
+        # Colour images must lie in [0, 1] for imshow; grey ones are rescaled by it.
+        images = landmarks if len(image_shape) == 2 else np.clip(landmarks, 0, 1)
+        return plot_image_grid(images, image_shape, title=title, path=path)
+    rows = plot_rows(X.shape[0])
+    view = X[rows]
+    view = view.toarray() if hasattr(view, "toarray") else view
+    return plot_landmarks(view, landmarks, labels=None if labels is None else np.asarray(labels)[rows],
+                          title=title, path=path)
