@@ -717,7 +717,8 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
     try:
         with os.fdopen(handle, "wb") as fh:
             if fmt == "npz":
-                entries = {name: np.asarray(value) for name, value in arrays.items() if value is not None}
+                entries = {name: _plain_array(value) for name, value in arrays.items()
+                           if value is not None}
                 entries.update({name: np.asarray(value) for name, value in meta.items()})
                 np.savez(fh, **entries)
             else:
@@ -735,6 +736,14 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _plain_array(value):
+    """An array that loads without pickles: object arrays (e.g. words) become strings."""
+    array = np.asarray(value)
+    if array.dtype == object:
+        array = array.astype(str)
+    return array
 
 
 def _jsonable(value):
