@@ -6,7 +6,6 @@ for each. Bad input ends with exit status 2 and one line naming the file, the
 problem and the fix (the traceback only with ``--debug``); Ctrl-C ends with 130.
 """
 
-import argparse
 import shlex
 import subprocess
 import sys
@@ -15,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from ._cli_parser import EMBED_METHODS, EXPERIMENTS, LANDMARK_METHODS, build_parser
 from .io import (
     InputError,
     check_output,
     input_sha256,
-    parse_image_shape,
     read_corpus,
     read_data,
     read_labels,
@@ -30,235 +28,8 @@ from .io import (
 
 __all__ = ["main", "build_parser"]
 
-#: ``--method`` of ``landmarks`` -> estimator class exported by ``landmarking``.
-LANDMARK_METHODS = {
-    "gp": "GPLandmarks",
-    "random": "RandomLandmarks",
-    "active": "ActiveLearningLandmarks",
-    "rpcholesky": "RPCholeskyLandmarks",
-    "kmeans": "KMeansLandmarks",
-}
-#: ``--method`` of ``embed`` -> estimator class exported by ``landmarking``.
-EMBED_METHODS = {"lll": "LocallyLinearLandmarks", "le": "LaplacianEigenmaps",
-                 "sculpting": "ManifoldSculpting"}
-#: ``reproduce`` experiments -> benchmark scripts of the source checkout.
-EXPERIMENTS = {
-    "mnist": "gp_mnist_classification.py",
-    "newsgroups": "gp_newsgroups_topics.py",
-    "faces": "gp_faces.py",
-    "lll": "lll_mnist.py",
-    "sculpting": "sculpting.py",
-}
 #: Exit status after Ctrl-C, as shells report it.
 INTERRUPTED = 130
-
-
-# --------------------------------------------------------------------- parser
-
-
-def _example(text):
-    return "example:\n" + "\n".join("  " + line for line in text.strip("\n").splitlines())
-
-
-def build_parser():
-    """The argument parser of the ``landmarking`` command."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress bars or messages, only results and errors")
-    common.add_argument("--debug", action="store_true",
-                        help="show the full traceback on errors")
-
-    data = argparse.ArgumentParser(add_help=False)
-    data.add_argument("data", metavar="DATA",
-                      help=".npy, .npz, .csv/.tsv file or a folder of .png/.pgm images "
-                           "(one sample per row)")
-    data.add_argument("--key", help="the array to read from an .npz holding several")
-    data.add_argument("--image-shape", type=_image_shape, metavar="HxW",
-                      help="shape of one image, e.g. 28x28: plots landmarks as images")
-
-    output = argparse.ArgumentParser(add_help=False)
-    output.add_argument("-o", "--output", required=True, metavar="FILE",
-                        help="output file (.npz; .csv with --format csv)")
-    output.add_argument("--format", choices=["npz", "csv", "tsv"],
-                        help="output format (default: from the file name)")
-    output.add_argument("--force", action="store_true", help="overwrite existing output files")
-
-    labels = argparse.ArgumentParser(add_help=False)
-    labels.add_argument("--labels", metavar="FILE",
-                        help="one label per row (.npy, .npz, .csv, .txt) to colour the plot")
-    labels.add_argument("--labels-key", metavar="KEY", help="the array to read from a labels .npz")
-
-    parser = argparse.ArgumentParser(
-        prog="landmarking",
-        description="Landmarks on the data manifold (GP landmarking and baselines), "
-                    "landmark features, and embeddings (Locally Linear Landmarks, "
-                    "Laplacian eigenmaps, Manifold Sculpting).",
-        epilog=_example("landmarking landmarks digits.csv -n 20 -o landmarks.npz --plot landmarks.png\n"
-                        "landmarking COMMAND --help     # each command's options and an example"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"landmarking {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    raw = argparse.RawDescriptionHelpFormatter
-
-    p = commands.add_parser(
-        "landmarks", parents=[common, data, output, labels], formatter_class=raw,
-        help="learn an ordered list of landmarks",
-        description="Learn an ordered list of landmarks on the data. Landmark k never depends "
-                    "on how many come after it, so --continue extends an earlier run exactly "
-                    "as a single longer run with the same seed would. Ctrl-C writes the "
-                    "landmarks finished so far.",
-        epilog=_example(
-            "landmarking landmarks mnist.npz --key X -n 50 --image-shape 28x28 \\\n"
-            "    --space nonnegative -o landmarks.npz --plot landmarks.png\n"
-            "landmarking landmarks mnist.npz --key X -n 80 --continue landmarks.npz -o landmarks.npz\n"
-            "landmarking landmarks points.csv -n 10 --method kmeans -o centres.csv"))
-    p.add_argument("-n", "--n-landmarks", type=_positive_int, required=True, metavar="N",
-                   help="number of landmarks (the total, with --continue)")
-    p.add_argument("--method", choices=list(LANDMARK_METHODS), default="gp",
-                   help="gp (default): GP manifold landmarking; random data points; active: "
-                        "GP active learning; rpcholesky: randomly pivoted Cholesky; kmeans: k-means++")
-    p.add_argument("--space", choices=["euclidean", "nonnegative", "sphere"],
-                   help="where gp landmarks live (default euclidean; nonnegative for images, "
-                        "sphere for square-root histograms)")
-    p.add_argument("--steps", type=_positive_int, help="gp: optimisation steps per landmark (default 1000)")
-    p.add_argument("--batch-size", type=_positive_int, help="gp: points per minibatch (default 1000)")
-    p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH",
-                   help="Gaussian kernel width eta in squared data units (default: the estimator's)")
-    p.add_argument("--seed", type=int, help="random seed (default 0)")
-    p.add_argument("--continue", dest="previous", metavar="FILE",
-                   help="landmarks .npz of an earlier gp run on the same DATA to extend")
-    p.add_argument("--plot", metavar="PNG", help="picture of the landmarks")
-    p.set_defaults(handler=_cmd_landmarks)
-
-    p = commands.add_parser(
-        "features", parents=[common, data, output], formatter_class=raw,
-        help="landmark features exp(-|x - t|^2 / width) of data",
-        description="Gaussian landmark features exp(-||x - t_k||^2 / width) of every row x "
-                    "of DATA, for landmarks t_k saved by `landmarking landmarks` (and its "
-                    "kernel width). DATA needs the columns (and scaling) of the data the "
-                    "landmarks were learnt on.",
-        epilog=_example("landmarking features test.npy --landmarks landmarks.npz -o features.npz"))
-    p.add_argument("--landmarks", required=True, metavar="FILE", help="landmarks .npz")
-    p.add_argument("--kernel-width", type=_positive_float, metavar="WIDTH",
-                   help="override the saved kernel width")
-    p.set_defaults(handler=_cmd_features)
-
-    p = commands.add_parser(
-        "embed", parents=[common, data, output, labels], formatter_class=raw,
-        help="low-dimensional embedding (LLL, Laplacian eigenmaps, Manifold Sculpting)",
-        description="Embed DATA in -d dimensions. With --method lll, --model saves what "
-                    "`landmarking transform` needs to place new points.",
-        epilog=_example(
-            "landmarking embed roll.csv --method lll -d 2 --n-landmarks 300 --neighbors 10 \\\n"
-            "    -o embedding.npz --model model.npz --plot embedding.png --labels colours.txt\n"
-            "landmarking embed roll.csv --method sculpting -d 2 --neighbors 14 -o sculpted.npz"))
-    p.add_argument("--method", choices=list(EMBED_METHODS), default="lll",
-                   help="lll (default): Locally Linear Landmarks; le: exact Laplacian eigenmaps; "
-                        "sculpting: Manifold Sculpting")
-    p.add_argument("-d", "--n-components", type=_positive_int, default=2, metavar="D",
-                   help="embedding dimension (default 2)")
-    p.add_argument("--neighbors", type=_positive_int, metavar="K",
-                   help="nearest neighbours of the graph (K_W for lll/le, k for sculpting)")
-    p.add_argument("--bandwidth", type=_positive_float, metavar="SIGMA",
-                   help="lll/le: Gaussian affinity bandwidth sigma")
-    p.add_argument("--n-landmarks", type=_positive_int, metavar="L", help="lll: number of landmarks")
-    p.add_argument("--landmark-neighbors", type=_positive_int, metavar="K_Z",
-                   help="lll: landmarks that reconstruct each point")
-    p.add_argument("--landmarks", metavar="random|random-pruned|kmeans|FILE.npz",
-                   help="lll: how to choose landmarks, or a landmarks .npz")
-    p.add_argument("--scale-rate", type=float, metavar="SIGMA",
-                   help="sculpting: scaling factor per iteration in (0, 1)")
-    p.add_argument("--seed", type=int, help="random seed (default 0)")
-    p.add_argument("--model", metavar="FILE", help="lll: save the out-of-sample map to this .npz")
-    p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
-    p.set_defaults(handler=_cmd_embed)
-
-    p = commands.add_parser(
-        "transform", parents=[common, data, output, labels], formatter_class=raw,
-        help="place new points with a saved LLL model",
-        description="Place new points in an LLL embedding with the model saved by "
-                    "`landmarking embed --method lll --model`.",
-        epilog=_example("landmarking transform new_points.csv --model model.npz -o new_embedding.npz"))
-    p.add_argument("--model", required=True, metavar="FILE", help="model .npz from `embed --model`")
-    p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
-    p.set_defaults(handler=_cmd_transform)
-
-    p = commands.add_parser(
-        "topics", parents=[common], formatter_class=raw,
-        help="landmarks of a text corpus, read as topics",
-        description="Represent each document as the square roots of its normalised word "
-                    "histogram over the most frequent words, learn GP landmarks on the "
-                    "sphere, and print each landmark's most probable words (its largest "
-                    "squared entries).",
-        epilog=_example("landmarking topics posts.jsonl --field body -n 12 --vocabulary 1545 --top 5\n"
-                        "landmarking topics letters/ -n 5 -o topics.npz"))
-    p.add_argument("corpus", metavar="CORPUS", help="a folder of .txt files or a .jsonl file")
-    p.add_argument("--field", default="text", help="text field of the .jsonl records (default text)")
-    p.add_argument("-n", "--n-landmarks", type=_positive_int, default=12, metavar="N",
-                   help="number of topics (default 12)")
-    p.add_argument("--vocabulary", type=_positive_int, default=1545, metavar="V",
-                   help="most frequent words kept (default 1545, the paper's)")
-    p.add_argument("--top", type=_positive_int, default=5, help="words printed per topic (default 5)")
-    p.add_argument("--steps", type=_positive_int, help="optimisation steps per landmark")
-    p.add_argument("--batch-size", type=_positive_int, help="documents per minibatch")
-    p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH")
-    p.add_argument("--seed", type=int, help="random seed (default 0)")
-    p.add_argument("-o", "--output", metavar="FILE", help="also save landmarks and vocabulary (.npz)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
-    p.set_defaults(handler=_cmd_topics)
-
-    p = commands.add_parser(
-        "demo", parents=[common], formatter_class=raw, help="the demo that `make demo` runs",
-        description="Learn landmarks on data that needs no download, print a table and "
-                    "write pictures (what `make demo` runs).",
-        epilog=_example("landmarking demo"))
-    p.set_defaults(handler=_cmd_demo)
-
-    p = commands.add_parser(
-        "reproduce", parents=[common], formatter_class=raw,
-        help="run one of the papers' experiments (benchmarks/)",
-        description="Run a benchmark script of the source checkout: small and quick by "
-                    "default, the paper's scale with --full. Data is read from "
-                    "$LANDMARKING_DATA.",
-        epilog=_example("LANDMARKING_DATA=~/data landmarking reproduce mnist\n"
-                        "landmarking reproduce sculpting --full --out results/"))
-    p.add_argument("experiment", choices=list(EXPERIMENTS))
-    p.add_argument("--full", action="store_true", help="the paper's scale (slow)")
-    p.add_argument("--out", metavar="DIR", help="where the script writes its pictures")
-    p.set_defaults(handler=_cmd_reproduce)
-    return parser
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not np.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
-    return value
-
-
-def _kernel_width(text):
-    return text if text in ("auto", "variance") else _positive_float(text)
-
-
-def _image_shape(text):
-    try:
-        return parse_image_shape(text)
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # --------------------------------------------------------------------- main
@@ -269,9 +40,12 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     args.command_line = "landmarking " + shlex.join(argv)
+    handler = {"landmarks": _cmd_landmarks, "features": _cmd_features, "embed": _cmd_embed,
+               "transform": _cmd_transform, "topics": _cmd_topics, "demo": _cmd_demo,
+               "reproduce": _cmd_reproduce}[args.command]
     start = time.perf_counter()
     try:
-        status = args.handler(args)
+        status = handler(args)
     except InputError as exc:
         if args.debug:
             raise
