@@ -1,0 +1,50 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from landmarking.kernels import (gaussian_features, local_kernel_width, resolve_kernel_width,
+                                 squared_distances, variance_kernel_width)
+
+
+def test_squared_distances_match_direct_formula():
+    rng = np.random.default_rng(0)
+    X, T = rng.normal(size=(30, 5)) * 100, rng.normal(size=(4, 5)) * 100
+    direct = ((X[:, None, :] - T[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(squared_distances(X, T), direct, rtol=1e-10)
+    assert squared_distances(X, X).min() >= 0
+
+
+def test_gaussian_features_chunked_equals_unchunked_and_keeps_float32():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1000, 3))
+    T = X[:5]
+    full = np.exp(-((X[:, None, :] - T[None]) ** 2).sum(-1) / 2.0)
+    np.testing.assert_allclose(gaussian_features(X, T, 2.0, chunk_size=7), full, rtol=1e-12)
+    assert gaussian_features(X.astype(np.float32), T.astype(np.float32), 2.0).dtype == np.float32
+
+
+def test_variance_width_dense_and_sparse_agree():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(200, 6))
+    expected = X.var(axis=0).sum()
+    assert variance_kernel_width(X) == pytest.approx(expected)
+    assert variance_kernel_width(sp.csr_matrix(X)) == pytest.approx(expected)
+
+
+def test_local_width_scales_with_data_squared_and_ignores_shift():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 3))
+    base = local_kernel_width(X, random_state=0)
+    assert local_kernel_width(7 * X + 11, random_state=0) == pytest.approx(49 * base, rel=1e-9)
+    # Much narrower than the cloud's total variance for a low-dimensional sheet.
+    sheet = np.column_stack([rng.uniform(size=3000), rng.uniform(size=3000), np.zeros(3000)])
+    assert local_kernel_width(sheet, random_state=0) < 0.1 * variance_kernel_width(sheet)
+
+
+@pytest.mark.parametrize("value, error, match", [
+    (0, ValueError, "> 0"), (-2.0, ValueError, "> 0"), (np.inf, ValueError, "> 0"),
+    ("wide", ValueError, "'auto' or 'variance'"), (None, TypeError, "positive number"),
+])
+def test_resolve_kernel_width_errors(value, error, match):
+    with pytest.raises(error, match=match):
+        resolve_kernel_width(np.eye(3), value)
