@@ -162,9 +162,12 @@ def build_parser():
                     "sphere, and print each landmark's most probable words (its largest "
                     "squared entries).",
         epilog=_example("landmarking topics posts.jsonl --field body -n 12 --vocabulary 1545 --top 5\n"
+                        "landmarking topics newsgroups.jsonl --strip-headers -n 12\n"
                         "landmarking topics letters/ -n 5 -o topics.npz"))
     p.add_argument("corpus", metavar="CORPUS", help="a folder of .txt files or a .jsonl file")
     p.add_argument("--field", default="text", help="text field of the .jsonl records (default text)")
+    p.add_argument("--strip-headers", action="store_true",
+                   help="drop each document's e-mail/news header block (up to the first blank line)")
     p.add_argument("-n", "--n-landmarks", type=_positive_int, default=12, metavar="N",
                    help="number of topics (default 12)")
     p.add_argument("--vocabulary", type=_positive_int, default=1545, metavar="V",

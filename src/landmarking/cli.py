@@ -192,6 +192,8 @@ def _cmd_landmarks(args):
     previous = None
     if args.previous is not None:
         previous = _read_previous(args)
+        if args.image_shape is None and previous["parameters"].get("image_shape"):
+            args.image_shape = tuple(previous["parameters"]["image_shape"])
     data = _load(args)
     X = data.X
     labels = _label_codes(args, X.shape[0])
@@ -496,9 +498,11 @@ def _cmd_topics(args):
         check_output(args.output, force=args.force, fmt="npz")
     import warnings
 
-    from .text import sqrt_histograms, top_words
+    from .text import sqrt_histograms, strip_headers, top_words
 
     documents, _ = read_corpus(args.corpus, field=args.field)
+    if args.strip_headers:
+        documents = [strip_headers(doc) for doc in documents]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # dropped documents are reported below
         X, vocabulary, kept = sqrt_histograms(documents, args.vocabulary, dense=True)
