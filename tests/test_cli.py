@@ -170,6 +170,24 @@ def test_image_folder_landmarks_as_grid_and_csv_output(tmp_path):
     assert_png_drawn(tmp_path / "grid.png")
 
 
+@pytest.mark.parametrize("method, name", [("random", "RandomLandmarks"),
+                                          ("active", "ActiveLearningLandmarks"),
+                                          ("rpcholesky", "RPCholeskyLandmarks"),
+                                          ("kmeans", "KMeansLandmarks")])
+def test_baseline_methods_match_the_library(tmp_path, monkeypatch, method, name):
+    import landmarking
+
+    X, _ = circle(120, seed=2)
+    np.save(tmp_path / "x.npy", X)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["landmarks", "x.npy", "-n", "5", "--method", method, "--seed", "4",
+                     "--kernel-width", "0.05", "-o", "lm.npz", "-q"]) == 0
+    saved = read_result(tmp_path / "lm.npz")
+    reference = getattr(landmarking, name)(n_landmarks=5, kernel_width=0.05, random_state=4).fit(X)
+    np.testing.assert_allclose(saved["landmarks"], reference.landmarks_, rtol=0, atol=1e-12)
+    assert saved["parameters"]["method"] == method and float(saved["kernel_width"]) == 0.05
+
+
 # ------------------------------------------------------------------ features
 
 
