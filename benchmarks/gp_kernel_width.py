@@ -1,0 +1,67 @@
+"""Kernel-width rules for GPLandmarks on low-dimensional manifolds: "auto" vs "variance".
+
+For each generated manifold, learns landmarks with both rules and prints how far the
+landmarks lie from the data (in units of the data's median nearest-neighbour
+spacing) and how many components (circles, clusters) got a landmark. Writes one PNG
+per rule for the circles. MNIST accuracy for both rules comes from
+``benchmarks/gp_mnist_speed.py --full --widths auto variance``.
+
+Usage::
+
+    python benchmarks/gp_kernel_width.py [--full] [--out DIR]
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from landmarking import GPLandmarks
+from landmarking.datasets import (make_concentric_circles, make_noisy_swiss_roll,
+                                  make_sphere_orthant)
+from landmarking.kernels import squared_distances
+from landmarking.neighbors import nearest_neighbors
+from landmarking.plotting import plot_landmarks
+
+
+def _datasets(n):
+    circles, circle_labels = make_concentric_circles(n, random_state=0)
+    roll, _ = make_noisy_swiss_roll(n, noise=0.3, random_state=0)
+    sphere, sphere_labels = make_sphere_orthant(n, n_features=6, n_clusters=4, random_state=1)
+    return [("two circles", circles, circle_labels, "euclidean"),
+            ("noisy Swiss roll", roll, None, "euclidean"),
+            ("sphere-orthant clusters", sphere, sphere_labels, "sphere")]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="more points and landmarks")
+    parser.add_argument("--out", default="benchmarks/output")
+    args = parser.parse_args()
+    n, n_landmarks, n_steps = (4000, 24, 1000) if args.full else (1500, 12, 300)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    print(f"{'data':<24} {'rule':<9} {'width':>9} {'max dist/NN':>11} "
+          f"{'median dist/NN':>14} {'components hit':>14}")
+    for name, X, labels, space in _datasets(n):
+        spacing = float(np.median(nearest_neighbors(X, 1)[0]))
+        for rule in ("auto", "variance"):
+            gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=n_steps, kernel_width=rule,
+                             space=space, random_state=0).fit(X)
+            d2 = squared_distances(X, gp.landmarks_)
+            ratio = np.sqrt(d2.min(axis=0)) / spacing
+            hit = "-"
+            if labels is not None:
+                hit = f"{len(set(labels[np.argmin(d2, axis=0)]))}/{len(set(labels))}"
+            print(f"{name:<24} {rule:<9} {gp.kernel_width_:>9.3g} {ratio.max():>11.1f} "
+                  f"{np.median(ratio):>14.2f} {hit:>14}")
+            if name == "two circles":
+                plot_landmarks(X, gp.landmarks_, labels=labels,
+                               title=f"two circles, kernel_width='{rule}'",
+                               path=out / f"gp_circles_{rule}.png")
+    print(f"wrote {out / 'gp_circles_auto.png'} and {out / 'gp_circles_variance.png'}")
+
+
+if __name__ == "__main__":
+    main()
