@@ -36,7 +36,26 @@ INTERRUPTED = 130
 
 
 def main(argv=None):
-    """Run the command line; returns the exit status."""
+    """Run the ``landmarking`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 2 for bad input or options (one line on stderr
+        naming the file, the problem and the fix), 130 after Ctrl-C, 1 for any other
+        failure.
+
+    Examples
+    --------
+    >>> main(["landmarks", "missing.csv", "-n", "3", "-o", "out.npz"])  # doctest: +SKIP
+    landmarking landmarks: error: missing.csv: no such file or folder; check the name ...
+    2
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     args.command_line = "landmarking " + shlex.join(argv)
@@ -64,6 +83,19 @@ def main(argv=None):
             raise
         print("\nlandmarking: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except OSError as exc:
+        # Unreadable input or unwritable output (permissions, full disk).
+        if args.debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(args, f"{where}{exc.strerror or _one_line(exc)}; check the path, its permissions "
+                     "and the free space.")
+        return 2
+    except MemoryError:
+        if args.debug:
+            raise
+        _error(args, "out of memory; use fewer rows or columns, or a smaller --batch-size.")
+        return 1
     except Exception as exc:  # noqa: BLE001 - one line for users, traceback with --debug
         if args.debug:
             raise
