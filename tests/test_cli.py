@@ -188,6 +188,24 @@ def test_baseline_methods_match_the_library(tmp_path, monkeypatch, method, name)
     assert saved["parameters"]["method"] == method and float(saved["kernel_width"]) == 0.05
 
 
+def test_landmarks_drawn_on_a_given_view(workdir, tmp_path, monkeypatch, capsys):
+    folder, X, _ = workdir
+    monkeypatch.chdir(tmp_path)
+    angle = np.arctan2(X[:, 1], X[:, 0])
+    np.save(tmp_path / "view.npy", np.c_[angle, np.cos(3 * angle)])
+    assert cli.main(["landmarks", str(folder / "circle.npy"), "-n", "3", "--steps", str(STEPS),
+                     "--view", "view.npy", "--plot", "v.png", "-o", "v.npz", "-q"]) == 0
+    assert_png_drawn(tmp_path / "v.png", red=True)
+    np.save(tmp_path / "short.npy", np.zeros((10, 2)))
+    assert cli.main(["landmarks", str(folder / "circle.npy"), "-n", "3", "--view", "short.npy",
+                     "--plot", "w.png", "-o", "w.npz", "-q"]) == 2
+    assert "short.npy: the view has shape (10, 2) but needs one row" in capsys.readouterr().err
+    assert cli.main(["landmarks", str(folder / "circle.npy"), "-n", "3", "--view", "view.npy",
+                     "-o", "w.npz", "-q"]) == 2
+    assert "--view sets the picture's coordinates; add --plot" in capsys.readouterr().err
+    assert not (tmp_path / "w.npz").exists()
+
+
 # ------------------------------------------------------------------ features
 
 

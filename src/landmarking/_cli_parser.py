@@ -103,6 +103,9 @@ def build_parser():
     p.add_argument("--continue", dest="previous", metavar="FILE",
                    help="landmarks .npz of an earlier gp run on the same DATA to extend")
     p.add_argument("--plot", metavar="PNG", help="picture of the landmarks")
+    p.add_argument("--view", metavar="EMBEDDING",
+                   help="draw the plot on this 2-D embedding of DATA (e.g. from `landmarking "
+                        "embed`) instead of the first two principal components")
 
     p = commands.add_parser(
         "features", parents=[common, data, output], formatter_class=raw,

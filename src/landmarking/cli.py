@@ -200,10 +200,25 @@ def _label_codes(args, n_samples):
     return np.unique(labels, return_inverse=True)[1].ravel()
 
 
-def _plot_landmarks(args, X, landmarks, image_shape, labels):
+def _read_view(args, n_samples):
+    if args.view is None:
+        return None
+    if not args.plot:
+        raise InputError("--view sets the picture's coordinates; add --plot NAME.png or drop --view.")
+    view = read_data(args.view, allow_sparse=False).X
+    if view.shape[0] != n_samples or view.shape[1] < 2:
+        raise InputError(
+            f"{args.view}: the view has shape {view.shape} but needs one row of at least 2 "
+            f"coordinates for each of the {n_samples} rows of {args.data}; pass an embedding of DATA."
+        )
+    return view
+
+
+def _plot_landmarks(args, X, landmarks, image_shape, labels, view):
     from .plotting import plot_landmarks_auto
 
-    plot_landmarks_auto(X, landmarks, image_shape=image_shape, labels=labels, path=args.plot)
+    plot_landmarks_auto(X, landmarks, image_shape=image_shape, labels=labels, view=view,
+                        path=args.plot)
     _say(args, f"wrote {args.plot}")
 
 
@@ -229,6 +244,7 @@ def _cmd_landmarks(args):
     data = _load(args)
     X = data.X
     labels = _label_codes(args, X.shape[0])
+    view = _read_view(args, X.shape[0])
     if X.shape[0] < args.n_landmarks:
         raise InputError(
             f"{args.data}: has {X.shape[0]} rows, fewer than the {args.n_landmarks} landmarks "
@@ -260,7 +276,7 @@ def _cmd_landmarks(args):
     _write_landmarks(args, estimator, data, fmt, complete=True, previous=previous)
     _say(args, f"wrote {len(estimator.landmarks_)} landmarks to {args.output}")
     if args.plot:
-        _plot_landmarks(args, X, estimator.landmarks_, data.image_shape, labels)
+        _plot_landmarks(args, X, estimator.landmarks_, data.image_shape, labels, view)
     return 0
 
 

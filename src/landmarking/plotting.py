@@ -120,12 +120,13 @@ def plot_rows(n_samples, max_points=PLOT_POINTS, seed=0):
     return np.sort(np.random.default_rng(seed).choice(n_samples, max_points, replace=False))
 
 
-def plot_landmarks_auto(X, landmarks, *, image_shape=None, labels=None, title=None, path=None):
+def plot_landmarks_auto(X, landmarks, *, image_shape=None, labels=None, view=None, title=None,
+                        path=None):
     """Landmarks as an image grid when ``image_shape`` is given, else numbered over the data.
 
-    Large data is drawn from a seeded sample of :data:`PLOT_POINTS` rows (the
-    principal components of that sample define the view); sparse data is densified
-    only for that sample.
+    The data are drawn on ``view`` (a 2-D embedding of them) when given, else on their
+    first two principal components. Large data is drawn from a seeded sample of
+    :data:`PLOT_POINTS` rows; sparse data is densified only for that sample.
 
     Parameters
     ----------
@@ -134,6 +135,9 @@ def plot_landmarks_auto(X, landmarks, *, image_shape=None, labels=None, title=No
     image_shape : tuple of int, optional
         (height, width) or (height, width, 3) of one image.
     labels : ndarray (n_samples,), optional, colours of the data points
+    view : ndarray (n_samples, >= 2), optional
+        An embedding of the data; each landmark is drawn at the position of its
+        nearest drawn data point (landmarks need not be data points).
     path : str or Path, optional, where to save a PNG
 
     Returns
@@ -144,15 +148,23 @@ def plot_landmarks_auto(X, landmarks, *, image_shape=None, labels=None, title=No
     --------
     >>> X = np.random.default_rng(0).normal(size=(100, 3))
     >>> fig = plot_landmarks_auto(X, X[:4])
+    >>> fig = plot_landmarks_auto(X, X[:4], view=X[:, 1:])
     """
     landmarks = np.asarray(landmarks)
     title = title or f"{len(landmarks)} landmarks"
-    if image_shape is not None:
+    if image_shape is not None and view is None:
         # Colour images must lie in [0, 1] for imshow; grey ones are rescaled by it.
         images = landmarks if len(image_shape) == 2 else np.clip(landmarks, 0, 1)
         return plot_image_grid(images, image_shape, title=title, path=path)
     rows = plot_rows(X.shape[0])
-    view = X[rows]
-    view = view.toarray() if hasattr(view, "toarray") else view
-    return plot_landmarks(view, landmarks, labels=None if labels is None else np.asarray(labels)[rows],
-                          title=title, path=path)
+    sample = X[rows]
+    sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample)
+    labels = None if labels is None else np.asarray(labels)[rows]
+    if view is None:
+        return plot_landmarks(sample, landmarks, labels=labels, title=title, path=path)
+    from .kernels import squared_distances
+
+    view = np.asarray(view, dtype=float)[rows][:, :2]
+    nearest = np.argmin(squared_distances(landmarks.astype(float), sample.astype(float)), axis=1)
+    return plot_landmarks(sample, landmarks, labels=labels, embedding=view,
+                          landmark_embedding=view[nearest], title=title, path=path)
