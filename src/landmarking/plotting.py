@@ -57,8 +57,8 @@ def plot_landmarks(X, landmarks, *, labels=None, embedding=None,
         view, lm_view = two_d_view(X, landmarks)
     fig, ax = plt.subplots(figsize=(6, 6))
     colours = "0.7" if labels is None else labels
-    ax.scatter(view[:, 0], view[:, 1], s=4, c=colours, cmap="tab10", alpha=0.6,
-               linewidths=0)
+    ax.scatter(view[:, 0], view[:, 1], s=4, c=colours, cmap=None if labels is None else "tab10",
+               alpha=0.6, linewidths=0)
     ax.scatter(lm_view[:, 0], lm_view[:, 1], s=30, c="red", edgecolors="black",
                linewidths=0.5, zorder=3)
     for k, (u, v) in enumerate(lm_view[:, :2], start=1):
