@@ -16,6 +16,7 @@ distance from a data point to its nearest landmark). Every pass over all N rows
 goes chunk by chunk, so memory stays bounded.
 """
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,7 +119,7 @@ def _best(lambdas, scores):
 
 
 def select_by_validation(F_train, y_train, F_val, y_val, F_test=None, y_test=None, *,
-                         lambdas=PAPER_LAMBDAS, max_iter=1000, tol=1e-4):
+                         lambdas=PAPER_LAMBDAS, max_iter=1000, tol=1e-4, warm_start=True):
     """Choose lambda on a validation set, as in the paper's MNIST experiment.
 
     Fits one L2 logistic regression per lambda (C = 1 / lambda; see the module
@@ -134,6 +135,9 @@ def select_by_validation(F_train, y_train, F_val, y_val, F_test=None, y_test=Non
     max_iter : int, default=1000
         L-BFGS iterations per fit.
     tol : float, default=1e-4
+    warm_start : bool, default=True
+        Fit lambdas from the largest to the smallest, each starting from the
+        previous solution (same optima, up to ``tol``, in far fewer iterations).
 
     Returns
     -------
@@ -150,11 +154,14 @@ def select_by_validation(F_train, y_train, F_val, y_val, F_test=None, y_test=Non
     lambdas = _check_lambdas(lambdas)
     max_iter = check_positive_int(max_iter, "max_iter")
     scores = np.empty(len(lambdas))
-    models = []
-    for i, lam in enumerate(lambdas):
-        model = LogisticRegression(C=1.0 / lam, max_iter=max_iter, tol=tol).fit(F_train, y_train)
-        scores[i] = model.score(F_val, y_val)
-        models.append(model)
+    models = [None] * len(lambdas)
+    solver = LogisticRegression(max_iter=max_iter, tol=tol, warm_start=warm_start)
+    # From strong to weak regularisation: each fit starts from the previous optimum
+    # when warm_start is on, which saves most L-BFGS iterations on large data.
+    for i in np.argsort(-lambdas, kind="stable"):
+        solver.set_params(C=1.0 / lambdas[i]).fit(F_train, y_train)
+        scores[i] = solver.score(F_val, y_val)
+        models[i] = copy.deepcopy(solver)
     best_lambda = _best(lambdas, scores)
     model = models[int(np.flatnonzero(lambdas == best_lambda)[0])]
     test = None if F_test is None else float(model.score(F_test, y_test))

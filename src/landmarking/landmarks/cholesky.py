@@ -14,7 +14,7 @@ the n x n kernel matrix is never formed.
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..kernels import gaussian_features
+from ..kernels import squared_distances
 
 __all__ = ["pivoted_cholesky", "PIVOT_RULES"]
 
@@ -78,12 +78,15 @@ def pivoted_cholesky(X, n_pivots, width, *, rule="greedy", random_state=None, ve
     residual_trace = np.empty(n_pivots + 1)
     residual_trace[0] = n
     selected = np.zeros(n, dtype=bool)
+    # Row norms once, not once per kernel row.
+    sq_norms = np.einsum("ij,ij->i", X, X)
     for j in tqdm(range(n_pivots), desc=f"{rule} pivoted Cholesky", disable=not verbose):
         p = _next_pivot(diag, selected, rule, random_state)
         pivots[j] = p
         pivot_variance[j] = diag[p]
         selected[p] = True
-        row = gaussian_features(X, X[p:p + 1], width)[:, 0].astype(np.float64)
+        row = np.exp(-squared_distances(X, X[p:p + 1], X_sq_norms=sq_norms)[:, 0]
+                     .astype(np.float64) / width)
         row -= factor[:, :j] @ factor[p, :j]
         if diag[p] > _DEGENERATE:
             factor[:, j] = row / np.sqrt(diag[p])

@@ -1,0 +1,106 @@
+"""GP landmarks of face images (Liang & Paisley 2015, Fig. 2 and Fig. 3's insets).
+
+1. Yale faces (165 images, 32 x 32, pixels / 255, space "nonnegative"): the first
+   8 landmarks as an image grid. The paper finds "various illuminations of an
+   average face that doesn't correspond to any single person".
+2. Olivetti faces (400 images, 64 x 64): the first 8 landmarks, each followed by
+   its 5 nearest faces; a table gives each landmark's distance to the nearest
+   face (over the median nearest-neighbour spacing of the faces) and the subjects
+   of its 5 nearest faces.
+
+Usage::
+
+    python benchmarks/gp_faces.py          # quick: 200 steps per landmark
+    python benchmarks/gp_faces.py --full   # the paper's 1000 steps
+"""
+
+import time
+
+import numpy as np
+
+from _gp_common import parse_args, print_table
+from landmarking import GPLandmarks
+from landmarking.datasets.real import load_faces
+from landmarking.evaluation import nearest_distances, nearest_neighbor_spacing
+from landmarking.plotting import plot_image_grid
+
+N_LANDMARKS = 8
+N_NEAREST = 5
+
+
+def _fit(images, args):
+    X = images.reshape(len(images), -1).astype(np.float64) / 255.0
+    gp = GPLandmarks(n_landmarks=N_LANDMARKS, n_steps=1000 if args.full else 200,
+                     batch_size=1000, kernel_width=args.kernel_width, space="nonnegative",
+                     random_state=args.seed)
+    start = time.perf_counter()
+    gp.fit(X)
+    return X, gp, time.perf_counter() - start
+
+
+def _nearest(X, landmarks, k):
+    """Indices of the k nearest rows of X to each landmark (X is small here)."""
+    d2 = ((landmarks[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
+    return np.argsort(d2, axis=1, kind="stable")[:, :k]
+
+
+def run(args):
+    tag = "full" if args.full else "quick"
+    yale, yale_subject = load_faces("yale")
+    X, gp, secs = _fit(yale, args)
+    spacing = nearest_neighbor_spacing(X)
+    dist, idx = nearest_distances(gp.landmarks_, X)
+    print(f"Yale: {len(X)} faces 32x32, eta = {gp.kernel_width_:.4g} "
+          f"({args.kernel_width}), {gp.n_steps} steps, {secs:.1f} s")
+    print_table(["landmark", "objective", "to nearest face / spacing", "nearest subject"],
+                [[k + 1, float(gp.objective_[k]), float(dist[k] / spacing), int(yale_subject[idx[k]])]
+                 for k in range(N_LANDMARKS)], floatfmt="{:.3f}")
+    png = args.out / f"gp_faces_yale_{tag}.png"
+    plot_image_grid(np.clip(gp.landmarks_, 0, None), (32, 32), n_cols=N_LANDMARKS,
+                    title="Yale faces: first 8 GP landmarks", path=png)
+    print(f"wrote {png}\n")
+
+    olivetti, subject = load_faces("olivetti")
+    X, gp, secs = _fit(olivetti, args)
+    spacing = nearest_neighbor_spacing(X)
+    dist, _ = nearest_distances(gp.landmarks_, X)
+    near = _nearest(X, gp.landmarks_, N_NEAREST)
+    print(f"Olivetti: {len(X)} faces 64x64, eta = {gp.kernel_width_:.4g} "
+          f"({args.kernel_width}), {gp.n_steps} steps, {secs:.1f} s")
+    rows = []
+    for k in range(N_LANDMARKS):
+        subjects = subject[near[k]]
+        rows.append([k + 1, float(gp.objective_[k]), float(dist[k] / spacing),
+                     " ".join(str(s) for s in subjects),
+                     len(np.unique(subjects))])
+    print_table(["landmark", "objective", "to nearest face / spacing",
+                 f"subjects of {N_NEAREST} nearest", "distinct"], rows, floatfmt="{:.3f}")
+    tiles, titles = [], []
+    for k in range(N_LANDMARKS):
+        tiles.append(np.clip(gp.landmarks_[k], 0, None))
+        titles.append(f"landmark {k + 1}")
+        for j, i in enumerate(near[k]):
+            tiles.append(X[i])
+            titles.append(f"s{subject[i]}")
+    png = args.out / f"gp_faces_olivetti_{tag}.png"
+    plot_image_grid(np.array(tiles), (64, 64), n_cols=N_NEAREST + 1, titles=titles,
+                    title="Olivetti: GP landmarks (left) and their 5 nearest faces", path=png)
+    print(f"wrote {png}")
+    return gp
+
+
+def main(argv=None):
+    def extra(parser):
+        parser.add_argument("--kernel-width", default="variance",
+                            help="auto, variance (default, the paper's) or a number")
+
+    args = parse_args(__doc__.split("\n\n")[0], argv, extra)
+    try:
+        args.kernel_width = float(args.kernel_width)
+    except ValueError:
+        pass
+    return run(args)
+
+
+if __name__ == "__main__":
+    main()

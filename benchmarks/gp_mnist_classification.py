@@ -1,0 +1,169 @@
+"""MNIST classification with landmark features (Liang & Paisley 2015, Fig. 5).
+
+Landmarks are learned on the training images (pixels / 255) by each method; every
+image becomes its vector of Gaussian landmark features exp(-||x - t_k||^2 / eta)
+(one eta for all methods, so only the landmarks differ); an L2 logistic regression
+is trained on the training features with lambda chosen from the paper's grid
+(1e-3 ... 1e3, C = 1 / lambda) on a validation set and scored on the test set.
+
+Methods: GP (``GPLandmarks``), Act5K (GP active learning on a 5,000-image
+subsample), random images, k-means++ centroids, and RPCholesky. The sequential
+methods are fitted once at the largest size and their first k landmarks used for
+each k; k-means is refitted for every k.
+
+Also printed: fit time and geometry at the size nearest 100 (each landmark's
+distance to the nearest training image and the mean distance of an image to its
+nearest landmark, both over the median nearest-neighbour spacing of the images).
+
+Usage::
+
+    python benchmarks/gp_mnist_classification.py          # quick (2,000 images, 10 and 50)
+    python benchmarks/gp_mnist_classification.py --full   # 50k/10k/10k, 10..200 landmarks
+"""
+
+import json
+import time
+
+import numpy as np
+
+from _gp_common import parse_args, print_table, pyplot
+from landmarking import (ActiveLearningLandmarks, GPLandmarks, KMeansLandmarks,
+                         RandomLandmarks, RPCholeskyLandmarks)
+from landmarking.datasets.real import load_mnist
+from landmarking.evaluation import landmark_geometry, select_by_validation
+from landmarking.kernels import resolve_kernel_width
+
+METHODS = ("GP", "Act5K", "random", "k-means++", "RPCholesky")
+# Cheap methods first, so that their results print while GP (the slowest) runs.
+RUN_ORDER = ("random", "Act5K", "RPCholesky", "k-means++", "GP")
+SEQUENTIAL = ("GP", "Act5K", "random", "RPCholesky")
+
+
+def _settings(full):
+    if full:
+        return dict(n_train=50000, n_val=10000, n_test=10000,
+                    sizes=(10, 50, 60, 70, 80, 90, 100, 200), n_steps=1000, batch_size=1000)
+    return dict(n_train=2000, n_val=1000, n_test=1000, sizes=(10, 50),
+                n_steps=50, batch_size=500)
+
+
+def _make(method, n, width, cfg, seed, verbose):
+    if method == "GP":
+        return GPLandmarks(n_landmarks=n, n_steps=cfg["n_steps"], batch_size=cfg["batch_size"],
+                           kernel_width=width, space="euclidean", random_state=seed,
+                           verbose=verbose)
+    if method == "Act5K":
+        return ActiveLearningLandmarks(n_landmarks=n, subsample=5000, kernel_width=width,
+                                       random_state=seed)
+    if method == "random":
+        return RandomLandmarks(n_landmarks=n, kernel_width=width, random_state=seed)
+    if method == "RPCholesky":
+        return RPCholeskyLandmarks(n_landmarks=n, kernel_width=width, random_state=seed)
+    return KMeansLandmarks(n_landmarks=n, kernel_width=width, n_init=1, random_state=seed)
+
+
+def run(args):
+    cfg = _settings(args.full)
+    X, y = load_mnist(split="train")
+    X_test, y_test = load_mnist(split="test")
+    n_tr, n_va = cfg["n_train"], cfg["n_val"]
+    X_tr, y_tr = X[:n_tr], y[:n_tr]
+    X_va, y_va = X[50000:50000 + n_va], y[50000:50000 + n_va]
+    X_te, y_te = X_test[:cfg["n_test"]], y_test[:cfg["n_test"]]
+    rule = args.kernel_width
+    try:
+        rule = float(rule)
+    except ValueError:
+        pass
+    width = resolve_kernel_width(X_tr, rule, random_state=args.seed)
+    if args.sizes:
+        cfg["sizes"] = tuple(sorted(args.sizes))
+    sizes = cfg["sizes"]
+    print(f"MNIST: {n_tr} train / {n_va} validation / {len(X_te)} test images; "
+          f"kernel width {rule!r} -> eta = {width:.4g}; GP {cfg['n_steps']} steps, "
+          f"batch {cfg['batch_size']}; sizes {list(sizes)}; logistic regression "
+          f"max_iter {args.max_iter}", flush=True)
+
+    accuracy = {m: {} for m in METHODS}
+    lambdas = {m: {} for m in METHODS}
+    seconds = {}
+    geometry = {}
+    geo_size = min(sizes, key=lambda k: abs(k - 100))
+    for method in [m for m in RUN_ORDER if m in args.methods]:
+        start = time.perf_counter()
+        if method in SEQUENTIAL:
+            model = _make(method, max(sizes), width, cfg, args.seed, args.verbose).fit(X_tr)
+            seconds[method] = time.perf_counter() - start
+            np.save(args.out / f"gp_mnist_landmarks_{method}_{'full' if args.full else 'quick'}.npy",
+                    model.landmarks_)
+            F_all = [model.transform(S) for S in (X_tr, X_va, X_te)]
+            per_size = {k: ([F[:, :k] for F in F_all], model.landmarks_[:k]) for k in sizes}
+        else:
+            per_size = {}
+            for k in sizes:
+                model = _make(method, k, width, cfg, args.seed, False).fit(X_tr)
+                per_size[k] = ([model.transform(S) for S in (X_tr, X_va, X_te)], model.landmarks_)
+            seconds[method] = time.perf_counter() - start
+        for k in sizes:
+            (F_tr, F_va, F_te), _ = per_size[k]
+            res = select_by_validation(F_tr, y_tr, F_va, y_va, F_te, y_te,
+                                       max_iter=args.max_iter)
+            accuracy[method][k] = res.test_accuracy
+            lambdas[method][k] = res.best_lambda
+        g = landmark_geometry(X_tr, per_size[geo_size][1], random_state=args.seed)
+        geometry[method] = g
+        print(f"  {method:<11} fit {seconds[method]:7.1f} s; test accuracy "
+              + ", ".join(f"{k}: {accuracy[method][k]:.4f}" for k in sizes), flush=True)
+
+    methods = [m for m in METHODS if m in args.methods]
+    print("\nTest accuracy (lambda chosen on the validation set)\n")
+    print_table(["landmarks"] + methods,
+                [[k] + [accuracy[m][k] for m in methods] for k in sizes])
+    print(f"\nFit time and geometry at {geo_size} landmarks (distances / median "
+          "nearest-neighbour spacing of the training images, "
+          f"{geometry[methods[0]]['spacing']:.3f})\n")
+    print_table(["method", "fit s", "landmark->data median", "landmark->data max",
+                 "mean cover", "covering radius"],
+                [[m, seconds[m], float(np.median(geometry[m]["to_data_relative"])),
+                  float(np.max(geometry[m]["to_data_relative"])),
+                  geometry[m]["mean_cover_relative"], geometry[m]["covering_radius_relative"]]
+                 for m in methods], floatfmt="{:.3f}")
+    print("\nChosen lambda per size: " + "; ".join(
+        f"{m}: " + ",".join(f"{lambdas[m][k]:g}" for k in sizes) for m in methods))
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in methods:
+        ax.plot(sizes, [accuracy[m][k] for k in sizes], marker="o", label=m)
+    ax.set_xlabel("number of landmarks")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"MNIST, landmark features ({'full' if args.full else 'quick'} run)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    tag = "full" if args.full else "quick"
+    png = args.out / f"gp_mnist_classification_{tag}.png"
+    fig.savefig(png, dpi=110)
+    with open(args.out / f"gp_mnist_classification_{tag}.json", "w") as fh:
+        json.dump({"settings": {**cfg, "kernel_width": width, "rule": str(rule)},
+                   "accuracy": accuracy, "lambda": lambdas, "seconds": seconds}, fh, indent=1)
+    print(f"\nwrote {png}")
+    return accuracy
+
+
+def main(argv=None):
+    def extra(parser):
+        parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+        parser.add_argument("--kernel-width", default=GPLandmarks().kernel_width,
+                            help="auto, variance or a number (default: GPLandmarks' default)")
+        parser.add_argument("--sizes", type=int, nargs="+",
+                            help="numbers of landmarks (default: 10 50 quick; 10 50..100 200 full)")
+        parser.add_argument("--max-iter", type=int, default=300,
+                            help="L-BFGS iterations per logistic regression (default 300)")
+        parser.add_argument("--verbose", action="store_true", help="progress bars")
+
+    return run(parse_args(__doc__.split("\n\n")[0], argv, extra))
+
+
+if __name__ == "__main__":
+    main()
