@@ -557,4 +557,5 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
