@@ -289,6 +289,23 @@ def test_embed_laplacian_eigenmaps_and_sculpting(tmp_path, monkeypatch):
                                atol=1e-6 * np.abs(reference.embedding_).max())
 
 
+def test_embed_lll_on_saved_gp_landmarks(workdir, tmp_path, monkeypatch):
+    from landmarking.embedding.lll import LocallyLinearLandmarks
+
+    folder, X, _ = workdir
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["embed", str(folder / "circle.npy"), "--method", "lll", "-d", "1",
+                     "--landmarks", str(folder / "lm.npz"), "--landmark-neighbors", "2",
+                     "--neighbors", "8", "-o", "e.npz", "-q"]) == 0
+    saved = read_result(tmp_path / "e.npz")
+    assert saved["parameters"]["landmarks"] == str(folder / "lm.npz")
+    T = read_result(folder / "lm.npz")["landmarks"]
+    reference = LocallyLinearLandmarks(n_components=1, landmarks=T, n_landmark_neighbors=2,
+                                       n_neighbors=8, random_state=0).fit(X)
+    np.testing.assert_allclose(saved["embedding"], reference.embedding_, rtol=0,
+                               atol=1e-9 * np.abs(reference.embedding_).max())
+
+
 # ------------------------------------------------------------------ topics
 
 
