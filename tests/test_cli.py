@@ -424,6 +424,8 @@ BAD_INPUTS = [
      r"--steps does not apply to --method random; drop it"),
     (["landmarks", "tiny.npy", "-n", "2", "--method", "kmeans", "--continue", "taken.npz", "-o", "o.npz"],
      r"--continue extends gp runs only"),
+    (["landmarks", "tiny.npy", "-n", "2", "--labels", "tiny.npy", "-o", "o.npz"],
+     r"--labels colours the picture; add --plot NAME\.png or drop --labels"),
     (["features", "three_cols.npy", "--landmarks", "missing.npz", "-o", "f.npz"],
      r"missing\.npz: no such file"),
     (["embed", "tiny.npy", "--method", "le", "--model", "m.npz", "-o", "e.npz"],

@@ -195,6 +195,8 @@ def _class(name):
 def _label_codes(args, n_samples):
     if not getattr(args, "labels", None):
         return None
+    if not args.plot:
+        raise InputError("--labels colours the picture; add --plot NAME.png or drop --labels.")
     labels = read_labels(args.labels, n_samples, key=args.labels_key)
     # Colours need numbers; names become codes in sorted order.
     return np.unique(labels, return_inverse=True)[1].ravel()
