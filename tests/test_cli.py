@@ -331,6 +331,7 @@ def test_topics_prints_each_landmarks_words(tmp_path):
         found.add(group[0])
     assert found == {0, 1, 2}
     saved = read_result(tmp_path / "topics.npz", required=["landmarks", "vocabulary"])
+    assert saved["input_sha256"] == hashlib.sha256((tmp_path / "posts.jsonl").read_bytes()).hexdigest()
     assert saved["landmarks"].shape == (3, 15) and saved["vocabulary"].shape == (15,)
     np.testing.assert_allclose(np.linalg.norm(saved["landmarks"], axis=1), 1.0, rtol=1e-9)
 
@@ -366,11 +367,18 @@ def test_reproduce_runs_the_benchmark_script(tmp_path, monkeypatch, capsys):
     bench.mkdir()
     (bench / "gp_faces.py").write_text(
         "import json, os, sys\n"
-        "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd()}, open(sys.argv[0] + '.json', 'w'))\n")
+        "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd(), 'data': os.environ['LANDMARKING_DATA']},"
+        " open(sys.argv[0] + '.json', 'w'))\n")
     monkeypatch.setattr(cli, "benchmarks_dir", lambda: bench)
+    user_folder = tmp_path / "user"
+    user_folder.mkdir()
+    monkeypatch.chdir(user_folder)
+    monkeypatch.setenv("LANDMARKING_DATA", "data")
     assert cli.main(["reproduce", "faces", "--full", "--out", "somewhere", "-q"]) == 0
     record = json.loads((bench / "gp_faces.py.json").read_text())
-    assert record == {"argv": ["--full", "--out", "somewhere"], "cwd": str(tmp_path)}
+    # The script runs from the checkout's root; the user's relative paths still hold.
+    assert record == {"argv": ["--full", "--out", str(user_folder / "somewhere")],
+                      "cwd": str(tmp_path), "data": str(user_folder / "data")}
     assert cli.main(["reproduce", "mnist", "-q"]) == 2
     assert "gp_mnist_classification.py: this experiment's script is missing" in capsys.readouterr().err
     monkeypatch.setattr(cli, "benchmarks_dir", lambda: tmp_path / "absent")

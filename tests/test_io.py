@@ -322,4 +322,9 @@ def test_input_checksum_of_files_and_folders(tmp_path):
     _save_image(folder / "a.png", np.zeros((2, 2), np.uint8))
     before = input_sha256(folder)
     _save_image(folder / "a.png", np.ones((2, 2), np.uint8))
-    assert input_sha256(folder) != before
+    changed = input_sha256(folder)
+    assert changed != before
+    (folder / "notes.txt").write_text("not an image")
+    assert input_sha256(folder) == changed  # only the images count
+    assert input_sha256(folder, suffixes=(".txt",)) == hashlib.sha256(
+        b"notes.txt\0not an image").hexdigest()

@@ -6,6 +6,7 @@ for each. Bad input ends with exit status 2 and one line naming the file, the
 problem and the fix (the traceback only with ``--debug``); Ctrl-C ends with 130.
 """
 
+import os
 import shlex
 import subprocess
 import sys
@@ -591,8 +592,9 @@ def _cmd_topics(args):
                                  field=args.field)
         write_result(args.output, {"landmarks": landmarks, "vocabulary": np.asarray(vocabulary),
                                    "kernel_width": getattr(estimator, "kernel_width_", None)},
-                     parameters=parameters, source=None, command=args.command_line,
-                     fmt="npz", force=args.force)
+                     parameters=parameters, source=args.corpus, command=args.command_line,
+                     fmt="npz", force=args.force,
+                     source_sha256=input_sha256(args.corpus, suffixes=(".txt",)))
         _say(args, f"wrote {len(landmarks)} topic landmarks and the vocabulary to {args.output}")
     if interrupted:
         print("landmarking topics: interrupted; printed the topics finished so far.", file=sys.stderr)
@@ -632,10 +634,14 @@ def _cmd_reproduce(args):
     if args.full:
         command.append("--full")
     if args.out:
-        command += ["--out", str(args.out)]
+        command += ["--out", str(Path(args.out).resolve())]
+    # The script runs from the repository root (where the default data folder
+    # ../shared/data resolves), so paths the user gave relative to here become absolute.
+    env = dict(os.environ)
+    if env.get("LANDMARKING_DATA"):
+        env["LANDMARKING_DATA"] = str(Path(env["LANDMARKING_DATA"]).resolve())
     _say(args, "running " + shlex.join(command))
-    # From the repository root, so that the default data folder ../shared/data resolves.
-    return subprocess.call(command, cwd=folder.parent)
+    return subprocess.call(command, cwd=folder.parent, env=env)
 
 
 if __name__ == "__main__":

@@ -289,8 +289,7 @@ def read_corpus(path, *, field="text"):
     """
     path = Path(path)
     if path.is_dir():
-        files = sorted((p for p in path.iterdir() if p.is_file() and p.suffix.lower() == ".txt"),
-                       key=_natural_key)
+        files = _files(path, (".txt",))
         if not files:
             raise InputError(f"{path}: the folder holds no .txt files; put one document per .txt file in it.")
         return [f.read_text(encoding="utf-8", errors="replace") for f in files], [f.name for f in files]
@@ -346,8 +345,14 @@ def parse_image_shape(text):
     return shape
 
 
-def input_sha256(path):
-    """SHA-256 of a file's bytes, or of a folder's image files (names and bytes).
+def input_sha256(path, suffixes=IMAGE_SUFFIXES):
+    """SHA-256 of a file's bytes, or of a folder's files (names and bytes).
+
+    Parameters
+    ----------
+    path : str or Path
+    suffixes : tuple of str
+        In a folder, the files that count (default: the images); others are ignored.
 
     Examples
     --------
@@ -359,7 +364,7 @@ def input_sha256(path):
     """
     path = Path(path)
     digest = hashlib.sha256()
-    files = _image_files(path) if path.is_dir() else [path]
+    files = _files(path, suffixes) if path.is_dir() else [path]
     for file in files:
         if path.is_dir():
             digest.update(file.name.encode() + b"\0")
@@ -573,9 +578,13 @@ def _natural_key(path):
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", path.name)]
 
 
-def _image_files(folder):
-    return sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
+def _files(folder, suffixes):
+    return sorted((p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes),
                   key=_natural_key)
+
+
+def _image_files(folder):
+    return _files(folder, IMAGE_SUFFIXES)
 
 
 def _read_image_folder(folder):
@@ -667,7 +676,7 @@ def check_output(path, *, force=False, fmt=None, option="-o"):
 
 
 def write_result(path, arrays, *, parameters=None, source=None, command=None, fmt=None,
-                 force=True, result=None):
+                 force=True, result=None, source_sha256=None):
     """Save arrays with the parameters, library version and input checksum.
 
     Parameters
@@ -681,6 +690,8 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
         JSON-serialisable parameters that produced the result.
     source : str or Path, optional
         The input file or folder; its SHA-256 is stored.
+    source_sha256 : str, optional
+        The input's SHA-256 when already known (e.g. of a folder of text files).
     command : str, optional
         The command line that produced the result.
     fmt : {"npz", "csv", "tsv"}, optional
@@ -708,7 +719,7 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
         "parameters": json.dumps(_jsonable(parameters or {}), sort_keys=True),
         "version": __version__,
         "input": "" if source is None else str(source),
-        "input_sha256": "" if source is None else input_sha256(source),
+        "input_sha256": source_sha256 or ("" if source is None else input_sha256(source)),
         "command": command or "",
     }
     # Write to a temporary file and rename, so that an interrupted write never
