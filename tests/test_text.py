@@ -91,3 +91,13 @@ def test_newsgroups_representation(data_dir):
     assert len(kept) > 0.97 * len(docs)
     np.testing.assert_allclose(np.sqrt(X.multiply(X).sum(axis=1)).A.ravel(), 1.0)
     assert "god" in vocab and "the" not in vocab
+
+
+def test_clean_post_removes_quotes_and_signature():
+    from landmarking.text import clean_post
+
+    post = ("From: bob@x.edu\nSubject: Re: engines\n\n"
+            "In article <12@y.com> alice@y.com writes:\n> Old quoted line\n| another quote\n"
+            "My own answer about engines.\nSecond line.\n--\nBob, bob@x.edu\n")
+    assert clean_post(post) == "My own answer about engines.\nSecond line."
+    assert clean_post("Subject: x\n\nplain body") == "plain body"

@@ -23,7 +23,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from ._validation import check_positive_int
 
-__all__ = ["sqrt_histograms", "top_words", "strip_headers", "WORD_PATTERN"]
+__all__ = ["sqrt_histograms", "top_words", "strip_headers", "strip_quotes_and_signature",
+           "clean_post", "WORD_PATTERN"]
 
 #: Tokens: runs of two or more letters (numbers, ids and e-mail fragments are
 #: not words of a topic).
@@ -158,3 +159,33 @@ def strip_headers(doc):
     """
     match = _HEADER_END.search(doc)
     return doc[match.end():] if match else doc
+
+
+# Lines that quote another post or introduce a quote ("In article <...> X writes:").
+_QUOTE_LINE = re.compile(r"(writes in|writes:|wrote:|says:|said:|^In article|^Quoted from|^\||^>)")
+
+
+def strip_quotes_and_signature(doc):
+    r"""Drop quoted lines (``>``, ``|``, "... writes:") and a trailing signature.
+
+    A signature is what follows the last line that starts with ``--``, when that
+    leaves some text before it. Without this, words of quoting and e-mail
+    addresses ("writes", "article", "edu", "com") dominate every topic.
+
+    Examples
+    --------
+    >>> strip_quotes_and_signature("In article <1@x.edu> bob writes:\n> old\nnew text\n--\nBob")
+    'new text'
+    """
+    lines = [line for line in doc.split("\n") if not _QUOTE_LINE.search(line)]
+    text = "\n".join(lines)
+    cut = text.rfind("\n--")
+    if cut > 0:
+        text = text[:cut]
+    return text.strip()
+
+
+def clean_post(doc):
+    """A news post's own words: :func:`strip_headers`, then
+    :func:`strip_quotes_and_signature`."""
+    return strip_quotes_and_signature(strip_headers(doc))
