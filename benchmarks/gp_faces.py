@@ -53,8 +53,8 @@ def run(args):
     print(f"Yale: {len(X)} faces 32x32, eta = {gp.kernel_width_:.4g} "
           f"({args.kernel_width}), {gp.n_steps} steps, {secs:.1f} s")
     print_table(["landmark", "objective", "to nearest face / spacing", "nearest subject"],
-                [[k + 1, float(gp.objective_[k]), float(dist[k] / spacing), int(yale_subject[idx[k]])]
-                 for k in range(N_LANDMARKS)], floatfmt="{:.3f}")
+                [[k + 1, float(gp.objective_[k]), float(dist[k] / spacing),
+                  int(yale_subject[idx[k]])] for k in range(N_LANDMARKS)], floatfmt="{:.3f}")
     png = args.out / f"gp_faces_yale_{tag}.png"
     plot_image_grid(np.clip(gp.landmarks_, 0, None), (32, 32), n_cols=N_LANDMARKS,
                     title="Yale faces: first 8 GP landmarks", path=png)

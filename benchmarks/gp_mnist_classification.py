@@ -94,8 +94,8 @@ def run(args):
         if method in SEQUENTIAL:
             model = _make(method, max(sizes), width, cfg, args.seed, args.verbose).fit(X_tr)
             seconds[method] = time.perf_counter() - start
-            np.save(args.out / f"gp_mnist_landmarks_{method}_{'full' if args.full else 'quick'}.npy",
-                    model.landmarks_)
+            tag = "full" if args.full else "quick"
+            np.save(args.out / f"gp_mnist_landmarks_{method}_{tag}.npy", model.landmarks_)
             F_all = [model.transform(S) for S in (X_tr, X_va, X_te)]
             per_size = {k: ([F[:, :k] for F in F_all], model.landmarks_[:k]) for k in sizes}
         else:

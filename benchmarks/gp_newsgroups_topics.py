@@ -1,8 +1,8 @@
 """Topics as GP landmarks on 20 Newsgroups (Liang & Paisley 2015, Table 1).
 
-Each training post (headers, quoted lines and signature stripped) becomes the square root of its normalised
-word histogram over the 1,545 most frequent words after English stop words (the
-paper's vocabulary size), a point on the unit sphere in the positive orthant;
+Each training post (headers, quoted lines and signature stripped) becomes the
+square root of its normalised word histogram over the 1,545 most frequent words
+after English stop words (the paper's vocabulary size), a point on the unit sphere in the positive orthant;
 ``GPLandmarks(space="sphere")`` learns landmarks there. Printed: the 5 most
 probable words (largest squared entries) of the first 12 landmarks, and a purity
 figure for each: the share of its 100 nearest documents (Hellinger distance) that

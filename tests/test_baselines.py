@@ -147,7 +147,8 @@ def test_kernel_width_rules(cls):
 @pytest.mark.parametrize("cls", GAUSSIAN_METHODS)
 @pytest.mark.parametrize("params, X, match", [
     ({"n_landmarks": 0}, np.ones((10, 2)), "n_landmarks must be >= 1"),
-    ({"n_landmarks": 20}, np.arange(20.0).reshape(10, 2), "n_landmarks=20 needs at least 20 samples"),
+    ({"n_landmarks": 20}, np.arange(20.0).reshape(10, 2),
+     "n_landmarks=20 needs at least 20 samples"),
     ({"kernel_width": -1.0}, np.arange(20.0).reshape(10, 2), "kernel_width must be > 0"),
     ({"kernel_width": "wide"}, np.arange(20.0).reshape(10, 2), "kernel_width must be a positive"),
     ({}, np.array([[0.0, np.nan]] * 5), "NaN"),
@@ -225,7 +226,8 @@ def test_kl_nmf_weights_recover_exact_weights():
 def test_nmf_rejects_negative_data_with_a_clear_message():
     X = np.abs(np.random.default_rng(12).normal(size=(20, 4)))
     X[3, 1] = -0.5
-    with pytest.raises(ValueError, match="Negative values in data passed to NMFLandmarks.*nonnegative"):
+    with pytest.raises(ValueError,
+                       match="Negative values in data passed to NMFLandmarks.*nonnegative"):
         NMFLandmarks(n_landmarks=2).fit(X)
     model = NMFLandmarks(n_landmarks=2, random_state=0).fit(np.abs(X))
     with pytest.raises(ValueError, match="Negative values"):

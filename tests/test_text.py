@@ -76,7 +76,8 @@ def test_errors_name_the_problem():
 
 
 def test_strip_headers():
-    assert strip_headers("From: x@y.z\nSubject: cars\n\nI like cars.\n\nBye") == "I like cars.\n\nBye"
+    post = "From: x@y.z\nSubject: cars\n\nI like cars.\n\nBye"
+    assert strip_headers(post) == "I like cars.\n\nBye"
     assert strip_headers("no header at all") == "no header at all"
 
 
