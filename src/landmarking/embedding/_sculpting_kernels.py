@@ -1,0 +1,334 @@
+"""Compiled kernels of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
+
+Layout shared by every kernel:
+
+- ``T`` (n, t): the target coordinates, the only values hill climbing moves.
+- ``nbr`` (n, k): neighbour indices; ``slot[i, j]`` is the position, in the
+  neighbour list of ``v = nbr[i, j]``, of ``m_ij``, the neighbour of ``v`` most
+  collinear with ``i`` (-1 when ``v`` has no neighbour other than ``i``).
+- ``delta0``, ``theta0`` (n, k): the distances and angles to restore.
+- ``junk_sq[i, j] = ||J_i - J_v||^2`` and ``junk_dot[i, j] = (J_i - J_v).(J_m - J_v)``
+  over the non-target dimensions ``J`` at scale 1. The paper's first speed-up:
+  those dimensions only ever shrink by ``sigma``, so their share of every
+  distance and angle is ``scale^2`` times a constant and one error evaluation
+  costs O(k t) instead of O(k D). ``||J_m - J_v||^2`` is ``junk_sq[v, slot]``.
+
+The whole per-iteration pass (breadth-first order, hill climbing, weights of
+already-adjusted neighbours) is one compiled call; Python only loops over
+iterations.
+"""
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "neighbor_relations",
+    "junk_caches",
+    "pair_term",
+    "point_error",
+    "reverse_lists",
+    "no_reverse_lists",
+    "adjust_point",
+    "sculpt_pass",
+    "total_error",
+    "mean_neighbor_distance",
+    "expand_targets",
+]
+
+
+@njit(cache=True)
+def neighbor_relations(X, nbr):
+    """Distances, most collinear neighbours and angles of every neighbour pair.
+
+    For point i and neighbour v = nbr[i, j], m is the neighbour of v (other than
+    i) that makes the angle i-v-m closest to pi.
+
+    Returns
+    -------
+    delta0 : (n, k) Euclidean distances ||X_i - X_v||
+    slot : (n, k) int64, position of m in nbr[v] (-1 if none)
+    theta0 : (n, k) the angle at v between i and m, in [0, pi]
+    """
+    n, k = nbr.shape
+    dim = X.shape[1]
+    delta0 = np.empty((n, k))
+    theta0 = np.zeros((n, k))
+    slot = np.full((n, k), -1, dtype=np.int64)
+    a = np.empty(dim)
+    for i in range(n):
+        for j in range(k):
+            v = nbr[i, j]
+            na = 0.0
+            for d in range(dim):
+                a[d] = X[i, d] - X[v, d]
+                na += a[d] * a[d]
+            delta0[i, j] = np.sqrt(na)
+            best = -1.0
+            for l in range(k):
+                m = nbr[v, l]
+                if m == i or m == v:
+                    continue
+                nb = 0.0
+                dot = 0.0
+                for d in range(dim):
+                    b = X[m, d] - X[v, d]
+                    nb += b * b
+                    dot += a[d] * b
+                denom = np.sqrt(na * nb)
+                if denom > 0.0:
+                    c = min(1.0, max(-1.0, dot / denom))
+                    angle = np.arccos(c)
+                else:
+                    angle = 0.0
+                if angle > best:
+                    best = angle
+                    slot[i, j] = l
+            if slot[i, j] >= 0:
+                theta0[i, j] = best
+    return delta0, slot, theta0
+
+
+@njit(cache=True)
+def junk_caches(J, nbr, slot):
+    """The non-target shares of squared distances and of the angle dot products."""
+    n, k = nbr.shape
+    dim = J.shape[1]
+    junk_sq = np.zeros((n, k))
+    junk_dot = np.zeros((n, k))
+    for i in range(n):
+        for j in range(k):
+            v = nbr[i, j]
+            l = slot[i, j]
+            sq = 0.0
+            dot = 0.0
+            for d in range(dim):
+                a = J[i, d] - J[v, d]
+                sq += a * a
+                if l >= 0:
+                    dot += a * (J[nbr[v, l], d] - J[v, d])
+            junk_sq[i, j] = sq
+            junk_dot[i, j] = dot
+    return junk_sq, junk_dot
+
+
+@njit(cache=True)
+def pair_term(p, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2, inv):
+    """One term of equation (1): neighbour j of point p, unweighted.
+
+    ``((delta0 - delta) / (2 delta_ave))^2 + (max(0, theta0 - theta) / pi)^2``;
+    ``inv = 1 / (2 delta_ave)``. ``cos0 = cos(theta0)`` lets the arccos be
+    skipped whenever the angle has not closed below theta0.
+    """
+    t = T.shape[1]
+    v = nbr[p, j]
+    sq_a = s2 * junk_sq[p, j]
+    for d in range(t):
+        da = T[p, d] - T[v, d]
+        sq_a += da * da
+    r = (delta0[p, j] - np.sqrt(sq_a)) * inv
+    out = r * r
+    l = slot[p, j]
+    if l >= 0:
+        m = nbr[v, l]
+        sq_b = s2 * junk_sq[v, l]
+        dot = s2 * junk_dot[p, j]
+        for d in range(t):
+            db = T[m, d] - T[v, d]
+            sq_b += db * db
+            dot += (T[p, d] - T[v, d]) * db
+        denom = np.sqrt(sq_a * sq_b)
+        c = dot / denom if denom > 0.0 else 1.0
+        # theta < theta0 exactly when cos(theta) > cos(theta0).
+        if c > cos0[p, j]:
+            q = (theta0[p, j] - np.arccos(min(1.0, c))) / np.pi
+            out += q * q
+    return out
+
+
+@njit(cache=True)
+def point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2,
+                delta_ave, stamp, it, heavy, w_adj, rev):
+    """The error that decides point i's moves.
+
+    Its own terms, equation (1) of the paper, ``sum_j w_ij term(i, j)`` with
+    ``w_ij = w_adj`` when neighbour j was adjusted in iteration ``it``
+    (``stamp[v] == it``) or is clamped (``heavy[v]``), else 1. When ``rev``
+    holds reverse lists (see :func:`reverse_lists`), the terms of other points
+    that involve i (i as their neighbour, or as the far end of one of their
+    angles) are added with the same weighting by their owner, so that a move
+    which lowers this error lowers the total error; an empty ``rev`` gives the
+    paper's rule exactly.
+    """
+    k = nbr.shape[1]
+    inv = 1.0 / (2.0 * delta_ave)
+    err = 0.0
+    for j in range(k):
+        v = nbr[i, j]
+        w = w_adj if (stamp[v] == it or heavy[v]) else 1.0
+        err += w * pair_term(i, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
+                             s2, inv)
+    rptr, rp, rj = rev
+    if rptr.shape[0] > i + 1:
+        for q in range(rptr[i], rptr[i + 1]):
+            p = rp[q]
+            w = w_adj if (stamp[p] == it or heavy[p]) else 1.0
+            err += w * pair_term(p, rj[q], T, nbr, slot, delta0, theta0, cos0, junk_sq,
+                                 junk_dot, s2, inv)
+    return err
+
+
+@njit(cache=True)
+def adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0, junk_sq,
+                 junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
+    """The paper's hill climber (Fig. 6): try +eta then -eta on each target
+    dimension, keep a move only if it lowers point i's error, repeat until no
+    move helps (or ``max_steps`` rounds).
+
+    Returns
+    -------
+    steps : int, rounds in which at least one move was kept
+    err : float, point i's error at the end (never above its error at the start)
+    """
+    t = T.shape[1]
+    err = point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2,
+                      delta_ave, stamp, it, heavy, w_adj, rev)
+    steps = 0
+    while steps < max_steps:
+        improved = False
+        for d in range(t):
+            old = T[i, d]
+            T[i, d] = old + eta
+            e = point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
+                            s2, delta_ave, stamp, it, heavy, w_adj, rev)
+            if e < err:
+                err = e
+                improved = True
+                continue
+            T[i, d] = old - eta
+            e = point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
+                            s2, delta_ave, stamp, it, heavy, w_adj, rev)
+            if e < err:
+                err = e
+                improved = True
+                continue
+            T[i, d] = old
+        if not improved:
+            break
+        steps += 1
+    return steps, err
+
+
+@njit(cache=True)
+def sculpt_pass(T, start, order, eta, max_steps, nbr, slot, delta0, theta0, cos0,
+                junk_sq, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
+    """Step 4b: adjust every free point once, in breadth-first order from ``start``.
+
+    Points are visited in the order they are first reached over the neighbour
+    graph; when the graph is not connected from ``start``, the walk restarts
+    from the next unvisited point of ``order`` (a random permutation), so every
+    point is visited. ``stamp[i]`` is set to ``it`` once i is adjusted, which
+    gives its neighbours' errors the heavier weight. Clamped points
+    (``heavy``) are visited but never moved.
+
+    Returns the total number of hill-climbing steps.
+    """
+    n, k = nbr.shape
+    queue = np.empty(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    head = 0
+    tail = 0
+    total = 0
+    nxt = 0
+    queue[tail] = start
+    tail += 1
+    seen[start] = True
+    while head < n:
+        if head == tail:
+            while seen[order[nxt]]:
+                nxt += 1
+            queue[tail] = order[nxt]
+            seen[order[nxt]] = True
+            tail += 1
+        i = queue[head]
+        head += 1
+        for j in range(k):
+            v = nbr[i, j]
+            if not seen[v]:
+                seen[v] = True
+                queue[tail] = v
+                tail += 1
+        if not heavy[i]:
+            steps, _ = adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0,
+                                    junk_sq, junk_dot, s2, delta_ave, stamp, it, heavy,
+                                    w_adj, rev)
+            total += steps
+        stamp[i] = it
+    return total
+
+
+def reverse_lists(nbr, slot):
+    """For every point i, the (p, j) pairs whose term in equation (1) involves i
+    other than as p: ``nbr[p, j] == i`` (i is the neighbour) or
+    ``m_pj == i`` (i is the far end of the angle). CSR layout ``(ptr, p, j)``.
+    """
+    n, k = nbr.shape
+    P = np.repeat(np.arange(n), k).reshape(n, k)
+    J = np.tile(np.arange(k), n).reshape(n, k)
+    has_m = slot >= 0
+    far = nbr[nbr, np.maximum(slot, 0)]
+    target = np.concatenate([nbr.ravel(), far[has_m]])
+    owner = np.concatenate([P.ravel(), P[has_m]])
+    which = np.concatenate([J.ravel(), J[has_m]])
+    order = np.argsort(target, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(ptr, target + 1, 1)
+    return (np.cumsum(ptr), owner[order].astype(np.int64), which[order].astype(np.int64))
+
+
+def no_reverse_lists():
+    """The empty reverse lists: the paper's own-error rule."""
+    empty = np.zeros(0, dtype=np.int64)
+    return (empty, empty, empty)
+
+
+@njit(cache=True)
+def total_error(T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2, delta_ave):
+    """Sum over all points of equation (1) with every weight 1."""
+    n = T.shape[0]
+    inv = 1.0 / (2.0 * delta_ave)
+    err = 0.0
+    for i in range(n):
+        for j in range(nbr.shape[1]):
+            err += pair_term(i, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
+                             s2, inv)
+    return err
+
+
+@njit(cache=True)
+def mean_neighbor_distance(T, nbr, junk_sq, s2):
+    """Mean over all neighbour pairs of the current distance (all dimensions)."""
+    n, k = nbr.shape
+    t = T.shape[1]
+    acc = 0.0
+    for i in range(n):
+        for j in range(k):
+            v = nbr[i, j]
+            sq = s2 * junk_sq[i, j]
+            for d in range(t):
+                diff = T[i, d] - T[v, d]
+                sq += diff * diff
+            acc += np.sqrt(sq)
+    return acc / (n * k)
+
+
+@njit(cache=True)
+def expand_targets(T, nbr, junk_sq, s2, delta_ave, sigma, max_rounds):
+    """Step 4a's second half: divide the target dimensions by sigma until the
+    mean neighbour distance is back to delta_ave. Returns the rounds taken."""
+    rounds = 0
+    while rounds < max_rounds and mean_neighbor_distance(T, nbr, junk_sq, s2) < delta_ave:
+        for i in range(T.shape[0]):
+            for d in range(T.shape[1]):
+                T[i, d] /= sigma
+        rounds += 1
+    return rounds

@@ -1,0 +1,666 @@
+"""Manifold Sculpting (Gashler, Ventura & Martinez, IEEE TSMC-B 2011).
+
+Graduated optimisation: the neighbourhood relationships (distances, and angles
+to each neighbour's most collinear neighbour) are recorded once; then, over
+many iterations, the dimensions that will be dropped are scaled down by
+``sigma`` while hill climbing on the kept dimensions restores the
+relationships. Before any scaling the error is exactly zero, so the climber only
+has to follow a slowly moving optimum rather than find one.
+
+The compiled kernels live in :mod:`._sculpting_kernels`; this module is the
+estimator layer (validation, preprocessing, the iteration loop, semi-supervision,
+pseudo-incremental learning) and :func:`estimate_intrinsic_dimension`.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.linalg import orthogonal_procrustes
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
+from sklearn.decomposition import PCA
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_choice, check_open_interval, check_positive_float, check_positive_int
+from ..neighbors import nearest_neighbors, query_neighbors
+from . import _sculpting_kernels as K
+
+__all__ = ["ManifoldSculpting", "estimate_intrinsic_dimension"]
+
+PREPROCESS_CHOICES = ("pca", "none")
+MOVE_RULES = ("total", "point")
+
+# Cap on hill-climbing rounds per point and visit, so that one badly placed
+# point cannot stall a pass; the adaptive eta keeps typical counts near 1.
+_MAX_CLIMB_STEPS = 30
+# Cap on the 1/sigma rounds of the re-expansion step in one iteration.
+_MAX_EXPAND_ROUNDS = 10_000
+
+
+def default_min_iter(scale_rate):
+    """The paper's minimum number of iterations, ceil(log_sigma(0.01)).
+
+    After it, at most 1% of the original spread is left in the dropped
+    dimensions.
+
+    Examples
+    --------
+    >>> default_min_iter(0.99)
+    459
+    """
+    return int(math.ceil(math.log(0.01) / math.log(scale_rate)))
+
+
+class _Relations:
+    """The relationships to restore, for one neighbour graph (all (n, k))."""
+
+    def __init__(self, X_rel, nbr, distances=None, move_rule="total"):
+        self.nbr = np.ascontiguousarray(nbr, dtype=np.int64)
+        delta0, slot, theta0 = K.neighbor_relations(np.ascontiguousarray(X_rel, dtype=float),
+                                                    self.nbr)
+        if distances is not None:
+            delta0 = np.ascontiguousarray(distances, dtype=float)
+        self.delta0, self.slot, self.theta0 = delta0, slot, theta0
+        self.cos0 = np.cos(theta0)
+        self.delta_ave = float(delta0.mean())
+        self.rev = (K.reverse_lists(self.nbr, slot) if move_rule == "total"
+                    else K.no_reverse_lists())
+
+    def junk(self, J):
+        return K.junk_caches(np.ascontiguousarray(J, dtype=float), self.nbr, self.slot)
+
+    def total_error(self, T, junk_sq, junk_dot, s2):
+        return K.total_error(T, self.nbr, self.slot, self.delta0, self.theta0, self.cos0,
+                             junk_sq, junk_dot, s2, self.delta_ave)
+
+    def mean_distance(self, T, junk_sq, s2):
+        return K.mean_neighbor_distance(T, self.nbr, junk_sq, s2)
+
+
+def _sculpt(T, junk_sq, junk_dot, rel, *, sigma, scale, min_iter, max_iter, patience,
+            heavy, expand, w_adj, eta, rng, verbose, desc="sculpting"):
+    """Steps 4 (a, b, c) of the paper until the stopping rule holds.
+
+    Runs at least ``min_iter`` iterations, then stops once the total error has
+    not improved on its best (counted from ``min_iter`` on) for ``patience``
+    iterations, or at ``max_iter``. ``T`` is updated in place and then set to
+    the best state seen after ``min_iter``.
+
+    Returns
+    -------
+    errors : list of float, the total error after each iteration
+    scale : float, what is left of the dropped dimensions' spread
+    eta : float, the final step size
+    best_iter : int, the iteration whose state T holds
+    """
+    n = T.shape[0]
+    stamp = np.full(n, -1, dtype=np.int64)
+    order = rng.permutation(n).astype(np.int64)
+    free = np.flatnonzero(~heavy)
+    has_junk = bool(np.any(junk_sq))
+    errors = []
+    best_err, best_iter, best_T = np.inf, -1, T.copy()
+    bar = None
+    if verbose:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=max_iter, desc=desc, leave=False)
+    try:
+        for it in range(max_iter):
+            if has_junk:
+                scale *= sigma
+                if expand:
+                    K.expand_targets(T, rel.nbr, junk_sq, scale * scale, rel.delta_ave, sigma,
+                                     _MAX_EXPAND_ROUNDS)
+            s2 = scale * scale
+            start = int(free[rng.randint(free.size)]) if free.size else 0
+            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, rel.slot,
+                                  rel.delta0, rel.theta0, rel.cos0, junk_sq, junk_dot, s2,
+                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev)
+            # Step 4c: keep the number of steps per iteration near the number of points.
+            eta = eta * 1.1 if steps >= free.size else eta * 0.9
+            err = rel.total_error(T, junk_sq, junk_dot, s2)
+            errors.append(err)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(error=f"{err:.4g}")
+            if it + 1 >= min_iter:
+                if err < best_err:
+                    best_err, best_iter = err, it
+                    best_T[...] = T
+                elif it - best_iter >= patience:
+                    break
+    finally:
+        if bar is not None:
+            bar.close()
+    if best_iter >= 0:
+        T[...] = best_T
+    return errors, scale, eta, best_iter
+
+
+def _barycentric_weights(X, neighbors_X, reg=1e-3):
+    """LLE reconstruction weights of each row of X from its neighbours' rows.
+
+    ``neighbors_X`` is (n, k, D). Solves G w = 1 with G the local Gram matrix
+    (plus a ridge of ``reg`` times its trace, as scikit-learn's LLE does) and
+    normalises w to sum to one.
+    """
+    diff = neighbors_X - X[:, None, :]
+    G = np.einsum("nkd,nld->nkl", diff, diff)
+    trace = np.trace(G, axis1=1, axis2=2)
+    ridge = np.where(trace > 0, reg * trace, reg)
+    G = G + ridge[:, None, None] * np.eye(G.shape[1])
+    w = np.linalg.solve(G, np.ones(G.shape[:2])[..., None])[..., 0]
+    return w / w.sum(axis=1, keepdims=True)
+
+
+# Up to this many starting columns get a full linear calibration (p(p+1)/2
+# unknowns); wider starts are only rescaled.
+_MAX_CALIBRATED = 10
+
+
+def _calibrate(P, rel, *, linear):
+    """Bring a starting configuration to the data's metric.
+
+    Spectral embeddings (LLE, HLLE, LTSA, Laplacian eigenmaps) come out
+    whitened: each axis has unit variance whatever the manifold's extent, so
+    their neighbour distances are off by a different factor along each axis,
+    and sculpting from them would first have to undo that shear point by point.
+    With ``linear``, the symmetric matrix M minimising
+    ``sum (dP^T M dP - delta0^2)^2`` over all neighbour pairs is found by linear
+    least squares and P is mapped by M^(1/2) (its nonnegative part), the linear
+    map that best restores the neighbour distances; otherwise P is only
+    scaled so that its mean neighbour distance is delta_ave.
+    """
+    P = np.ascontiguousarray(P)
+    if linear:
+        p = P.shape[1]
+        diff = P[:, None, :] - P[rel.nbr]
+        rows, cols = np.triu_indices(p)
+        design = diff[..., rows] * diff[..., cols] * np.where(rows == cols, 1.0, 2.0)
+        coef, *_ = np.linalg.lstsq(design.reshape(-1, rows.size), (rel.delta0 ** 2).ravel(),
+                                   rcond=None)
+        M = np.zeros((p, p))
+        M[rows, cols] = coef
+        M = M + np.triu(M, 1).T
+        w, V = np.linalg.eigh(M)
+        if np.any(w > 0):
+            P = np.ascontiguousarray(P @ (V * np.sqrt(np.maximum(w, 0.0))) @ V.T)
+    zero = np.zeros_like(rel.delta0)
+    mean = rel.mean_distance(P, zero, 1.0)
+    return P * (rel.delta_ave / mean) if mean > 0 else P
+
+
+class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Manifold Sculpting: nonlinear dimensionality reduction by graduated optimisation.
+
+    Records each point's distances to its ``n_neighbors`` nearest neighbours and
+    the angles to each neighbour's most collinear neighbour, then repeatedly
+    scales the dimensions beyond ``n_components`` by ``scale_rate`` (re-expanding
+    the kept ones to hold the mean neighbour distance), and restores the
+    relationships by hill climbing on the kept dimensions, visiting the points
+    in breadth-first order from a random point. The inner pass is compiled with
+    numba and uses the paper's cache of the non-target contributions, so one
+    error evaluation costs O(k t) whatever the input dimension.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Target dimension t; must be smaller than the number of features.
+    n_neighbors : int, default=14
+        Neighbours per point k (the paper uses 14 to 18).
+    scale_rate : float, default=0.99
+        sigma in (0, 1): the factor applied to the dropped dimensions at every
+        iteration. 0.999 is slower and more robust on hard manifolds.
+    patience : int, default=50
+        Stop once the error has not improved for this many iterations (counted
+        after ``min_iter``).
+    min_iter : int or None, default=None
+        Minimum iterations; None uses ceil(log_sigma(0.01)) (459 at 0.99), after
+        which 99% of the spread is gone from the dropped dimensions.
+    max_iter : int or None, default=None
+        Hard cap; None uses ``min_iter + 10 * patience``.
+    preprocess : {"pca", "none"}, ndarray or estimator, default="pca"
+        Starting configuration. "pca" rotates the data onto its principal axes
+        without dropping any dimension (distances unchanged); "none" uses the
+        centred data as given (its first t columns are kept); an array of shape
+        (n_samples, p) with p >= t, or an estimator whose ``fit_transform(X)``
+        gives one (e.g. scikit-learn's ``LocallyLinearEmbedding``), seeds the
+        run. Arrays and estimator outputs are rescaled so that their mean
+        neighbour distance matches the data's.
+    metric : str or callable, default="euclidean"
+        Distance for the neighbourhoods and for the distances to restore (any
+        metric scikit-learn's ``NearestNeighbors`` accepts). Angles are measured
+        in the Euclidean input space. With a non-Euclidean metric the start is
+        not an exact optimum; the distances are restored toward the metric's.
+    adjusted_weight : float, default=10.0
+        Weight of a neighbour's terms once it has been adjusted in the current
+        iteration (1 before), the paper's w_ij.
+    move_rule : {"total", "point"}, default="total"
+        What a hill-climbing move must lower. "point" is the paper's rule: the
+        moving point's own error e_i (equation (1)). "total" adds the terms of
+        the other points that involve it (as their neighbour, or as the far end
+        of one of their angles), so every accepted move lowers the total error.
+        The paper's rule is cheaper per move but is not a descent on the total
+        error: on the benchmark Swiss roll it can raise the total error by
+        orders of magnitude in a pass (see docs/results.md); "total" never does.
+    random_state : int, RandomState or None, default=None
+        Seeds the start point of every breadth-first pass.
+    verbose : bool, default=False
+        Show a progress bar over iterations.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components)
+    error_ : ndarray of shape (n_iter_,)
+        Total error (equation (1) summed over points, all weights 1) after each
+        iteration.
+    n_iter_ : int
+        Iterations run.
+    best_iter_ : int
+        Iteration whose state ``embedding_`` holds (the lowest error after
+        ``min_iter``).
+    min_iter_, max_iter_ : int
+        The resolved iteration bounds.
+    delta_ave_ : float
+        Mean distance between neighbours in the input.
+    eta_ : float
+        Hill-climbing step size at the end.
+    scale_ : float
+        Fraction of the original spread left in the dropped dimensions when
+        they were dropped.
+    neighbors_ : ndarray of shape (n_samples, n_neighbors)
+        Neighbour indices used.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from landmarking.datasets import make_sculpting_swiss_roll
+    >>> from landmarking.metrics import affine_normalized_mse
+    >>> X, uv = make_sculpting_swiss_roll(500, random_state=0)
+    >>> Y = ManifoldSculpting(n_neighbors=12, random_state=0).fit_transform(X)
+    >>> Y.shape
+    (500, 2)
+    >>> affine_normalized_mse(Y, uv) < 1
+    True
+    """
+
+    def __init__(self, *, n_components=2, n_neighbors=14, scale_rate=0.99, patience=50,
+                 min_iter=None, max_iter=None, preprocess="pca", metric="euclidean",
+                 adjusted_weight=10.0, move_rule="total", random_state=None, verbose=False):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.scale_rate = scale_rate
+        self.patience = patience
+        self.min_iter = min_iter
+        self.max_iter = max_iter
+        self.preprocess = preprocess
+        self.metric = metric
+        self.adjusted_weight = adjusted_weight
+        self.move_rule = move_rule
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self):
+        t = check_positive_int(self.n_components, "n_components")
+        k = check_positive_int(self.n_neighbors, "n_neighbors")
+        sigma = check_open_interval(self.scale_rate, "scale_rate", 0.0, 1.0)
+        patience = check_positive_int(self.patience, "patience")
+        min_iter = (default_min_iter(sigma) if self.min_iter is None
+                    else check_positive_int(self.min_iter, "min_iter", minimum=0))
+        max_iter = (min_iter + 10 * patience if self.max_iter is None
+                    else check_positive_int(self.max_iter, "max_iter"))
+        w_adj = check_positive_float(self.adjusted_weight, "adjusted_weight")
+        check_choice(self.move_rule, "move_rule", MOVE_RULES)
+        if isinstance(self.preprocess, str):
+            check_choice(self.preprocess, "preprocess", PREPROCESS_CHOICES)
+        elif not (hasattr(self.preprocess, "fit_transform") or hasattr(self.preprocess, "shape")
+                  or isinstance(self.preprocess, (list, tuple))):
+            raise TypeError(
+                "preprocess must be 'pca', 'none', an array of starting coordinates or an "
+                f"estimator with fit_transform, got {type(self.preprocess).__name__}."
+            )
+        return t, k, sigma, patience, min_iter, max(max_iter, 1), w_adj
+
+    def _check_shapes(self, X, t, k):
+        n, D = X.shape
+        if t >= D:
+            raise ValueError(
+                f"n_components={t} must be smaller than the number of features "
+                f"(n_features={D}); Manifold Sculpting removes dimensions, so ask for "
+                "fewer components."
+            )
+        if k >= n:
+            raise ValueError(
+                f"n_neighbors={k} must be smaller than the number of samples ({n}); "
+                "pass fewer neighbours or more data."
+            )
+
+    # -------------------------------------------------------------- fit parts
+    def _neighbors(self, X, k, neighbors):
+        if neighbors is None:
+            dist, idx = nearest_neighbors(X, k, metric=self.metric)
+            return idx, (None if self.metric == "euclidean" else dist)
+        if isinstance(neighbors, tuple) and len(neighbors) == 2:
+            dist, idx = (np.asarray(a) for a in neighbors)
+        else:
+            dist, idx = None, np.asarray(neighbors)
+        if idx.ndim != 2 or idx.shape[0] != X.shape[0] or idx.shape[1] < 1:
+            raise ValueError(
+                f"neighbors must be an (n_samples, n_neighbors) index array (or a "
+                f"(distances, indices) pair), got shape {idx.shape} for {X.shape[0]} samples."
+            )
+        if not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= X.shape[0]:
+            raise ValueError("neighbors must hold integer row indices in [0, n_samples).")
+        if np.any(idx == np.arange(X.shape[0])[:, None]):
+            raise ValueError("neighbors must not list a point as its own neighbour.")
+        if dist is not None and (dist.shape != idx.shape or not np.all(np.isfinite(dist))
+                                 or np.any(dist < 0)):
+            raise ValueError("neighbor distances must be finite, >= 0 and shaped like the indices.")
+        return idx.astype(np.int64), dist
+
+    def _start(self, X, X_rel, rel, t, exact_start):
+        """Starting configuration P (n, p >= t), centred, in the data's units."""
+        pre = self.preprocess
+        if isinstance(pre, str):
+            P = np.array(X_rel if pre == "pca" else X - X.mean(axis=0), dtype=float)
+            if not exact_start:
+                P = _calibrate(P, rel, linear=False)
+            return P
+        P = clone(pre).fit_transform(X) if hasattr(pre, "fit_transform") else pre
+        P = np.array(P, dtype=float)
+        if P.ndim != 2 or P.shape[0] != X.shape[0] or P.shape[1] < t:
+            raise ValueError(
+                f"the preprocessed data has shape {P.shape}; it needs one row per "
+                f"sample ({X.shape[0]}) and at least n_components={t} columns."
+            )
+        if not np.all(np.isfinite(P)):
+            raise ValueError("the preprocessed data contains NaN or infinity.")
+        return _calibrate(P - P.mean(axis=0), rel, linear=P.shape[1] <= _MAX_CALIBRATED)
+
+    @staticmethod
+    def _check_clamps(clamp_indices, clamp_values, n, t):
+        if clamp_indices is None and clamp_values is None:
+            return None, None
+        if clamp_indices is None or clamp_values is None:
+            raise ValueError("pass clamp_indices and clamp_values together.")
+        idx = np.asarray(clamp_indices)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("clamp_indices must be a 1-D array of integer row indices.")
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise ValueError(f"clamp_indices must lie in [0, {n}).")
+        idx = np.mod(idx, n)
+        if np.unique(idx).size != idx.size:
+            raise ValueError("clamp_indices must not repeat a point.")
+        vals = np.asarray(clamp_values, dtype=float)
+        if vals.ndim == 1 and t == 1:
+            vals = vals[:, None]
+        if vals.shape != (idx.size, t):
+            raise ValueError(
+                f"clamp_values must have shape (len(clamp_indices), n_components) = "
+                f"({idx.size}, {t}), got {vals.shape}."
+            )
+        if not np.all(np.isfinite(vals)):
+            raise ValueError("clamp_values contains NaN or infinity.")
+        return idx, vals
+
+    @staticmethod
+    def _place_clamped(T, idx, vals):
+        """Move the free points rigidly into the clamped points' frame, then pin those."""
+        src = T[idx]
+        mu_s, mu_v = src.mean(axis=0), vals.mean(axis=0)
+        R = np.eye(T.shape[1])
+        if idx.size > 1:
+            R, _ = orthogonal_procrustes(src - mu_s, vals - mu_v)
+        T[...] = (T - mu_s) @ R + mu_v
+        T[idx] = vals
+
+    # --------------------------------------------------------------- public
+    def fit(self, X, y=None, *, clamp_indices=None, clamp_values=None, neighbors=None):
+        """Sculpt X down to ``n_components`` dimensions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        clamp_indices : array of int or None
+            Semi-supervision: points held fixed at ``clamp_values`` throughout
+            (they are never moved, and neighbours weigh them as adjusted).
+        clamp_values : ndarray of shape (len(clamp_indices), n_components) or None
+            Their coordinates, in the units of the data's distances (the other
+            points start rigidly aligned to them, and the target dimensions are
+            not re-expanded since the clamped points fix the scale).
+        neighbors : ndarray of shape (n_samples, k), or (distances, indices), or None
+            A precomputed neighbour list (custom relationships); with distances,
+            those are the distances to restore. Overrides ``n_neighbors`` and
+            ``metric``.
+
+        Returns
+        -------
+        self
+        """
+        t, k, sigma, patience, min_iter, max_iter, w_adj = self._check_params()
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n = X.shape[0]
+        if neighbors is not None:
+            k_given = np.asarray(neighbors[1] if isinstance(neighbors, tuple) else neighbors)
+            k = k_given.shape[1] if k_given.ndim == 2 else k
+        self._check_shapes(X, t, k)
+        clamp_idx, clamp_vals = self._check_clamps(clamp_indices, clamp_values, n, t)
+        rng = check_random_state(self.random_state)
+
+        nbr, dist = self._neighbors(X, k, neighbors)
+        # A lossless rotation onto the principal axes: same distances and angles,
+        # at most min(n, D) columns, which makes the relations cheaper on images.
+        X_rel = PCA(svd_solver="full").fit_transform(X)
+        rel = _Relations(X_rel, nbr, dist, self.move_rule)
+        if not rel.delta_ave > 0:
+            raise ValueError(
+                "all neighbours coincide (mean neighbour distance 0); remove duplicate "
+                "rows or pass more distinct data."
+            )
+        P = self._start(X, X_rel, rel, t, exact_start=dist is None)
+        T = np.ascontiguousarray(P[:, :t])
+        junk_sq, junk_dot = rel.junk(P[:, t:])
+        eta = rel.delta_ave
+        if not np.any(junk_sq):
+            # Nothing to scale out (a start with exactly t columns): only the
+            # restoring passes remain, from a step the size of the typical
+            # distance error rather than a whole neighbour distance.
+            min_iter = 0 if self.min_iter is None else min_iter
+            now = np.linalg.norm(T[:, None, :] - T[rel.nbr], axis=2)
+            eta = float(np.clip(np.mean(np.abs(now - rel.delta0)), 1e-3 * eta, eta))
+        heavy = np.zeros(n, dtype=np.bool_)
+        if clamp_idx is not None:
+            self._place_clamped(T, clamp_idx, clamp_vals)
+            heavy[clamp_idx] = True
+
+        errors, scale, eta, best = _sculpt(
+            T, junk_sq, junk_dot, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
+            max_iter=max(max_iter, min_iter), patience=patience, heavy=heavy,
+            expand=clamp_idx is None, w_adj=w_adj, eta=eta, rng=rng,
+            verbose=self.verbose)
+
+        self.embedding_ = T
+        self.error_ = np.asarray(errors)
+        self.n_iter_ = len(errors)
+        self.best_iter_ = best
+        self.min_iter_, self.max_iter_ = min_iter, max(max_iter, min_iter)
+        self.delta_ave_ = rel.delta_ave
+        self.eta_ = eta
+        self.scale_ = scale
+        self.neighbors_ = nbr
+        self._n_features_out = t
+        self._X_fit = X
+        self._custom_neighbors = neighbors is not None
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit and return ``embedding_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        **fit_params : clamp_indices, clamp_values, neighbors (see :meth:`fit`)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+        """
+        return self.fit(X, y, **fit_params).embedding_
+
+    def add_samples(self, X_new):
+        """Pseudo-incremental learning (the paper's Section IV-D).
+
+        New points join a fitted model in two steps: the old points are clamped
+        at their embedding while the new ones settle (they start at the LLE
+        reconstruction of their nearest old points' coordinates), then every
+        point is unclamped and the whole set settles. Neighbours and
+        relationships are recomputed on the union. Both steps stop once the
+        error has not improved for ``patience`` iterations.
+
+        Parameters
+        ----------
+        X_new : array-like of shape (n_new, n_features)
+
+        Returns
+        -------
+        self
+            ``embedding_`` now has the old rows first, then the new ones;
+            ``error_`` and ``n_iter_`` describe the second (unclamped) step, and
+            ``incremental_n_iter_`` gives the iterations of both steps.
+        """
+        check_is_fitted(self, "embedding_")
+        if self._custom_neighbors:
+            raise ValueError(
+                "add_samples recomputes neighbours, but this model was fitted with a "
+                "precomputed neighbour list; refit on all the data with a new list instead."
+            )
+        X_new = validate_data(self, X_new, dtype=np.float64, reset=False)
+        t, k, _, patience, _, max_iter, w_adj = self._check_params()
+        X_old, Y_old = self._X_fit, self.embedding_
+        n_old = X_old.shape[0]
+        X = np.vstack([X_old, X_new])
+        rng = check_random_state(self.random_state)
+
+        nbr, dist = self._neighbors(X, k, None)
+        rel = _Relations(PCA(svd_solver="full").fit_transform(X), nbr, dist,
+                         self.move_rule)
+        k_old = min(k, n_old)
+        _, idx = query_neighbors(X_old, X_new, k_old, metric=self.metric)
+        w = _barycentric_weights(X_new, X_old[idx])
+        T = np.ascontiguousarray(np.vstack([Y_old, np.einsum("nk,nkt->nt", w, Y_old[idx])]))
+        no_junk = np.zeros_like(rel.delta0)
+        heavy = np.zeros(X.shape[0], dtype=np.bool_)
+        heavy[:n_old] = True
+        iters = []
+        for clamp in (True, False):
+            heavy[:n_old] = clamp
+            errors, _, eta, best = _sculpt(
+                T, no_junk, no_junk, rel, sigma=1.0, scale=0.0, min_iter=0,
+                max_iter=max_iter, patience=patience, heavy=heavy, expand=False,
+                w_adj=w_adj, eta=rel.delta_ave, rng=rng, verbose=self.verbose,
+                desc="settling new points" if clamp else "settling all points")
+            iters.append(len(errors))
+
+        self.embedding_ = T
+        self.error_ = np.asarray(errors)
+        self.n_iter_ = len(errors)
+        self.best_iter_ = best
+        self.incremental_n_iter_ = tuple(iters)
+        self.delta_ave_ = rel.delta_ave
+        self.eta_ = eta
+        self.neighbors_ = nbr
+        self._X_fit = X
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.non_deterministic = False
+        return tags
+
+
+def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=0.99,
+                                 patience=50, jump=10.0, random_state=None,
+                                 return_errors=False):
+    """Estimate the intrinsic dimension by scaling out one dimension at a time.
+
+    The paper's Section III-G: sculpt the data down to ``max_dim`` dimensions,
+    then scale out the last remaining dimension, one at a time, down to 1,
+    recording after each the mean relationship error per point (equation (1),
+    all weights 1) of the projection. While the data still fits, the error stays
+    small; once a dimension the manifold needs is removed it jumps. The estimate
+    is the smallest d whose error is still within a factor ``jump`` of the
+    errors before it (with an absolute floor of 1e-4 per point, so that
+    round-off in an exact fit is not read as a jump).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    max_dim : int or None, default=None
+        Highest dimension tried; None uses min(n_features - 1, 10).
+    n_neighbors, scale_rate, patience, random_state
+        As in :class:`ManifoldSculpting`.
+    jump : float, default=10.0
+        Factor by which the error must grow to count as a jump.
+    return_errors : bool, default=False
+        Also return the error for every dimension.
+
+    Returns
+    -------
+    dim : int
+    errors : ndarray of shape (max_dim,), only with ``return_errors``
+        ``errors[d - 1]`` is the mean error per point with d dimensions kept.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> plane = rng.uniform(-1, 1, (400, 2)) @ rng.normal(size=(2, 5))
+    >>> estimate_intrinsic_dimension(plane, n_neighbors=10, random_state=0)
+    2
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError("X must be a finite 2-D array (n_samples, n_features).")
+    n, D = X.shape
+    if D < 2:
+        raise ValueError("X has a single feature; its intrinsic dimension is at most 1.")
+    max_dim = min(D - 1, 10) if max_dim is None else check_positive_int(max_dim, "max_dim")
+    if max_dim >= D:
+        raise ValueError(f"max_dim={max_dim} must be smaller than n_features ({D}).")
+    jump = check_positive_float(jump, "jump")
+    model = ManifoldSculpting(n_components=max_dim, n_neighbors=n_neighbors,
+                              scale_rate=scale_rate, patience=patience,
+                              random_state=random_state)
+    model.fit(X)
+    rng = check_random_state(random_state)
+    sigma = model.scale_rate
+    min_iter = model.min_iter_
+    nbr = model.neighbors_
+    rel = _Relations(PCA(svd_solver="full").fit_transform(X), nbr)
+    Y = model.embedding_
+    zero = np.zeros_like(rel.delta0)
+    errors = np.empty(max_dim)
+    errors[max_dim - 1] = rel.total_error(np.ascontiguousarray(Y), zero, zero, 0.0) / n
+    for d in range(max_dim - 1, 0, -1):
+        # Principal axes first, so the dimension scaled out is the thinnest one.
+        Y = PCA(svd_solver="full").fit_transform(Y)
+        T = np.ascontiguousarray(Y[:, :d])
+        junk_sq, junk_dot = rel.junk(Y[:, d:d + 1])
+        heavy = np.zeros(n, dtype=np.bool_)
+        _sculpt(T, junk_sq, junk_dot, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
+                max_iter=min_iter + 10 * patience, patience=patience, heavy=heavy,
+                expand=True, w_adj=10.0, eta=model.eta_, rng=rng, verbose=False)
+        Y = T
+        errors[d - 1] = rel.total_error(T, zero, zero, 0.0) / n
+    floored = np.maximum(errors, 1e-4)
+    dim = max_dim
+    for d in range(max_dim - 1, 0, -1):
+        if floored[d - 1] > jump * floored[d:].max():
+            break
+        dim = d
+    return (dim, errors) if return_errors else dim

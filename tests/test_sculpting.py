@@ -1,0 +1,303 @@
+"""Manifold Sculpting: kernels against slow references, invariants, quality floors."""
+
+import numpy as np
+import pytest
+from sklearn.decomposition import PCA
+from sklearn.manifold import LocallyLinearEmbedding
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
+from landmarking.embedding import _sculpting_kernels as K
+from landmarking.embedding.sculpting import (ManifoldSculpting, _Relations, default_min_iter,
+                                             estimate_intrinsic_dimension)
+from landmarking.metrics import affine_normalized_mse
+from landmarking.neighbors import nearest_neighbors
+
+
+@pytest.fixture(scope="module")
+def roll():
+    X, uv = make_sculpting_swiss_roll(300, random_state=0)
+    _, nbr = nearest_neighbors(X, 8)
+    P = PCA().fit_transform(X)
+    return X, uv, nbr, P
+
+
+def _slow_term(Q, rel, p, j):
+    v = rel.nbr[p, j]
+    d = np.linalg.norm(Q[p] - Q[v])
+    out = ((rel.delta0[p, j] - d) / (2 * rel.delta_ave)) ** 2
+    l = rel.slot[p, j]
+    if l >= 0:
+        m = rel.nbr[v, l]
+        a, b = Q[p] - Q[v], Q[m] - Q[v]
+        theta = np.arccos(np.clip(a @ b / np.linalg.norm(a) / np.linalg.norm(b), -1, 1))
+        out += (max(0.0, rel.theta0[p, j] - theta) / np.pi) ** 2
+    return out
+
+
+def test_relations_match_brute_force(roll):
+    X, _, nbr, P = roll
+    rel = _Relations(P, nbr, move_rule="point")
+    for i, j in [(0, 0), (7, 3), (150, 7), (299, 5)]:
+        v = nbr[i, j]
+        assert abs(rel.delta0[i, j] - np.linalg.norm(X[i] - X[v])) < 1e-10
+        cands = [m for m in nbr[v] if m != i]
+        angles = [np.arccos(np.clip((X[i] - X[v]) @ (X[m] - X[v])
+                                    / np.linalg.norm(X[i] - X[v]) / np.linalg.norm(X[m] - X[v]),
+                                    -1, 1)) for m in cands]
+        assert abs(rel.theta0[i, j] - max(angles)) < 1e-9
+        assert nbr[v, rel.slot[i, j]] == cands[int(np.argmax(angles))]
+    assert abs(rel.delta_ave - rel.delta0.mean()) < 1e-15
+
+
+@pytest.mark.parametrize("rule", ["point", "total"])
+def test_point_error_matches_slow_reference_with_cached_junk(roll, rule):
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr, move_rule=rule)
+    rng = np.random.default_rng(1)
+    s = 0.7
+    T = np.ascontiguousarray(P[:, :2] + 0.3 * rng.normal(size=(300, 2)))
+    junk_sq, junk_dot = rel.junk(P[:, 2:])
+    Q = np.column_stack([T, s * P[:, 2:]])  # the configuration the caches stand for
+    stamp = rng.integers(-1, 2, 300)
+    heavy = np.zeros(300, dtype=bool)
+    heavy[[3, 40]] = True
+    for i in (0, 5, 100, 299):
+        ref = sum((10.0 if stamp[v] == 1 or heavy[v] else 1.0) * _slow_term(Q, rel, i, j)
+                  for j, v in enumerate(nbr[i]))
+        if rule == "total":
+            for p in range(300):
+                for j in range(nbr.shape[1]):
+                    v = nbr[p, j]
+                    far = nbr[v, rel.slot[p, j]] if rel.slot[p, j] >= 0 else -1
+                    if p != i and (v == i or far == i):
+                        w = 10.0 if stamp[p] == 1 or heavy[p] else 1.0
+                        ref += w * _slow_term(Q, rel, p, j)
+        got = K.point_error(i, T, rel.nbr, rel.slot, rel.delta0, rel.theta0, rel.cos0,
+                            junk_sq, junk_dot, s * s, rel.delta_ave, stamp, 1, heavy, 10.0,
+                            rel.rev)
+        assert abs(got - ref) < 1e-10 * max(1.0, ref)
+
+
+def test_error_is_zero_before_any_scaling(roll):
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr)
+    junk_sq, junk_dot = rel.junk(P[:, 2:])
+    T = np.ascontiguousarray(P[:, :2])
+    assert rel.total_error(T, junk_sq, junk_dot, 1.0) < 1e-20
+    # ...and clearly not once the dropped dimension has shrunk.
+    assert rel.total_error(T, junk_sq, junk_dot, 0.9 ** 2) > 1e-3
+
+
+@pytest.mark.parametrize("rule", ["point", "total"])
+def test_hill_climbing_never_raises_the_points_error(roll, rule):
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr, move_rule=rule)
+    rng = np.random.default_rng(2)
+    T = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
+    junk_sq, junk_dot = rel.junk(P[:, 2:])
+    stamp = np.full(300, -1)
+    heavy = np.zeros(300, dtype=bool)
+    moved = 0
+    for i in range(0, 300, 7):
+        args = (rel.nbr, rel.slot, rel.delta0, rel.theta0, rel.cos0, junk_sq, junk_dot, 0.25,
+                rel.delta_ave, stamp, 0, heavy, 10.0, rel.rev)
+        before = K.point_error(i, T, *args)
+        old = T[i].copy()
+        steps, after = K.adjust_point(i, T, 0.05, 30, *args)
+        assert after <= before
+        assert abs(after - K.point_error(i, T, *args)) < 1e-12
+        moved += steps > 0 and not np.array_equal(old, T[i])
+        stamp[i] = 0
+    assert moved > 10
+
+
+def test_total_rule_pass_never_raises_the_total_error(roll):
+    # With equal weights every accepted move lowers the sum of all terms.
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr, move_rule="total")
+    rng = np.random.default_rng(3)
+    T = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
+    junk_sq, junk_dot = rel.junk(P[:, 2:])
+    stamp = np.full(300, -1)
+    heavy = np.zeros(300, dtype=bool)
+    order = rng.permutation(300)
+    err = rel.total_error(T, junk_sq, junk_dot, 0.5)
+    for it in range(5):
+        K.sculpt_pass(T, int(order[it]), order, 0.05, 30, rel.nbr, rel.slot, rel.delta0,
+                      rel.theta0, rel.cos0, junk_sq, junk_dot, 0.5, rel.delta_ave, stamp, it,
+                      heavy, 1.0, rel.rev)
+        new = rel.total_error(T, junk_sq, junk_dot, 0.5)
+        assert new <= err + 1e-12
+        err = new
+    assert stamp.min() == 4  # every point was visited in every pass
+
+
+def test_reverse_lists_cover_every_term_once(roll):
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr)
+    ptr, owner, which = rel.rev
+    assert ptr[-1] == owner.size
+    i = 42
+    got = sorted(zip(owner[ptr[i]:ptr[i + 1]], which[ptr[i]:ptr[i + 1]]))
+    want = sorted((p, j) for p in range(300) for j in range(nbr.shape[1])
+                  if nbr[p, j] == i or (rel.slot[p, j] >= 0 and nbr[nbr[p, j], rel.slot[p, j]] == i))
+    assert got == want
+
+
+def test_clamped_points_do_not_move():
+    X, uv = make_sculpting_swiss_roll(300, random_state=1)
+    idx = np.arange(0, 300, 10)
+    values = uv[idx] - uv.mean(axis=0)
+    model = ManifoldSculpting(n_neighbors=10, min_iter=20, max_iter=40, random_state=0)
+    Y = model.fit_transform(X, clamp_indices=idx, clamp_values=values)
+    np.testing.assert_array_equal(Y[idx], values)
+    free = np.setdiff1d(np.arange(300), idx)
+    assert np.abs(Y[free]).max() > 0
+
+
+def test_same_seed_same_result_and_seed_matters():
+    X, _ = make_sculpting_swiss_roll(200, random_state=2)
+    kw = dict(n_neighbors=10, min_iter=15, max_iter=15)
+    a = ManifoldSculpting(random_state=4, **kw).fit_transform(X)
+    b = ManifoldSculpting(random_state=4, **kw).fit_transform(X)
+    c = ManifoldSculpting(random_state=5, **kw).fit_transform(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_input_is_not_modified():
+    X, _ = make_sculpting_swiss_roll(150, random_state=3)
+    copy = X.copy()
+    ManifoldSculpting(n_neighbors=8, min_iter=5, max_iter=5).fit(X)
+    np.testing.assert_array_equal(X, copy)
+
+
+def test_refining_ltsa_is_an_order_of_magnitude_better():
+    # 500-point Swiss roll: sculpting from the (calibrated) LTSA embedding.
+    X, uv = make_sculpting_swiss_roll(500, random_state=0)
+    ltsa = LocallyLinearEmbedding(n_neighbors=12, n_components=2, method="ltsa",
+                                  eigen_solver="dense")
+    start = ltsa.fit_transform(X)
+    base = affine_normalized_mse(start, uv)
+    model = ManifoldSculpting(n_neighbors=12, preprocess=start, random_state=0).fit(X)
+    ours = affine_normalized_mse(model.embedding_, uv)
+    assert ours < 0.1 * base
+    assert ours < 0.01
+    assert model.error_[model.best_iter_] < 0.2 * model.error_[0]
+
+
+def test_pca_start_unfolds_the_s_curve():
+    # The paper's default start (principal axes, nothing dropped) on its S-curve.
+    X, uv = make_sculpting_s_curve(500, random_state=0)
+    model = ManifoldSculpting(n_neighbors=12, scale_rate=0.97, random_state=0).fit(X)
+    assert model.n_iter_ >= default_min_iter(0.97) == model.min_iter_
+    assert model.error_.shape == (model.n_iter_,)
+    assert affine_normalized_mse(model.embedding_, uv) < 1.0
+
+
+def test_precomputed_neighbours_and_distances():
+    X, _ = make_sculpting_swiss_roll(200, random_state=4)
+    dist, idx = nearest_neighbors(X, 8)
+    kw = dict(n_neighbors=8, min_iter=10, max_iter=10, random_state=0)
+    a = ManifoldSculpting(**kw).fit_transform(X)
+    b = ManifoldSculpting(**kw).fit_transform(X, neighbors=idx)
+    np.testing.assert_array_equal(a, b)
+    # Custom relationships: distances twice as long give an embedding twice as large
+    # (everything, step sizes included, is relative to the distances to restore).
+    one = ManifoldSculpting(**kw).fit(X, neighbors=(dist, idx))
+    two = ManifoldSculpting(**kw).fit(X, neighbors=(2 * dist, idx))
+    assert two.delta_ave_ == pytest.approx(2 * dist.mean())
+    np.testing.assert_allclose(two.embedding_, 2 * one.embedding_, rtol=1e-9, atol=1e-12)
+
+
+def test_custom_metric_sets_the_distances_to_restore():
+    X, _ = make_sculpting_swiss_roll(200, random_state=5)
+    model = ManifoldSculpting(n_neighbors=8, metric="manhattan", min_iter=5, max_iter=5).fit(X)
+    dist, _ = nearest_neighbors(X, 8, metric="manhattan")
+    assert model.delta_ave_ == pytest.approx(dist.mean())
+
+
+@pytest.mark.parametrize("preprocess", ["none", "array", "estimator"])
+def test_preprocess_options(preprocess):
+    X, _ = make_sculpting_swiss_roll(200, random_state=6)
+    if preprocess == "array":
+        preprocess = PCA(n_components=3).fit_transform(X) * 0.01  # wrong units on purpose
+    elif preprocess == "estimator":
+        preprocess = PCA(n_components=2)
+    model = ManifoldSculpting(n_neighbors=8, preprocess=preprocess, min_iter=5, max_iter=5,
+                              random_state=0).fit(X)
+    assert model.embedding_.shape == (200, 2)
+    assert np.all(np.isfinite(model.embedding_))
+    # Whatever the start's units, it was brought to the data's neighbour distances.
+    Y = model.embedding_
+    assert np.linalg.norm(Y[:, None] - Y[model.neighbors_], axis=2).mean() == pytest.approx(
+        model.delta_ave_, rel=0.3)
+
+
+def test_add_samples_settles_new_points():
+    X, uv = make_sculpting_swiss_roll(400, random_state=7)
+    old = np.arange(400) % 5 != 0
+    ltsa = LocallyLinearEmbedding(n_neighbors=12, method="ltsa", eigen_solver="dense")
+    start = ltsa.fit_transform(X[old])
+    model = ManifoldSculpting(n_neighbors=12, preprocess=start, patience=20,
+                              random_state=0).fit(X[old])
+    before = affine_normalized_mse(model.embedding_, uv[old])
+    model.add_samples(X[~old])
+    assert model.embedding_.shape == (400, 2)
+    assert len(model.incremental_n_iter_) == 2
+    order = np.concatenate([np.flatnonzero(old), np.flatnonzero(~old)])
+    after = affine_normalized_mse(model.embedding_, uv[order])
+    assert after < max(3 * before, 0.01)
+    new_only = affine_normalized_mse(model.embedding_[old.sum():], uv[~old])
+    assert new_only < 0.05
+
+
+def test_estimate_intrinsic_dimension_of_a_curved_sheet():
+    rng = np.random.default_rng(0)
+    uv = rng.uniform(-1, 1, (200, 2))
+    sheet = np.column_stack([uv, 0.3 * uv[:, 0] ** 2, np.zeros(200)]) @ np.linalg.qr(
+        rng.normal(size=(4, 4)))[0]
+    dim, errors = estimate_intrinsic_dimension(sheet, n_neighbors=10, scale_rate=0.9,
+                                               patience=10, random_state=0, return_errors=True)
+    assert dim == 2
+    assert errors.shape == (3,)
+    assert errors[0] > 10 * errors[1]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_neighbors=50), "n_neighbors=50 must be smaller than the number of samples"),
+    (dict(n_components=3), "n_components=3 must be smaller than the number of features"),
+    (dict(scale_rate=1.0), "scale_rate must lie strictly between 0"),
+    (dict(scale_rate=0.0), "scale_rate must lie strictly between 0"),
+    (dict(scale_rate=1.5), "scale_rate must lie strictly between 0"),
+    (dict(preprocess="lle"), "preprocess must be one of"),
+    (dict(move_rule="both"), "move_rule must be one of"),
+    (dict(patience=0), "patience must be >= 1"),
+])
+def test_clear_errors(kwargs, match):
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(ValueError, match=match):
+        ManifoldSculpting(**kwargs).fit(X)
+
+
+def test_clear_errors_for_data_and_clamps():
+    X = np.random.default_rng(1).normal(size=(40, 3))
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ManifoldSculpting(n_neighbors=5).fit(bad)
+    with pytest.raises(ValueError, match="clamp_values must have shape"):
+        ManifoldSculpting(n_neighbors=5).fit(X, clamp_indices=[0, 1], clamp_values=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="together"):
+        ManifoldSculpting(n_neighbors=5).fit(X, clamp_indices=[0, 1])
+    with pytest.raises(ValueError, match="at least n_components"):
+        ManifoldSculpting(n_neighbors=5, preprocess=np.zeros((40, 1))).fit(X)
+    with pytest.raises(ValueError, match="own neighbour"):
+        ManifoldSculpting().fit(X, neighbors=np.tile(np.arange(5), (40, 1)))
+
+
+@parametrize_with_checks([ManifoldSculpting(n_components=1, n_neighbors=5, min_iter=5,
+                                            max_iter=10, patience=5)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
