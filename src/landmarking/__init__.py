@@ -15,3 +15,8 @@ from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,  # n
 
 __all__ += ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
             "KMeansLandmarks", "NMFLandmarks"]
+
+# Manifold Sculpting (issue 5).
+from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: E402
+
+__all__ += ["ManifoldSculpting", "estimate_intrinsic_dimension"]
