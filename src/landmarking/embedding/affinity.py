@@ -1,0 +1,186 @@
+"""Sparse Gaussian affinities on a neighbour graph, degrees and graph Laplacians.
+
+Laplacian eigenmaps and Locally Linear Landmarks share these building blocks:
+
+- :func:`gaussian_affinity` turns a k-nearest-neighbour list into a sparse,
+  symmetric affinity ``W`` with w_nm = exp(-||y_n - y_m||^2 / (2 sigma^2)) on
+  every edge of the (symmetrised) graph;
+- :func:`knn_affinity` runs the neighbour search first;
+- :func:`degree` and :func:`laplacian` give D = diag(W 1) and L = D - W;
+- :func:`check_affinity` validates a user-given affinity and
+  :func:`check_connected` warns when the graph falls apart into pieces, where
+  the spectral problem has one trivial solution per piece.
+"""
+
+import warnings
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
+
+from .._validation import check_choice, check_positive_float, check_positive_int
+from ..neighbors import nearest_neighbors
+
+__all__ = ["gaussian_affinity", "knn_affinity", "degree", "laplacian",
+           "check_affinity", "check_connected", "DisconnectedGraphWarning",
+           "SYMMETRIZE"]
+
+#: How the directed k-NN graph is made symmetric.
+SYMMETRIZE = ("union", "mean")
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """The affinity graph has several connected components."""
+
+
+def gaussian_affinity(distances, indices, bandwidth, *, symmetrize="union"):
+    """Symmetric sparse Gaussian affinity from a k-nearest-neighbour list.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (n_samples, k)
+        Euclidean distance from each point to its k nearest neighbours (self
+        excluded), as returned by :func:`landmarking.neighbors.nearest_neighbors`.
+    indices : ndarray of shape (n_samples, k)
+        The neighbours' row indices.
+    bandwidth : float
+        Gaussian width sigma > 0, in data units.
+    symmetrize : {"union", "mean"}
+        ``"union"``: an edge exists when either end lists the other, with the
+        kernel value as weight (the kernel is symmetric, so both directions
+        agree). ``"mean"``: 0.5 (W + W^T), halving one-sided edges, as
+        scikit-learn's ``SpectralEmbedding`` does for its k-NN graph.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples), float64
+        Zero diagonal, symmetric, nonnegative.
+
+    Examples
+    --------
+    >>> d = np.array([[1.0], [1.0], [2.0]])
+    >>> i = np.array([[1], [0], [1]])
+    >>> gaussian_affinity(d, i, 1.0).toarray().round(3)
+    array([[0.   , 0.607, 0.   ],
+           [0.607, 0.   , 0.135],
+           [0.   , 0.135, 0.   ]])
+    """
+    bandwidth = check_positive_float(bandwidth, "bandwidth")
+    check_choice(symmetrize, "symmetrize", SYMMETRIZE)
+    distances = np.asarray(distances, dtype=np.float64)
+    indices = np.asarray(indices)
+    if distances.shape != indices.shape or distances.ndim != 2:
+        raise ValueError(
+            f"distances {distances.shape} and indices {indices.shape} must be 2-D "
+            "arrays of the same shape (one row of neighbours per point)."
+        )
+    n, k = indices.shape
+    values = np.exp(-(distances ** 2) / (2.0 * bandwidth ** 2)).ravel()
+    rows = np.repeat(np.arange(n), k)
+    cols = indices.ravel()
+    keep = cols != rows  # a duplicate point may list itself; no self-loops
+    W = sparse.csr_matrix((values[keep], (rows[keep], cols[keep])), shape=(n, n))
+    W.sum_duplicates()
+    if symmetrize == "mean":
+        return ((W + W.T) * 0.5).tocsr()
+    return W.maximum(W.T).tocsr()
+
+
+def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union",
+                 random_state=None):
+    """Gaussian affinity on the ``n_neighbors`` nearest neighbours of each row of X.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> knn_affinity(X, 1, 1.0).nnz
+    4
+    """
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
+    distances, indices = nearest_neighbors(X, n_neighbors, method=method,
+                                           random_state=random_state)
+    return gaussian_affinity(distances, indices, bandwidth, symmetrize=symmetrize)
+
+
+def degree(W):
+    """Degrees d_n = sum_m w_nm as a 1-D float64 array."""
+    return np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
+
+
+def laplacian(W):
+    """Graph Laplacian L = D - W (sparse CSR), with D = diag of :func:`degree`."""
+    return (sparse.diags(degree(W)) - W).tocsr()
+
+
+def check_affinity(W, n_samples=None):
+    """Validate a user-given affinity and return it as float64 CSR.
+
+    Raises a ``ValueError`` naming the fix when W is not a square, symmetric,
+    nonnegative sparse matrix with finite entries, when its size differs from
+    ``n_samples``, or when some point has no edge (zero degree).
+    """
+    if not sparse.issparse(W):
+        raise TypeError(
+            f"affinity must be a scipy sparse matrix, got {type(W).__name__}; "
+            "convert it with scipy.sparse.csr_matrix(W)."
+        )
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(f"affinity must be square, got shape {W.shape}.")
+    if n_samples is not None and W.shape[0] != n_samples:
+        raise ValueError(
+            f"affinity is {W.shape[0]} x {W.shape[1]} but X has {n_samples} rows; "
+            "pass the affinity built on the same points as X."
+        )
+    if W.nnz and (not np.all(np.isfinite(W.data)) or W.data.min() < 0):
+        raise ValueError("affinity must have finite, nonnegative entries.")
+    asym = abs(W - W.T)
+    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
+        raise ValueError(
+            "affinity must be symmetric; symmetrise it first, e.g. W.maximum(W.T) "
+            "or (W + W.T) / 2."
+        )
+    if W.diagonal().any():
+        W = W.tolil()
+        W.setdiag(0)
+        W = W.tocsr()
+        W.eliminate_zeros()
+    isolated = np.flatnonzero(degree(W) <= 0)
+    if isolated.size:
+        raise ValueError(
+            f"{isolated.size} points have no edge in the affinity graph (first at "
+            f"index {isolated[0]}); use more neighbours or a larger bandwidth."
+        )
+    return W
+
+
+def check_connected(W, *, warn=True):
+    """Number of connected components of the graph W; warn when more than one.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+    warn : bool
+        Emit a :class:`DisconnectedGraphWarning` when the graph has several
+        components.
+
+    Returns
+    -------
+    int
+    """
+    n_components, labels = connected_components(W, directed=False)
+    if n_components > 1 and warn:
+        sizes = np.bincount(labels)
+        warnings.warn(
+            f"the affinity graph has {n_components} connected components (the "
+            f"smallest has {sizes.min()} points); the embedding then has one "
+            "trivial direction per extra component. Use more neighbours or a "
+            "larger bandwidth.",
+            DisconnectedGraphWarning,
+            stacklevel=2,
+        )
+    return int(n_components)

@@ -1,0 +1,284 @@
+"""Exact Laplacian eigenmaps (Belkin & Niyogi, 2003).
+
+Solves min tr(X L X^T) s.t. X D X^T = I, X D 1 = 0 for a sparse affinity W,
+L = D - W: the generalised eigenproblem L x = lambda D x, keeping the
+``n_components`` eigenvectors after the trivial constant one. Internally the
+symmetric form S u = (1 - lambda) u with S = D^-1/2 W D^-1/2 and x = D^-1/2 u is
+solved, so each column of the embedding has x^T D x = 1, the normalisation of
+scikit-learn's ``SpectralEmbedding``.
+
+The plain function :func:`spectral_embedding` does the numerical work;
+:class:`LaplacianEigenmaps` is the scikit-learn estimator around it.
+"""
+
+import time
+import warnings
+from numbers import Real
+
+import numpy as np
+from scipy import linalg, sparse
+from scipy.sparse.linalg import eigsh, lobpcg
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
+
+from .._validation import check_choice, check_positive_float, check_positive_int
+from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors
+from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
+                       gaussian_affinity)
+
+__all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
+           "resolve_bandwidth", "EIGEN_SOLVERS"]
+
+EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg")
+
+#: Graphs up to this size are solved densely by ``eigen_solver="auto"``.
+DENSE_LIMIT = 2500
+
+
+def deterministic_signs(X):
+    """Flip each column of X so that its entry of largest magnitude is positive.
+
+    Eigenvectors are defined up to sign; this fixes one, so that repeated fits
+    give identical embeddings.
+    """
+    X = np.array(X, dtype=np.float64, copy=True)
+    if X.size == 0:
+        return X
+    rows = np.argmax(np.abs(X), axis=0)
+    signs = np.sign(X[rows, np.arange(X.shape[1])])
+    signs[signs == 0] = 1.0
+    X *= signs
+    return X
+
+
+def resolve_bandwidth(bandwidth, distances):
+    """The Gaussian width: a float as given, or ``"auto"``: the median k-NN distance."""
+    if isinstance(bandwidth, str):
+        check_choice(bandwidth, "bandwidth", ("auto",))
+        positive = distances[distances > 0]
+        if positive.size == 0:
+            raise ValueError(
+                "bandwidth='auto' needs some nonzero neighbour distances, but all "
+                "points coincide with their neighbours; pass a float bandwidth."
+            )
+        return float(np.median(positive))
+    return check_positive_float(bandwidth, "bandwidth")
+
+
+def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
+                       max_iter=None, random_state=None):
+    """Trailing generalised eigenvectors of L x = lambda D x for the affinity W.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+        Symmetric nonnegative affinity with no isolated point.
+    n_components : int
+        Eigenvectors to return after the trivial one.
+    eigen_solver : {"auto", "dense", "arpack", "lobpcg"}
+        ``"dense"``: LAPACK on the full matrix (n up to a few thousand);
+        ``"arpack"``: ``scipy.sparse.linalg.eigsh`` on S = D^-1/2 W D^-1/2 for its
+        largest eigenvalues (no factorisation); ``"lobpcg"``: the same with
+        LOBPCG, started from the known trivial eigenvector; ``"auto"``: dense up
+        to 2,500 points, else lobpcg.
+    tol, max_iter : float, int or None
+        Passed to the iterative solvers.
+    random_state : int, RandomState or None
+        Starting vectors of the iterative solvers.
+
+    Returns
+    -------
+    embedding : ndarray of shape (n, n_components)
+        Columns D-orthonormal, ordered by increasing eigenvalue, signs fixed by
+        :func:`deterministic_signs`.
+    eigenvalues : ndarray of shape (n_components,)
+        The lambda of each column (the trivial 0 excluded).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> path = sparse.diags([np.ones(9), np.ones(9)], [-1, 1])  # 10-node chain
+    >>> emb, lam = spectral_embedding(path, 1)
+    >>> bool(np.all(np.diff(emb[:, 0]) > 0) or np.all(np.diff(emb[:, 0]) < 0))
+    True
+    """
+    check_choice(eigen_solver, "eigen_solver", EIGEN_SOLVERS)
+    n = W.shape[0]
+    k = n_components + 1
+    if k > n:
+        raise ValueError(
+            f"n_components={n_components} needs at least {k} points, got {n}; "
+            "ask for fewer components."
+        )
+    deg = degree(W)
+    inv_sqrt = 1.0 / np.sqrt(deg)
+    S = sparse.diags(inv_sqrt) @ W @ sparse.diags(inv_sqrt)
+    if not (np.all(np.isfinite(inv_sqrt)) and np.all(np.isfinite(S.data))):
+        raise ValueError(
+            "the affinity's degrees underflow (weights near 1e-300): the bandwidth "
+            "is far smaller than the neighbour distances; use a larger bandwidth."
+        )
+    if eigen_solver == "auto":
+        eigen_solver = "dense" if n <= DENSE_LIMIT or k >= n // 5 else "lobpcg"
+    rng = check_random_state(random_state)
+    if eigen_solver == "dense":
+        mu, U = linalg.eigh(S.toarray(), subset_by_index=[n - k, n - 1])
+    elif eigen_solver == "arpack":
+        v0 = rng.uniform(-1, 1, n)
+        mu, U = eigsh(S, k=k, which="LA", tol=0 if tol is None else tol,
+                      maxiter=max_iter, v0=v0)
+    else:
+        X0 = rng.standard_normal((n, k))
+        X0[:, 0] = np.sqrt(deg)  # the trivial eigenvector, known exactly
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            mu, U = lobpcg(S, X0, largest=True, tol=tol,
+                           maxiter=200 if max_iter is None else max_iter)
+        residual = np.linalg.norm(S @ U - U * mu, axis=0)
+        if np.max(residual) > 1e-3:
+            warnings.warn(
+                f"lobpcg stopped with eigenvector residual {np.max(residual):.2g}; "
+                "raise max_iter or use eigen_solver='arpack'.",
+                RuntimeWarning, stacklevel=2,
+            )
+    if U.shape[1] != k or not np.all(np.isfinite(U)):
+        raise ValueError(
+            f"the eigensolver returned {U.shape[1]} of {k} finite eigenvectors; the "
+            "graph is numerically degenerate: use a larger bandwidth or more neighbours."
+        )
+    order = np.argsort(-mu)
+    mu, U = mu[order], U[:, order]
+    embedding = U[:, 1:] * inv_sqrt[:, None]
+    return deterministic_signs(embedding), 1.0 - mu[1:]
+
+
+class LaplacianEigenmaps(BaseEstimator):
+    """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Embedding dimension d.
+    n_neighbors : int, default=10
+        Neighbours per point K_W in the affinity graph.
+    bandwidth : float or "auto", default="auto"
+        Gaussian width sigma in w = exp(-||y_n - y_m||^2 / (2 sigma^2));
+        ``"auto"`` takes the median neighbour distance (resolved into
+        ``bandwidth_``).
+    symmetrize : {"union", "mean"}, default="union"
+        How the k-NN graph is made symmetric (see
+        :func:`~landmarking.embedding.affinity.gaussian_affinity`).
+    neighbors_method : {"exact", "approximate"}, default="exact"
+        Neighbour search (scikit-learn or pynndescent).
+    eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
+    tol : float or None, default=None
+        Tolerance of the iterative eigensolvers.
+    max_iter : int or None, default=None
+        Iterations of the iterative eigensolvers.
+    random_state : int, RandomState or None, default=None
+    verbose : bool, default=False
+        Print the time of each stage.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_samples, n_components)
+    eigenvalues_ : ndarray of shape (n_components,)
+    bandwidth_ : float or None
+        The Gaussian width used (None when ``affinity`` was given).
+    n_connected_components_ : int
+    timings_ : dict
+        Seconds per stage: ``neighbors``, ``affinity``, ``eigensolver``, ``total``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_swiss_roll
+    >>> X, _ = make_swiss_roll(500, random_state=0)
+    >>> LaplacianEigenmaps(n_neighbors=10).fit_transform(X).shape
+    (500, 2)
+    """
+
+    def __init__(self, *, n_components=2, n_neighbors=10, bandwidth="auto",
+                 symmetrize="union", neighbors_method="exact", eigen_solver="auto",
+                 tol=None, max_iter=None, random_state=None, verbose=False):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.bandwidth = bandwidth
+        self.symmetrize = symmetrize
+        self.neighbors_method = neighbors_method
+        self.eigen_solver = eigen_solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self):
+        check_positive_int(self.n_components, "n_components")
+        check_positive_int(self.n_neighbors, "n_neighbors")
+        if not isinstance(self.bandwidth, str):
+            check_positive_float(self.bandwidth, "bandwidth")
+        check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
+        check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
+        check_choice(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS)
+        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol >= 0):
+            raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}.")
+
+    def fit(self, X, y=None, affinity=None):
+        """Embed X (or the graph ``affinity`` on its rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        affinity : sparse matrix of shape (n_samples, n_samples), optional
+            A precomputed symmetric affinity W that replaces the built-in
+            Gaussian k-NN graph (then ``n_neighbors`` and ``bandwidth`` are unused).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        n = X.shape[0]
+        timings = {}
+        start = time.perf_counter()
+        if affinity is None:
+            if self.n_neighbors >= n:
+                raise ValueError(
+                    f"n_neighbors={self.n_neighbors} must be smaller than the number "
+                    f"of samples ({n}); pass fewer neighbours."
+                )
+            distances, indices = nearest_neighbors(
+                X, self.n_neighbors, method=self.neighbors_method,
+                random_state=self.random_state)
+            timings["neighbors"] = time.perf_counter() - start
+            t = time.perf_counter()
+            self.bandwidth_ = resolve_bandwidth(self.bandwidth, distances)
+            W = gaussian_affinity(distances, indices, self.bandwidth_,
+                                  symmetrize=self.symmetrize)
+            W = check_affinity(W, n)
+            timings["affinity"] = time.perf_counter() - t
+        else:
+            W = check_affinity(affinity, n)
+            self.bandwidth_ = None
+        self.n_connected_components_ = check_connected(W)
+        t = time.perf_counter()
+        self.embedding_, self.eigenvalues_ = spectral_embedding(
+            W, self.n_components, eigen_solver=self.eigen_solver, tol=self.tol,
+            max_iter=self.max_iter, random_state=self.random_state)
+        timings["eigensolver"] = time.perf_counter() - t
+        timings["total"] = time.perf_counter() - start
+        self.timings_ = timings
+        if self.verbose:
+            print("LaplacianEigenmaps: " + ", ".join(
+                f"{k} {v:.2f} s" for k, v in timings.items()))
+        return self
+
+    def fit_transform(self, X, y=None, affinity=None):
+        """Fit and return ``embedding_``."""
+        return self.fit(X, y, affinity=affinity).embedding_
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "embedding_")

@@ -1,0 +1,672 @@
+"""Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML 2013).
+
+A fast approximate solver for Laplacian eigenmaps. Each point y_n is written as
+an affine combination of its K_Z nearest landmarks, Y ~ Y~ Z (Z sparse, columns
+summing to one); assuming the same in the embedding, X = X~ Z, turns the N x N
+problem L x = lambda D x into the L x L problem A~ x~ = lambda B~ x~ with
+A~ = Z L Z^T and B~ = Z D Z^T. The same weights place new points:
+x_0 = X~ z_0 (:func:`lll_out_of_sample`).
+
+In code Z is stored transposed, as a sparse (N x L) matrix with one row of K_Z
+weights per point.
+
+Plain functions do the numerical work (:func:`select_landmarks`,
+:func:`reconstruction_weights`, :func:`reduced_problem`,
+:func:`solve_reduced_problem`, :func:`lll_out_of_sample`,
+:func:`nystrom_out_of_sample`); :class:`LocallyLinearLandmarks` is the
+scikit-learn estimator around them, with the paper's two baselines as
+``method="le-z"`` and ``method="le-nystrom"``.
+"""
+
+import heapq
+import math
+import time
+
+import numpy as np
+from scipy import linalg, sparse
+from scipy.sparse.linalg import eigsh
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
+
+from .._validation import check_choice, check_positive_float, check_positive_int
+from ..kernels import row_chunks
+from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
+from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
+                       gaussian_affinity)
+from .laplacian import deterministic_signs, resolve_bandwidth, spectral_embedding
+
+__all__ = ["LocallyLinearLandmarks", "select_landmarks", "reconstruction_weights",
+           "reduced_problem", "solve_reduced_problem", "lll_out_of_sample",
+           "nystrom_out_of_sample", "LANDMARK_STRATEGIES", "LLL_METHODS"]
+
+LANDMARK_STRATEGIES = ("random", "random-pruned", "kmeans")
+LLL_METHODS = ("lll", "le-z", "le-nystrom")
+
+#: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
+#: (one matrix product per chunk of points); above it, from explicit differences.
+GRAM_LIMIT = 8192
+#: Reduced problems up to this size are solved with dense LAPACK.
+DENSE_LIMIT = 5000
+
+
+# --------------------------------------------------------------------------- landmarks
+
+def select_landmarks(X, n_landmarks, strategy="random", *, prune_fraction=0.25,
+                     random_state=None):
+    """Pick ``n_landmarks`` rows of X as landmarks.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_landmarks : int
+        At most n_samples.
+    strategy : {"random", "random-pruned", "kmeans"}
+        ``"random"``: uniform without replacement. ``"random-pruned"``: the
+        paper's heuristic for more even coverage: draw
+        ``ceil(prune_fraction * n_landmarks)`` extra points, then repeatedly
+        drop one point of the closest remaining pair. ``"kmeans"``: the data
+        point nearest to each centre of a mini-batch k-means.
+    prune_fraction : float
+        Extra fraction drawn by ``"random-pruned"``.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    indices : ndarray of shape (n_landmarks,), int64
+        Row indices of the landmarks in X.
+
+    Examples
+    --------
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> select_landmarks(X, 3, random_state=0).shape
+    (3,)
+    """
+    check_choice(strategy, "landmarks", LANDMARK_STRATEGIES)
+    n = X.shape[0]
+    n_landmarks = check_positive_int(n_landmarks, "n_landmarks")
+    if n_landmarks > n:
+        raise ValueError(
+            f"n_landmarks={n_landmarks} exceeds the {n} samples; pass at most "
+            f"{n} landmarks (or landmarks as an array)."
+        )
+    rng = check_random_state(random_state)
+    if strategy == "random":
+        return np.sort(rng.choice(n, n_landmarks, replace=False)).astype(np.int64)
+    if strategy == "random-pruned":
+        n_extra = min(n - n_landmarks, math.ceil(prune_fraction * n_landmarks))
+        candidates = rng.choice(n, n_landmarks + n_extra, replace=False)
+        keep = _prune_closest_pairs(X[candidates], n_extra)
+        return np.sort(candidates[keep]).astype(np.int64)
+    from sklearn.cluster import MiniBatchKMeans
+
+    km = MiniBatchKMeans(n_clusters=n_landmarks, n_init=1, random_state=rng,
+                         batch_size=max(1024, 3 * n_landmarks))
+    centres = km.fit(X).cluster_centers_.astype(X.dtype)
+    _, nearest = query_neighbors(X, centres, 1)
+    chosen = np.unique(nearest[:, 0])
+    if chosen.size < n_landmarks:
+        # Two centres may share their nearest point: fill up at random.
+        rest = np.setdiff1d(np.arange(n), chosen)
+        extra = rng.choice(rest, n_landmarks - chosen.size, replace=False)
+        chosen = np.concatenate([chosen, extra])
+    return np.sort(chosen).astype(np.int64)
+
+
+def _prune_closest_pairs(C, n_drop):
+    """Indices of the rows of C left after dropping one point of each of
+    ``n_drop`` successive closest pairs (lazy heap over k-NN lists)."""
+    m = C.shape[0]
+    if n_drop <= 0:
+        return np.arange(m)
+    k = min(m - 1, 16)
+    dist, nbr = nearest_neighbors(C, k)
+    alive = np.ones(m, dtype=bool)
+    pointer = np.zeros(m, dtype=np.int64)
+    heap = [(dist[i, 0], i) for i in range(m)]
+    heapq.heapify(heap)
+    dropped = 0
+    while dropped < n_drop and heap:
+        d, i = heapq.heappop(heap)
+        if not alive[i]:
+            continue
+        j = nbr[i, pointer[i]]
+        if alive[j]:
+            alive[i] = False
+            dropped += 1
+            continue
+        # i's recorded nearest neighbour is gone: move to its next live one.
+        while pointer[i] < k and not alive[nbr[i, pointer[i]]]:
+            pointer[i] += 1
+        if pointer[i] < k:
+            heapq.heappush(heap, (dist[i, pointer[i]], i))
+    return np.flatnonzero(alive)
+
+
+# --------------------------------------------------------------------------- weights Z
+
+def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
+                           chunk_size=2048, verbose=False):
+    """Locally linear reconstruction of each row of X from its nearest landmarks.
+
+    For each point y, the K_Z nearest landmarks t_1..t_K give the local Gram
+    matrix G_ij = (y - t_i).(y - t_j); the weights solve
+    (G + r I) z = 1 and are rescaled to sum to one, with the ridge
+    r = reg * trace(G) (scikit-learn's LLE convention; r = reg when G = 0).
+    The ridge makes the weights unique when K_Z > D or the landmarks are
+    degenerate, and keeps them finite when y coincides with a landmark.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    landmarks : ndarray of shape (n_landmarks, n_features)
+    n_landmark_neighbors : int
+        K_Z, at most n_landmarks.
+    reg : float
+        Relative ridge, >= 0.
+    chunk_size : int
+        Points per pass; memory stays at about chunk_size * n_landmarks.
+    verbose : bool
+        Show a progress bar over the chunks.
+
+    Returns
+    -------
+    Z : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks)
+        K_Z nonzeros per row (the paper's Z transposed), rows summing to one.
+
+    Examples
+    --------
+    >>> T = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> Z = reconstruction_weights(np.array([[0.25, 0.5]]), T, 3, reg=0.0)
+    >>> (Z @ T).round(6)
+    array([[0.25, 0.5 ]])
+    """
+    X = np.asarray(X)
+    landmarks = np.asarray(landmarks, dtype=np.float64)
+    n, n_land = X.shape[0], landmarks.shape[0]
+    k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
+    if k > n_land:
+        raise ValueError(
+            f"n_landmark_neighbors={k} exceeds the {n_land} landmarks; pass at most "
+            f"{n_land}."
+        )
+    if landmarks.ndim != 2 or landmarks.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"landmarks {landmarks.shape} must have the {X.shape[1]} columns of X."
+        )
+    if not (np.isfinite(reg) and reg >= 0):
+        raise ValueError(f"reg must be a finite number >= 0, got {reg!r}.")
+    indices = np.empty((n, k), dtype=np.int64)
+    weights = np.empty((n, k), dtype=np.float64)
+    use_gram = n_land <= GRAM_LIMIT
+    if use_gram:
+        gram = landmarks @ landmarks.T
+        t_sq = np.diag(gram).copy()
+    else:
+        _, indices[:] = query_neighbors(landmarks, X, k)
+        chunk_size = max(1, min(chunk_size, 2 ** 24 // max(1, k * X.shape[1])))
+    chunks = list(row_chunks(n, chunk_size))
+    for rows in tqdm(chunks, disable=not verbose, desc="LLL weights Z", leave=False):
+        Xc = np.asarray(X[rows], dtype=np.float64)
+        if use_gram:
+            x_sq = np.einsum("ij,ij->i", Xc, Xc)
+            cross = Xc @ landmarks.T
+            d2 = x_sq[:, None] - 2 * cross + t_sq[None, :]
+            idx = _k_smallest(d2, k)
+            c = np.take_along_axis(cross, idx, axis=1)
+            G = (x_sq[:, None, None] - c[:, :, None] - c[:, None, :]
+                 + gram[idx[:, :, None], idx[:, None, :]])
+        else:
+            idx = indices[rows]
+            diff = Xc[:, None, :] - landmarks[idx]
+            G = diff @ diff.transpose(0, 2, 1)
+        indices[rows] = idx
+        weights[rows] = _solve_local(G, reg)
+    indptr = np.arange(0, n * k + 1, k)
+    return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
+                             shape=(n, n_land))
+
+
+def _k_smallest(d2, k):
+    """Column indices of the k smallest entries of each row, nearest first."""
+    if k < d2.shape[1]:
+        idx = np.argpartition(d2, k - 1, axis=1)[:, :k]
+    else:
+        idx = np.broadcast_to(np.arange(d2.shape[1]), d2.shape).copy()
+    order = np.argsort(np.take_along_axis(d2, idx, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(idx, order, axis=1)
+
+
+def _solve_local(G, reg):
+    """Affine weights from stacked local Gram matrices G (c, k, k)."""
+    k = G.shape[1]
+    trace = np.trace(G, axis1=1, axis2=2)
+    ridge = np.where(trace > 0, reg * trace, reg if reg > 0 else 1e-12)
+    G = G + ridge[:, None, None] * np.eye(k)
+    ones = np.ones((G.shape[0], k, 1))
+    try:
+        w = np.linalg.solve(G, ones)[:, :, 0]
+    except np.linalg.LinAlgError:
+        # A singular system (reg=0 with degenerate landmarks): least squares.
+        w = np.stack([np.linalg.lstsq(g, o, rcond=None)[0][:, 0]
+                      for g, o in zip(G, ones)])
+    total = w.sum(axis=1, keepdims=True)
+    bad = ~np.isfinite(total[:, 0]) | (np.abs(total[:, 0]) < 1e-300)
+    w[bad] = 1.0  # no usable system: plain average of the neighbours
+    total[bad] = k
+    return w / total
+
+
+# --------------------------------------------------------------------------- reduced problem
+
+def reduced_problem(W, Z):
+    """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
+
+    Returns dense arrays when L <= 5,000, sparse CSR matrices above.
+    """
+    deg = degree(W)
+    Zt = Z.T.tocsr()
+    B = Zt @ sparse.csr_matrix(Z.multiply(deg[:, None]))
+    C = Zt @ (W @ Z)
+    A = B - C
+    if Z.shape[1] <= DENSE_LIMIT:
+        A, B = A.toarray(), B.toarray()
+        return 0.5 * (A + A.T), 0.5 * (B + B.T)
+    return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
+
+
+def solve_reduced_problem(A, B, n_components, *, random_state=None):
+    """Trailing generalised eigenvectors of A x = lambda B x, trivial one dropped.
+
+    Dense LAPACK for arrays; shift-invert ARPACK for sparse matrices.
+
+    Returns
+    -------
+    vectors : ndarray of shape (L, n_components), B-orthonormal columns
+    eigenvalues : ndarray of shape (n_components,)
+    """
+    size = A.shape[0]
+    if n_components + 1 > size:
+        raise ValueError(
+            f"n_components={n_components} needs more than {n_components} landmarks, "
+            f"got {size}; use more landmarks or fewer components."
+        )
+    if sparse.issparse(A):
+        rng = check_random_state(random_state)
+        scale = B.diagonal().mean()
+        vals, vecs = eigsh(A, k=n_components + 1, M=B, sigma=-1e-6 * scale,
+                           which="LM", v0=rng.uniform(-1, 1, size))
+    else:
+        try:
+            vals, vecs = linalg.eigh(A, B, subset_by_index=[0, n_components])
+        except linalg.LinAlgError:
+            # B~ numerically singular (landmarks with nearly collinear weight
+            # columns): a tiny ridge restores definiteness.
+            ridge = 1e-10 * np.trace(B) / size
+            vals, vecs = linalg.eigh(A, B + ridge * np.eye(size),
+                                     subset_by_index=[0, n_components])
+    order = np.argsort(vals)
+    return vecs[:, order[1:]], vals[order[1:]]
+
+
+# --------------------------------------------------------------------------- out of sample
+
+def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors,
+                      reg=1e-3, *, chunk_size=2048):
+    """Place new points with the LLL map x_0 = X~ z_0.
+
+    Everything it needs fits in an ``.npz`` file: the landmarks, their
+    embedding, K_Z and the ridge.
+
+    Parameters
+    ----------
+    Y_new : ndarray of shape (n_new, n_features)
+    landmarks : ndarray of shape (n_landmarks, n_features)
+    landmark_embedding : ndarray of shape (n_landmarks, n_components)
+    n_landmark_neighbors : int
+        K_Z used when fitting.
+    reg : float
+        Ridge used when fitting.
+
+    Returns
+    -------
+    ndarray of shape (n_new, n_components)
+
+    Examples
+    --------
+    >>> T = np.array([[0.0], [1.0], [2.0]])
+    >>> lll_out_of_sample(np.array([[0.5]]), T, np.array([[0.0], [10.0], [20.0]]), 2,
+    ...                   reg=0.0).round(6)
+    array([[5.]])
+    """
+    landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
+    landmarks = np.asarray(landmarks)
+    if landmark_embedding.ndim != 2 or landmark_embedding.shape[0] != landmarks.shape[0]:
+        raise ValueError(
+            f"landmark_embedding {landmark_embedding.shape} needs one row per landmark "
+            f"({landmarks.shape[0]})."
+        )
+    Z = reconstruction_weights(np.asarray(Y_new), landmarks, n_landmark_neighbors,
+                               reg=reg, chunk_size=chunk_size)
+    return np.asarray(Z @ landmark_embedding)
+
+
+def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
+                          n_neighbors, bandwidth):
+    """The Nystroem formula for Laplacian eigenmaps on landmarks (LE(Nys.)).
+
+    From D~^-1 W~ x~ = (1 - lambda) x~ on the landmarks, a point y goes to
+    x(y) = sum_j w(y, t_j) x~_j / ((1 - lambda) sum_j w(y, t_j)), with the
+    Gaussian w over its ``n_neighbors`` nearest landmarks.
+    """
+    k = min(n_neighbors, landmarks.shape[0])
+    dist, idx = query_neighbors(landmarks, np.asarray(Y_new), k)
+    # Subtracting the smallest distance avoids underflow; it cancels in the ratio.
+    d2 = dist.astype(np.float64) ** 2
+    w = np.exp(-(d2 - d2[:, :1]) / (2.0 * bandwidth ** 2))
+    w /= w.sum(axis=1, keepdims=True)
+    mapped = np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
+    return mapped / (1.0 - eigenvalues)[None, :]
+
+
+# --------------------------------------------------------------------------- estimator
+
+class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                             BaseEstimator):
+    """Laplacian eigenmaps solved on landmarks (Locally Linear Landmarks).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Embedding dimension d.
+    n_landmarks : int, default=100
+        Number of landmarks L (ignored when ``landmarks`` is an array or an
+        estimator, which bring their own).
+    n_landmark_neighbors : int, default=5
+        K_Z: landmarks that reconstruct each point.
+    n_neighbors : int, default=10
+        K_W: neighbours per point in the Gaussian affinity.
+    bandwidth : float or "auto", default="auto"
+        Gaussian width sigma; ``"auto"`` is the median neighbour distance.
+    landmarks : {"random", "random-pruned", "kmeans"}, ndarray or estimator, \
+            default="random"
+        How landmarks are chosen: a strategy of :func:`select_landmarks`, an
+        array (n_landmarks, n_features) of points that need not be data points,
+        or a landmark estimator (anything with ``fit`` that sets
+        ``landmarks_``, such as :class:`landmarking.GPLandmarks`). An unfitted
+        estimator is cloned and fitted on X; a fitted one is used as is.
+    method : {"lll", "le-z", "le-nystrom"}, default="lll"
+        ``"lll"``: the reduced problem with A~ = Z L Z^T, B~ = Z D Z^T.
+        ``"le-z"``: Laplacian eigenmaps on the landmarks alone (their own
+        k-NN graph), all points placed with Z. ``"le-nystrom"``: the same
+        landmark embedding, points placed with the Nystroem formula.
+    reg : float, default=1e-3
+        Relative ridge of the local Gram matrices (see
+        :func:`reconstruction_weights`).
+    symmetrize : {"union", "mean"}, default="union"
+    neighbors_method : {"exact", "approximate"}, default="exact"
+    random_state : int, RandomState or None, default=None
+    verbose : bool, default=False
+        Progress bar over the weight computation and stage timings.
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (n_landmarks_, n_features)
+    landmark_indices_ : ndarray of shape (n_landmarks_,) or None
+        Rows of X used as landmarks; None when the landmarks are not data points.
+    landmark_embedding_ : ndarray of shape (n_landmarks_, n_components)
+        X~, the embedding of the landmarks.
+    embedding_ : ndarray of shape (n_samples, n_components)
+        X = X~ Z for the training points.
+    eigenvalues_ : ndarray of shape (n_components,)
+    weights_ : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks_)
+        Z transposed: each point's K_Z reconstruction weights.
+    bandwidth_ : float or None
+        Gaussian width used (None when only a given affinity was used).
+    n_landmarks_ : int
+    n_connected_components_ : int or None
+        Components of the affinity graph (None for the landmark-only methods).
+    timings_ : dict
+        Seconds per stage: ``landmarks``, ``neighbors``, ``affinity``,
+        ``weights``, ``reduced_problem``, ``eigensolver``, ``embedding``, ``total``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_swiss_roll
+    >>> X, _ = make_swiss_roll(1000, random_state=0)
+    >>> lll = LocallyLinearLandmarks(n_landmarks=100, n_neighbors=10, random_state=0)
+    >>> lll.fit_transform(X).shape
+    (1000, 2)
+    >>> lll.transform(X[:5]).shape
+    (5, 2)
+    """
+
+    def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
+                 n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
+                 reg=1e-3, symmetrize="union", neighbors_method="exact",
+                 random_state=None, verbose=False):
+        self.n_components = n_components
+        self.n_landmarks = n_landmarks
+        self.n_landmark_neighbors = n_landmark_neighbors
+        self.n_neighbors = n_neighbors
+        self.bandwidth = bandwidth
+        self.landmarks = landmarks
+        self.method = method
+        self.reg = reg
+        self.symmetrize = symmetrize
+        self.neighbors_method = neighbors_method
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self):
+        check_positive_int(self.n_components, "n_components")
+        check_positive_int(self.n_landmarks, "n_landmarks")
+        check_positive_int(self.n_landmark_neighbors, "n_landmark_neighbors")
+        check_positive_int(self.n_neighbors, "n_neighbors")
+        if not isinstance(self.bandwidth, str):
+            check_positive_float(self.bandwidth, "bandwidth")
+        else:
+            check_choice(self.bandwidth, "bandwidth", ("auto",))
+        check_choice(self.method, "method", LLL_METHODS)
+        check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
+        check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
+        if isinstance(self.landmarks, str):
+            check_choice(self.landmarks, "landmarks", LANDMARK_STRATEGIES)
+        elif not (hasattr(self.landmarks, "fit") or hasattr(self.landmarks, "shape")
+                  or isinstance(self.landmarks, (list, tuple))):
+            raise TypeError(
+                "landmarks must be 'random', 'random-pruned', 'kmeans', an array of "
+                "shape (n_landmarks, n_features) or a landmark estimator with fit() "
+                f"and landmarks_; got {type(self.landmarks).__name__}."
+            )
+        if isinstance(self.reg, bool) or not np.isscalar(self.reg) or not (
+                np.isfinite(self.reg) and self.reg >= 0):
+            raise ValueError(f"reg must be a finite number >= 0, got {self.reg!r}.")
+
+    def _resolve_landmarks(self, X, rng):
+        """Landmark coordinates and, when they are rows of X, their indices."""
+        spec = self.landmarks
+        if isinstance(spec, str):
+            idx = select_landmarks(X, self.n_landmarks, spec, random_state=rng)
+            return X[idx].astype(np.float64), idx
+        if hasattr(spec, "fit") and not hasattr(spec, "shape"):
+            est = spec
+            if not hasattr(est, "landmarks_"):
+                est = clone(spec).fit(X)
+            if not hasattr(est, "landmarks_"):
+                raise TypeError(
+                    f"{type(spec).__name__} has no landmarks_ after fit; pass an "
+                    "estimator that stores its landmarks in landmarks_."
+                )
+            T = np.asarray(est.landmarks_, dtype=np.float64)
+        else:
+            T = np.asarray(spec, dtype=np.float64)
+        if T.ndim != 2 or T.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
+            )
+        if not np.all(np.isfinite(T)):
+            raise ValueError("landmarks contain NaN or infinity; pass finite landmarks.")
+        return T.copy(), None
+
+    def fit(self, X, y=None, affinity=None):
+        """Learn the landmark embedding and embed X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        affinity : sparse matrix of shape (n_samples, n_samples), optional
+            A precomputed symmetric affinity W on the rows of X that replaces the
+            built-in Gaussian k-NN graph (used by ``method="lll"``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        n = X.shape[0]
+        rng = check_random_state(self.random_state)
+        timings = {}
+        start = time.perf_counter()
+        T, self.landmark_indices_ = self._resolve_landmarks(X, rng)
+        self.landmarks_ = T
+        self.n_landmarks_ = n_land = T.shape[0]
+        timings["landmarks"] = time.perf_counter() - start
+        if self.n_landmark_neighbors > n_land:
+            raise ValueError(
+                f"n_landmark_neighbors={self.n_landmark_neighbors} exceeds the "
+                f"{n_land} landmarks; pass n_landmark_neighbors <= n_landmarks."
+            )
+        if self.n_components >= n_land:
+            raise ValueError(
+                f"n_components={self.n_components} needs more landmarks than "
+                f"{n_land}; pass n_landmarks > n_components."
+            )
+        t = time.perf_counter()
+        Z = reconstruction_weights(X, T, self.n_landmark_neighbors, reg=self.reg,
+                                   verbose=self.verbose)
+        timings["weights"] = time.perf_counter() - t
+        if self.method == "lll":
+            self._fit_lll(X, Z, affinity, timings, rng)
+        else:
+            self._fit_landmark_le(X, Z, timings, rng)
+        self.weights_ = Z
+        timings["total"] = time.perf_counter() - start
+        self.timings_ = timings
+        if self.verbose:
+            print(f"LocallyLinearLandmarks({self.method}, L={n_land}): " + ", ".join(
+                f"{k} {v:.2f} s" for k, v in timings.items()))
+        return self
+
+    def _affinity(self, X, timings):
+        n = X.shape[0]
+        if self.n_neighbors >= n:
+            raise ValueError(
+                f"n_neighbors={self.n_neighbors} must be smaller than the number of "
+                f"samples ({n}); pass fewer neighbours."
+            )
+        t = time.perf_counter()
+        dist, idx = nearest_neighbors(X, self.n_neighbors, method=self.neighbors_method,
+                                      random_state=self.random_state)
+        timings["neighbors"] = time.perf_counter() - t
+        t = time.perf_counter()
+        self.bandwidth_ = resolve_bandwidth(self.bandwidth, dist)
+        W = check_affinity(gaussian_affinity(dist, idx, self.bandwidth_,
+                                             symmetrize=self.symmetrize), n)
+        timings["affinity"] = time.perf_counter() - t
+        return W
+
+    def _fit_lll(self, X, Z, affinity, timings, rng):
+        if affinity is None:
+            W = self._affinity(X, timings)
+        else:
+            W = check_affinity(affinity, X.shape[0])
+            self.bandwidth_ = None
+        self.n_connected_components_ = check_connected(W)
+        t = time.perf_counter()
+        # Landmarks that reconstruct no point have an empty row in Z and a
+        # singular B~: solve on the used ones, then place the rest like new points.
+        used = np.flatnonzero(np.asarray(Z.getnnz(axis=0)) > 0)
+        Z_used = Z[:, used] if used.size < Z.shape[1] else Z
+        A, B = reduced_problem(W, Z_used)
+        timings["reduced_problem"] = time.perf_counter() - t
+        t = time.perf_counter()
+        vecs, vals = solve_reduced_problem(A, B, self.n_components, random_state=rng)
+        timings["eigensolver"] = time.perf_counter() - t
+        t = time.perf_counter()
+        emb = np.asarray(Z_used @ vecs)
+        signs = np.sign(deterministic_signs(emb)[0] * emb[0])
+        signs[signs == 0] = 1.0
+        emb *= signs
+        landmark_embedding = np.empty((self.n_landmarks_, self.n_components))
+        landmark_embedding[used] = vecs * signs
+        unused = np.setdiff1d(np.arange(self.n_landmarks_), used)
+        if unused.size:
+            k = min(self.n_landmark_neighbors, used.size)
+            landmark_embedding[unused] = lll_out_of_sample(
+                self.landmarks_[unused], self.landmarks_[used],
+                landmark_embedding[used], k, self.reg)
+        self.embedding_ = emb
+        self.landmark_embedding_ = landmark_embedding
+        self.eigenvalues_ = vals
+        timings["embedding"] = time.perf_counter() - t
+
+    def _fit_landmark_le(self, X, Z, timings, rng):
+        T = self.landmarks_
+        k = min(self.n_neighbors, T.shape[0] - 1)
+        t = time.perf_counter()
+        dist, idx = nearest_neighbors(T, k, method=self.neighbors_method,
+                                      random_state=self.random_state)
+        self.bandwidth_ = resolve_bandwidth(self.bandwidth, dist)
+        W_land = check_affinity(gaussian_affinity(dist, idx, self.bandwidth_,
+                                                  symmetrize=self.symmetrize))
+        timings["affinity"] = time.perf_counter() - t
+        self.n_connected_components_ = check_connected(W_land)
+        t = time.perf_counter()
+        vecs, vals = spectral_embedding(W_land, self.n_components, random_state=rng)
+        timings["eigensolver"] = time.perf_counter() - t
+        self.landmark_embedding_ = vecs
+        self.eigenvalues_ = vals
+        t = time.perf_counter()
+        if self.method == "le-z":
+            self.embedding_ = np.asarray(Z @ vecs)
+        else:
+            self.embedding_ = nystrom_out_of_sample(X, T, vecs, vals, self.n_neighbors,
+                                                    self.bandwidth_)
+        timings["embedding"] = time.perf_counter() - t
+
+    def transform(self, X):
+        """Place points with the fitted map (LLL weights, or Nystroem for
+        ``method="le-nystrom"``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_new, n_components)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        if self.method == "le-nystrom":
+            return nystrom_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
+                                         self.eigenvalues_, self.n_neighbors,
+                                         self.bandwidth_)
+        return lll_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
+                                 self.n_landmark_neighbors, self.reg)
+
+    def fit_transform(self, X, y=None, affinity=None):
+        """Fit and return ``embedding_``."""
+        return self.fit(X, y, affinity=affinity).embedding_
+
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "embedding_")

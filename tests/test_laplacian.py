@@ -1,0 +1,122 @@
+"""Exact Laplacian eigenmaps: the eigenproblem, scikit-learn agreement, signs, errors."""
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.datasets import make_swiss_roll
+from sklearn.manifold import SpectralEmbedding
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from landmarking.embedding.affinity import (DisconnectedGraphWarning, degree,
+                                            knn_affinity, laplacian)
+from landmarking.embedding.laplacian import (LaplacianEigenmaps, deterministic_signs,
+                                             spectral_embedding)
+
+
+def _roll(n=600, seed=0):
+    X, _ = make_swiss_roll(n, noise=0.05, random_state=seed)
+    return X
+
+
+def test_solves_the_generalised_problem():
+    X = _roll()
+    W = knn_affinity(X, 10, 2.0)
+    emb, lam = spectral_embedding(W, 4, eigen_solver="dense")
+    L, D = laplacian(W), sparse.diags(degree(W))
+    # L x = lambda D x, X^T D X = I and X^T D 1 = 0 (trivial direction removed).
+    np.testing.assert_allclose(L @ emb, (D @ emb) * lam, atol=1e-9)
+    np.testing.assert_allclose(emb.T @ (D @ emb), np.eye(4), atol=1e-9)
+    np.testing.assert_allclose(emb.T @ degree(W), 0, atol=1e-8)
+    assert np.all(np.diff(lam) > 0) and lam[0] > 0
+
+
+def test_agrees_with_sklearn_spectral_embedding():
+    X = _roll(500, seed=1)
+    W = knn_affinity(X, 12, 2.0)
+    ours = LaplacianEigenmaps(n_components=3).fit_transform(X, affinity=W)
+    theirs = SpectralEmbedding(n_components=3, affinity="precomputed",
+                               eigen_solver="arpack", random_state=0).fit_transform(W)
+    # Same D-normalisation; eigenvectors agree up to sign.
+    for j in range(3):
+        sign = np.sign(ours[:, j] @ theirs[:, j])
+        np.testing.assert_allclose(ours[:, j], sign * theirs[:, j], atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["arpack", "lobpcg"])
+def test_iterative_solvers_match_dense(solver):
+    X = _roll(800, seed=2)
+    W = knn_affinity(X, 10, 2.0)
+    dense, lam_dense = spectral_embedding(W, 3, eigen_solver="dense")
+    other, lam = spectral_embedding(W, 3, eigen_solver=solver, tol=1e-10,
+                                    max_iter=2000, random_state=0)
+    np.testing.assert_allclose(lam, lam_dense, rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(other, dense, atol=1e-5)
+
+
+def test_deterministic_signs_and_refit():
+    X = _roll(400, seed=3)
+    le = LaplacianEigenmaps(n_components=3, n_neighbors=8, random_state=0)
+    a = le.fit_transform(X)
+    rows = np.argmax(np.abs(a), axis=0)
+    assert np.all(a[rows, np.arange(3)] > 0)
+    np.testing.assert_array_equal(a, LaplacianEigenmaps(
+        n_components=3, n_neighbors=8, random_state=0).fit_transform(X))
+    np.testing.assert_array_equal(deterministic_signs(-a), a)
+
+
+def test_given_affinity_replaces_builtin_graph_and_timings():
+    X = _roll(300, seed=4)
+    W = knn_affinity(X, 7, 1.5)
+    built = LaplacianEigenmaps(n_neighbors=7, bandwidth=1.5).fit(X)
+    given = LaplacianEigenmaps(n_neighbors=99, bandwidth=0.01).fit(X, affinity=W)
+    np.testing.assert_allclose(given.embedding_, built.embedding_, atol=1e-10)
+    assert given.bandwidth_ is None and built.bandwidth_ == 1.5
+    assert {"neighbors", "affinity", "eigensolver", "total"} <= set(built.timings_)
+    assert set(given.timings_) == {"eigensolver", "total"}
+
+
+def test_auto_bandwidth_is_median_neighbour_distance():
+    X = _roll(300, seed=5)
+    from landmarking.neighbors import nearest_neighbors
+
+    d, _ = nearest_neighbors(X, 6)
+    le = LaplacianEigenmaps(n_neighbors=6).fit(X)
+    assert le.bandwidth_ == pytest.approx(np.median(d))
+    assert le.get_params()["bandwidth"] == "auto"
+
+
+def test_disconnected_graph_warns():
+    rng = np.random.default_rng(6)
+    X = np.vstack([rng.normal(size=(50, 2)), rng.normal(size=(50, 2)) + 50])
+    with pytest.warns(DisconnectedGraphWarning, match="connected components"):
+        le = LaplacianEigenmaps(n_neighbors=5, bandwidth=1.0).fit(X)
+    assert le.n_connected_components_ == 2
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"bandwidth": 0.0}, ValueError, "bandwidth must be a finite number > 0"),
+    ({"bandwidth": -2.0}, ValueError, "bandwidth must be a finite number > 0"),
+    ({"bandwidth": "wide"}, ValueError, "bandwidth must be one of 'auto'"),
+    ({"n_neighbors": 50}, ValueError, "must be smaller than the number of samples"),
+    ({"n_components": 0}, ValueError, "n_components must be >= 1"),
+    ({"eigen_solver": "magic"}, ValueError, "eigen_solver must be one of"),
+])
+def test_bad_parameters(params, error, match):
+    X = np.random.default_rng(7).normal(size=(50, 3))
+    with pytest.raises(error, match=match):
+        LaplacianEigenmaps(**params).fit(X)
+
+
+def test_does_not_modify_input():
+    X = _roll(200, seed=8)
+    copy = X.copy()
+    W = knn_affinity(X, 6, 1.0)
+    W_copy = W.copy()
+    LaplacianEigenmaps(n_neighbors=6).fit(X, affinity=W)
+    np.testing.assert_array_equal(X, copy)
+    assert (W != W_copy).nnz == 0
+
+
+@parametrize_with_checks([LaplacianEigenmaps(n_neighbors=5)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

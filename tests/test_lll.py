@@ -1,0 +1,278 @@
+"""Locally Linear Landmarks: weights Z, the reduced problem, baselines, out-of-sample."""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.datasets import make_swiss_roll
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from landmarking.embedding import lll as lll_module
+from landmarking.embedding.affinity import DisconnectedGraphWarning, knn_affinity
+from landmarking.embedding.laplacian import LaplacianEigenmaps
+from landmarking.embedding.lll import (LocallyLinearLandmarks, _prune_closest_pairs,
+                                       lll_out_of_sample, reconstruction_weights,
+                                       select_landmarks)
+from landmarking.embedding.model_selection import format_table, sweep_lll
+from landmarking.metrics import procrustes_error
+
+
+def _constrained_lstsq(y, T):
+    """Slow reference: min ||y - T^T z||^2 s.t. sum z = 1, via the KKT system."""
+    k = T.shape[0]
+    kkt = np.zeros((k + 1, k + 1))
+    kkt[:k, :k] = 2 * T @ T.T
+    kkt[:k, k] = kkt[k, :k] = 1.0
+    rhs = np.concatenate([2 * T @ y, [1.0]])
+    return np.linalg.lstsq(kkt, rhs, rcond=None)[0][:k]
+
+
+def test_weights_match_constrained_least_squares():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 6))
+    T = rng.normal(size=(30, 6))
+    Z = reconstruction_weights(X, T, 4, reg=0.0).toarray()
+    assert np.all((Z != 0).sum(axis=1) == 4)
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0, atol=1e-12)
+    d2 = ((X[:, None] - T[None]) ** 2).sum(-1)
+    for n in range(len(X)):
+        nearest = np.argsort(d2[n])[:4]
+        np.testing.assert_array_equal(np.sort(np.flatnonzero(Z[n])), np.sort(nearest))
+        np.testing.assert_allclose(Z[n, nearest], _constrained_lstsq(X[n], T[nearest]),
+                                   atol=1e-8)
+
+
+def test_weights_reconstruct_points_on_a_plane():
+    # Points on a 2-D affine plane in 10-D: 3 landmarks in general position
+    # reconstruct them exactly (K_Z = intrinsic dimension + 1).
+    rng = np.random.default_rng(1)
+    basis, offset = rng.normal(size=(2, 10)), rng.normal(size=10)
+    X = rng.uniform(size=(300, 2)) @ basis + offset
+    T = X[select_landmarks(X, 40, random_state=0)]
+    Z = reconstruction_weights(X, T, 3, reg=1e-10)
+    rel = np.linalg.norm(Z @ T - X) / np.linalg.norm(X - X.mean(0))
+    assert rel < 1e-6
+    # Fewer landmarks than needed cannot reconstruct: the test can fail.
+    Z2 = reconstruction_weights(X, T, 2, reg=1e-10)
+    assert np.linalg.norm(Z2 @ T - X) / np.linalg.norm(X - X.mean(0)) > 1e-3
+
+
+def test_gram_and_difference_paths_agree(monkeypatch):
+    rng = np.random.default_rng(2)
+    X, T = rng.normal(size=(120, 5)), rng.normal(size=(25, 5))
+    via_gram = reconstruction_weights(X, T, 7, reg=1e-3, chunk_size=50).toarray()
+    monkeypatch.setattr(lll_module, "GRAM_LIMIT", 0)
+    via_diff = reconstruction_weights(X, T, 7, reg=1e-3).toarray()
+    np.testing.assert_allclose(via_gram, via_diff, atol=1e-9)
+
+
+def test_point_on_a_landmark_and_singular_gram():
+    rng = np.random.default_rng(3)
+    T = rng.normal(size=(12, 3))
+    X = np.vstack([T[:4], T[5] + 1e-14])
+    # K_Z = 8 > D + 1: singular local Gram, resolved by the ridge, no NaN; the
+    # minimum-norm weights spread over landmarks that still rebuild the point.
+    Z = reconstruction_weights(X, T, 8).toarray()
+    assert np.all(np.isfinite(Z))
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0)
+    assert np.linalg.norm(Z @ T - X) < 0.02 * np.linalg.norm(X)
+    # K_Z = 3 < D + 1: only the landmark under the point rebuilds it exactly.
+    Z3 = reconstruction_weights(X, T, 3).toarray()
+    assert np.all(Z3[np.arange(4), np.arange(4)] > 0.99) and Z3[4, 5] > 0.99
+    # All K_Z landmarks at the point itself: G = 0, plain average.
+    Zc = reconstruction_weights(np.zeros((1, 2)), np.zeros((3, 2)), 3).toarray()
+    np.testing.assert_allclose(Zc, [[1 / 3, 1 / 3, 1 / 3]])
+
+
+def test_all_points_as_landmarks_reproduces_exact_le():
+    X, _ = make_swiss_roll(400, noise=0.05, random_state=4)
+    exact = LaplacianEigenmaps(n_components=3, n_neighbors=10, bandwidth=2.0).fit(X)
+    lll = LocallyLinearLandmarks(n_components=3, n_landmarks=400, n_landmark_neighbors=1,
+                                 n_neighbors=10, bandwidth=2.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(lll.landmark_indices_, np.arange(400))
+    np.testing.assert_allclose(lll.embedding_, exact.embedding_, atol=1e-8)
+    np.testing.assert_allclose(lll.eigenvalues_, exact.eigenvalues_, rtol=1e-8)
+
+
+@pytest.fixture(scope="module")
+def roll_4000():
+    X, _ = make_swiss_roll(4000, random_state=0)
+    W = knn_affinity(X, 150, 1.6)
+    exact = LaplacianEigenmaps(n_components=2).fit(X, affinity=W)
+    return X, W, exact.embedding_
+
+
+def test_swiss_roll_300_landmarks_close_to_exact(roll_4000):
+    # The paper's Fig. 4 setting: 4,000 points, K_W = 150, sigma = 1.6, L = 300.
+    X, W, exact = roll_4000
+    errors = {}
+    for method in ("lll", "le-z", "le-nystrom"):
+        est = LocallyLinearLandmarks(n_landmarks=300, n_landmark_neighbors=5,
+                                     n_neighbors=150, bandwidth=1.6, method=method,
+                                     random_state=0)
+        errors[method] = procrustes_error(est.fit(X, affinity=W).embedding_, exact)
+    assert errors["lll"] < 0.05
+    assert errors["le-z"] > 4 * errors["lll"]
+    assert errors["le-nystrom"] > 4 * errors["lll"]
+
+
+def test_transform_reproduces_training_embedding_and_npz_roundtrip(roll_4000, tmp_path):
+    X, W, exact = roll_4000
+    est = LocallyLinearLandmarks(n_landmarks=300, n_neighbors=150, bandwidth=1.6,
+                                 random_state=1).fit(X[:3000], affinity=W[:3000][:, :3000])
+    np.testing.assert_allclose(est.transform(X[:500]), est.embedding_[:500], atol=1e-10)
+    path = tmp_path / "lll.npz"
+    np.savez(path, landmarks=est.landmarks_, landmark_embedding=est.landmark_embedding_,
+             n_landmark_neighbors=est.n_landmark_neighbors, reg=est.reg)
+    saved = np.load(path)
+    new = lll_out_of_sample(X[3000:], saved["landmarks"], saved["landmark_embedding"],
+                            int(saved["n_landmark_neighbors"]), float(saved["reg"]))
+    np.testing.assert_allclose(new, est.transform(X[3000:]), atol=1e-12)
+    # Held-out points land where exact LE on all points puts them.
+    full = np.vstack([est.embedding_, new])
+    assert procrustes_error(full, exact) < 0.05
+
+
+def test_landmarks_need_not_be_data_points(roll_4000):
+    X, W, exact = roll_4000
+    rng = np.random.default_rng(5)
+    T = X[rng.choice(len(X), 300, replace=False)] + rng.normal(scale=0.05, size=(300, 3))
+    est = LocallyLinearLandmarks(n_landmarks=1, landmarks=T, n_neighbors=150,
+                                 bandwidth=1.6).fit(X, affinity=W)
+    assert est.landmark_indices_ is None and est.n_landmarks_ == 300
+    np.testing.assert_array_equal(est.landmarks_, T)
+    assert procrustes_error(est.embedding_, exact) < 0.05
+
+
+class _CentroidLandmarks(BaseEstimator):
+    """Duck-typed landmark estimator: k-means centres (not data points)."""
+
+    def __init__(self, n_landmarks=10, random_state=None):
+        self.n_landmarks = n_landmarks
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        from sklearn.cluster import KMeans
+
+        km = KMeans(self.n_landmarks, n_init=1, max_iter=20,
+                    random_state=self.random_state).fit(X)
+        self.landmarks_ = km.cluster_centers_
+        return self
+
+
+def test_landmark_estimator_duck_typing():
+    X, _ = make_swiss_roll(1000, random_state=6)
+    finder = _CentroidLandmarks(n_landmarks=120, random_state=0)
+    est = LocallyLinearLandmarks(landmarks=finder, n_neighbors=12, random_state=0).fit(X)
+    assert not hasattr(finder, "landmarks_")  # cloned, the user's object untouched
+    assert est.n_landmarks_ == 120 and est.landmark_indices_ is None
+    fitted = _CentroidLandmarks(n_landmarks=80, random_state=0).fit(X)
+    est2 = LocallyLinearLandmarks(landmarks=fitted, n_neighbors=12).fit(X)
+    np.testing.assert_array_equal(est2.landmarks_, fitted.landmarks_)
+    exact = LaplacianEigenmaps(n_neighbors=12).fit(X).embedding_
+    assert procrustes_error(est.embedding_, exact) < 0.1
+
+
+def test_unused_landmark_is_placed_not_singular():
+    X, _ = make_swiss_roll(800, random_state=7)
+    T = np.vstack([X[:100], [[100.0, 100.0, 100.0]]])  # far away: reconstructs nobody
+    est = LocallyLinearLandmarks(landmarks=T, n_neighbors=10).fit(X)
+    assert np.all(np.isfinite(est.landmark_embedding_))
+    assert est.weights_[:, 100].nnz == 0
+
+
+@pytest.mark.parametrize("strategy", ["random", "random-pruned", "kmeans"])
+def test_landmark_strategies_give_distinct_rows(strategy):
+    X = np.random.default_rng(8).normal(size=(500, 4))
+    idx = select_landmarks(X, 60, strategy, random_state=0)
+    assert idx.shape == (60,) and np.unique(idx).size == 60
+    assert idx.min() >= 0 and idx.max() < 500
+
+
+def test_pruning_matches_brute_force_closest_pairs():
+    rng = np.random.default_rng(9)
+    C = rng.normal(size=(15, 2))
+    alive = list(range(15))
+    for _ in range(5):
+        sub = C[alive]
+        d = ((sub[:, None] - sub[None]) ** 2).sum(-1) + np.diag(np.full(len(alive), np.inf))
+        i, j = np.unravel_index(np.argmin(d), d.shape)
+        alive.remove(alive[min(i, j)])
+    np.testing.assert_array_equal(_prune_closest_pairs(C, 5), alive)
+
+
+def test_random_pruned_spreads_landmarks():
+    X = np.random.default_rng(10).uniform(size=(3000, 2))
+
+    def min_gap(idx):
+        P = X[idx]
+        d = ((P[:, None] - P[None]) ** 2).sum(-1) + np.diag(np.full(len(P), np.inf))
+        return d.min()
+
+    gaps_random = [min_gap(select_landmarks(X, 100, "random", random_state=s))
+                   for s in range(5)]
+    gaps_pruned = [min_gap(select_landmarks(X, 100, "random-pruned", random_state=s))
+                   for s in range(5)]
+    assert np.mean(gaps_pruned) > 2 * np.mean(gaps_random)
+
+
+def test_disconnected_graph_warns():
+    rng = np.random.default_rng(11)
+    X = np.vstack([rng.normal(size=(100, 2)), rng.normal(size=(100, 2)) + 60])
+    with pytest.warns(DisconnectedGraphWarning, match="connected components"):
+        LocallyLinearLandmarks(n_landmarks=40, n_neighbors=5, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"n_landmarks": 81}, ValueError, "n_landmarks=81 exceeds the 80 samples"),
+    ({"n_landmarks": 10, "n_landmark_neighbors": 11}, ValueError,
+     "n_landmark_neighbors=11 exceeds the 10 landmarks"),
+    ({"bandwidth": 0.0}, ValueError, "bandwidth must be a finite number > 0"),
+    ({"bandwidth": -1.0}, ValueError, "bandwidth must be a finite number > 0"),
+    ({"bandwidth": "wide"}, ValueError, "bandwidth must be one of 'auto'"),
+    ({"method": "nystrom"}, ValueError, "method must be one of"),
+    ({"landmarks": "grid"}, ValueError, "landmarks must be one of"),
+    ({"landmarks": 3.0}, TypeError, "landmarks must be 'random'"),
+    ({"landmarks": np.zeros((5, 2))}, ValueError, r"shape \(n_landmarks, 3\)"),
+    ({"reg": -1.0}, ValueError, "reg must be a finite number >= 0"),
+    ({"n_landmarks": 3, "n_landmark_neighbors": 2, "n_components": 3}, ValueError,
+     "needs more landmarks"),
+])
+def test_bad_parameters(params, error, match):
+    X = np.random.default_rng(12).normal(size=(80, 3))
+    params = {"n_landmarks": 20, "n_neighbors": 8, **params}
+    with pytest.raises(error, match=match):
+        LocallyLinearLandmarks(**params).fit(X)
+
+
+def test_sweep_reuses_z_and_tracks_exact_minimum():
+    # A wide Swiss roll, so that the two leading eigenfunctions are the roll's
+    # two intrinsic directions and a ground-truth error is meaningful.
+    rng = np.random.default_rng(13)
+    t = 1.5 * np.pi * (1 + 2 * rng.uniform(size=800))
+    h = rng.uniform(0, 60, size=800)
+    X = np.column_stack([t * np.cos(t), h, t * np.sin(t)])
+    truth = np.column_stack([t, h])
+    T = X[select_landmarks(X, 150, random_state=0)]
+    table = sweep_lll(X, bandwidths=[0.3, 1.0, 3.0, 10.0], n_neighbors=[10, 30],
+                      score=truth, n_landmarks=150, landmarks=T, exact=True,
+                      random_state=0)
+    assert table["lll_score"].shape == (8,) and table["setup_seconds"] > 0
+    best_lll = np.nanargmin(table["lll_score"])
+    best_exact = np.nanargmin(table["exact_score"])
+    # LLL's best setting is (nearly) exact LE's best, and the degenerate
+    # setting (sigma = 0.3, K_W = 30) is reported as NaN, not as a number.
+    assert table["exact_score"][best_lll] <= table["exact_score"][best_exact] + 0.1
+    assert table["bandwidth"][best_lll] == table["bandwidth"][best_exact] == 3.0
+    assert np.isnan(table["exact_score"][4])
+    # Each entry is exactly what the estimator gives for that setting.
+    est = LocallyLinearLandmarks(n_landmarks=1, landmarks=T, n_neighbors=30,
+                                 bandwidth=3.0).fit(X)
+    assert procrustes_error(est.embedding_, truth) == pytest.approx(
+        table["lll_score"][6], rel=1e-6)
+    assert "lll_score" in format_table(table).splitlines()[0]
+
+
+@parametrize_with_checks([LocallyLinearLandmarks(n_landmarks=10, n_landmark_neighbors=3,
+                                                 n_neighbors=5, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
