@@ -20,3 +20,10 @@ __all__ += ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
 from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: E402
 
 __all__ += ["ManifoldSculpting", "estimate_intrinsic_dimension"]
+
+# Laplacian eigenmaps and Locally Linear Landmarks (issue 4).
+from .embedding.laplacian import LaplacianEigenmaps  # noqa: E402
+from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: E402
+from .embedding.model_selection import sweep_lll  # noqa: E402
+
+__all__ += ["LaplacianEigenmaps", "LocallyLinearLandmarks", "lll_out_of_sample", "sweep_lll"]
