@@ -207,6 +207,20 @@ def test_landmarks_drawn_on_a_given_view(workdir, tmp_path, monkeypatch, capsys)
     assert not (tmp_path / "w.npz").exists()
 
 
+def test_sparse_input_gives_the_dense_result(tmp_path, monkeypatch, capsys):
+    rng = np.random.default_rng(9)
+    dense = rng.random((150, 6)) * (rng.random((150, 6)) < 0.5)
+    np.save(tmp_path / "dense.npy", dense)
+    scipy.sparse.save_npz(tmp_path / "sparse.npz", scipy.sparse.csr_matrix(dense))
+    monkeypatch.chdir(tmp_path)
+    for name in ("dense.npy", "sparse.npz"):
+        assert cli.main(["landmarks", name, "-n", "3", "--steps", "20", "--space", "nonnegative",
+                         "-o", f"{name}.lm.npz"]) == 0
+    assert "GPLandmarks needs dense data: densifying the sparse matrix (150, 6)" in capsys.readouterr().err
+    np.testing.assert_array_equal(read_result(tmp_path / "sparse.npz.lm.npz")["landmarks"],
+                                  read_result(tmp_path / "dense.npy.lm.npz")["landmarks"])
+
+
 # ------------------------------------------------------------------ features
 
 
