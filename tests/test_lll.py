@@ -276,3 +276,20 @@ def test_sweep_reuses_z_and_tracks_exact_minimum():
                                                  n_neighbors=5, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_compiled_reduced_problem_matches_sparse_products(monkeypatch):
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(300, 3))
+    W = knn_affinity(X, 9, 1.0)
+    Z = reconstruction_weights(X, X[:40], 4)
+    A, B = lll_module.reduced_problem(W, Z)
+    monkeypatch.setattr(lll_module, "DENSE_LIMIT", 10)
+    A_sp, B_sp = lll_module.reduced_problem(W, Z)
+    Zd, Wd = Z.toarray(), W.toarray()
+    D = np.diag(Wd.sum(axis=1))
+    np.testing.assert_allclose(A, Zd.T @ (D - Wd) @ Zd, atol=1e-10)
+    np.testing.assert_allclose(B, Zd.T @ D @ Zd, atol=1e-10)
+    np.testing.assert_allclose(A_sp.toarray(), A, atol=1e-10)
+    np.testing.assert_allclose(B_sp.toarray(), B, atol=1e-10)
+    np.testing.assert_allclose(A.sum(axis=1), 0, atol=1e-10)  # A~ 1 = 0: trivial solution

@@ -22,6 +22,7 @@ import heapq
 import math
 import time
 
+import numba
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh
@@ -260,12 +261,67 @@ def _solve_local(G, reg):
 
 # --------------------------------------------------------------------------- reduced problem
 
+@numba.njit(parallel=True, cache=True)
+def _reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts):
+    """Dense B~ = sum_n d_n z_n z_n^T and C~ = sum_n z_n (sum_m w_nm z_m)^T.
+
+    Z is given by its K nonzeros per point (z_idx, z_w). Each part of the points
+    accumulates into its own L x L block, summed at the end, so threads never
+    write to the same memory.
+    """
+    n, k = z_idx.shape
+    B = np.zeros((n_parts, n_land, n_land))
+    C = np.zeros((n_parts, n_land, n_land))
+    step = (n + n_parts - 1) // n_parts
+    for part in numba.prange(n_parts):
+        acc = np.zeros(n_land)
+        touched = np.empty(n_land, dtype=np.int64)
+        seen = np.zeros(n_land, dtype=np.bool_)
+        for i in range(part * step, min(n, (part + 1) * step)):
+            n_touched = 0
+            for p in range(w_indptr[i], w_indptr[i + 1]):
+                m = w_indices[p]
+                wv = w_data[p]
+                for a in range(k):
+                    col = z_idx[m, a]
+                    if not seen[col]:
+                        seen[col] = True
+                        touched[n_touched] = col
+                        n_touched += 1
+                    acc[col] += wv * z_w[m, a]
+            for a in range(k):
+                row = z_idx[i, a]
+                zv = z_w[i, a]
+                for b in range(k):
+                    B[part, row, z_idx[i, b]] += deg[i] * zv * z_w[i, b]
+                for q in range(n_touched):
+                    col = touched[q]
+                    C[part, row, col] += zv * acc[col]
+            for q in range(n_touched):
+                col = touched[q]
+                acc[col] = 0.0
+                seen[col] = False
+    return B.sum(axis=0), C.sum(axis=0)
+
+
 def reduced_problem(W, Z):
     """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
 
-    Returns dense arrays when L <= 5,000, sparse CSR matrices above.
+    Returns dense arrays when L <= 5,000 (a compiled pass over the points),
+    sparse CSR matrices above.
     """
     deg = degree(W)
+    n_land = Z.shape[1]
+    if n_land <= DENSE_LIMIT and np.all(np.diff(Z.indptr) == Z.indptr[1]):
+        k = Z.indptr[1]
+        W = sparse.csr_matrix(W)
+        # One L x L block per thread, within a ~1 GB budget.
+        n_parts = int(max(1, min(numba.get_num_threads(), 2 ** 26 // (n_land * n_land))))
+        B, C = _reduced_dense(W.indptr, W.indices.astype(np.int64), W.data, deg,
+                              Z.indices.reshape(-1, k).astype(np.int64),
+                              Z.data.reshape(-1, k), n_land, n_parts)
+        A = B - C
+        return 0.5 * (A + A.T), 0.5 * (B + B.T)
     Zt = Z.T.tocsr()
     B = Zt @ sparse.csr_matrix(Z.multiply(deg[:, None]))
     C = Zt @ (W @ Z)
