@@ -13,6 +13,8 @@ Usage::
     python benchmarks/gp_runtime.py --full   # 50 landmarks, the paper's 1000 steps
 """
 
+import json
+
 import numpy as np
 
 from _gp_common import parse_args, print_table, pyplot
@@ -46,6 +48,10 @@ def run(args):
                 floatfmt="{:.3f}")
     ratio = curves[64].sum() / curves[32].sum()
     print(f"\n64x64 / 32x32 total time ratio: {ratio:.2f}")
+    tenth = max(1, n_landmarks // 10)
+    for s, secs in curves.items():
+        print(f"{s}x{s}: mean s/landmark, first {tenth}: {secs[:tenth].mean():.3f}; "
+              f"last {tenth}: {secs[-tenth:].mean():.3f}")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for s, secs in curves.items():
@@ -56,8 +62,11 @@ def run(args):
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    png = args.out / f"gp_runtime_{'full' if args.full else 'quick'}.png"
+    tag = "full" if args.full else "quick"
+    png = args.out / f"gp_runtime_{tag}.png"
     fig.savefig(png, dpi=110)
+    with open(args.out / f"gp_runtime_{tag}.json", "w") as fh:
+        json.dump({str(s): secs.tolist() for s, secs in curves.items()}, fh)
     print(f"wrote {png}")
     return curves
 
