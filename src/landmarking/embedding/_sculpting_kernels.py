@@ -111,7 +111,8 @@ def junk_caches(J, nbr, slot):
     return junk_sq, junk_dot
 
 
-@njit(cache=True)
+# Inlined: it is called for every term of every trial move.
+@njit(cache=True, inline="always")
 def pair_term(p, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2, inv):
     """One term of equation (1): neighbour j of point p, unweighted.
 

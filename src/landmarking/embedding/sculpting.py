@@ -220,7 +220,8 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Minimum iterations; None uses ceil(log_sigma(0.01)) (459 at 0.99), after
         which 99% of the spread is gone from the dropped dimensions.
     max_iter : int or None, default=None
-        Hard cap; None uses ``min_iter + 10 * patience``.
+        Hard cap on iterations (``min_iter`` is lowered to it if larger); None
+        uses ``min_iter + 10 * patience``.
     preprocess : {"pca", "none"}, ndarray or estimator, default="pca"
         Starting configuration. "pca" rotates the data onto its principal axes
         without dropping any dimension (distances unchanged); "none" uses the
@@ -322,7 +323,8 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                 "preprocess must be 'pca', 'none', an array of starting coordinates or an "
                 f"estimator with fit_transform, got {type(self.preprocess).__name__}."
             )
-        return t, k, sigma, patience, min_iter, max(max_iter, 1), w_adj
+        # max_iter is a hard cap, so min_iter never exceeds it.
+        return t, k, sigma, patience, min(min_iter, max_iter), max_iter, w_adj
 
     def _check_shapes(self, X, t, k):
         n, D = X.shape
@@ -479,7 +481,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
         errors, scale, eta, best = _sculpt(
             T, junk_sq, junk_dot, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
-            max_iter=max(max_iter, min_iter), patience=patience, heavy=heavy,
+            max_iter=max_iter, patience=patience, heavy=heavy,
             expand=clamp_idx is None, w_adj=w_adj, eta=eta, rng=rng,
             verbose=self.verbose)
 
@@ -487,7 +489,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self.error_ = np.asarray(errors)
         self.n_iter_ = len(errors)
         self.best_iter_ = best
-        self.min_iter_, self.max_iter_ = min_iter, max(max_iter, min_iter)
+        self.min_iter_, self.max_iter_ = min_iter, max_iter
         self.delta_ave_ = rel.delta_ave
         self.eta_ = eta
         self.scale_ = scale
