@@ -36,7 +36,7 @@ from ..kernels import row_chunks
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
                        gaussian_affinity)
-from .laplacian import deterministic_signs, resolve_bandwidth, spectral_embedding
+from .laplacian import resolve_bandwidth, spectral_embedding
 
 __all__ = ["LocallyLinearLandmarks", "select_landmarks", "reconstruction_weights",
            "reduced_problem", "solve_reduced_problem", "lll_out_of_sample",
@@ -655,7 +655,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         timings["eigensolver"] = time.perf_counter() - t
         t = time.perf_counter()
         emb = np.asarray(Z_used @ vecs)
-        signs = np.sign(deterministic_signs(emb)[0] * emb[0])
+        # The sign convention of deterministic_signs, applied to X~ and X together.
+        signs = np.sign(emb[np.argmax(np.abs(emb), axis=0), np.arange(emb.shape[1])])
         signs[signs == 0] = 1.0
         emb *= signs
         landmark_embedding = np.empty((self.n_landmarks_, self.n_components))

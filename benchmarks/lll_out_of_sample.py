@@ -1,0 +1,134 @@
+"""LLL's out-of-sample map on MNIST: 1-NN error of embedded and of new digits.
+
+A small version of Fig. 5 of Vladymyrov & Carreira-Perpinan (2013). Training
+and test digits are embedded together by LLL (k-means landmarks, K_Z = 50);
+a third, disjoint set of digits is placed afterwards with the out-of-sample map
+x_0 = X~ z_0. Each set is classified by 1-NN against the embedded training
+digits, over a grid of K_W and sigma, taking the best of several dimensions
+as the paper does. Close test and out-of-sample errors mean the map places new
+points where the embedding would have put them. Z and the neighbour search are
+computed once for the whole grid (they do not depend on sigma or K_W).
+
+    python benchmarks/lll_out_of_sample.py           # 10,000 + 2,000 + 2,000 digits
+    python benchmarks/lll_out_of_sample.py --full    # 50,000 + 10,000 + 10,000
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.neighbors import KNeighborsClassifier
+
+from landmarking.datasets import load_mnist
+from landmarking.embedding.affinity import check_connected, gaussian_affinity
+from landmarking.embedding.lll import (lll_out_of_sample, reconstruction_weights,
+                                       reduced_problem, select_landmarks,
+                                       solve_reduced_problem)
+from landmarking.neighbors import nearest_neighbors
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--landmarks", type=int, default=1000)
+    p.add_argument("--out", default="benchmarks/output")
+    return p.parse_args()
+
+
+def one_nn_error(train, y_train, test, y_test):
+    clf = KNeighborsClassifier(n_neighbors=1).fit(train, y_train)
+    return float(np.mean(clf.predict(test) != y_test))
+
+
+def main():
+    args = parse_args()
+    n_train, n_test, n_oos = (50000, 10000, 10000) if args.full else (10000, 2000, 2000)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    X_tr, y_tr = load_mnist(split="train")
+    X_te, y_te = load_mnist(split="test")
+    X = X_tr[: n_train + n_test]
+    y = y_tr[: n_train + n_test]
+    X_oos, y_oos = X_te[:n_oos], y_te[:n_oos]
+    L, kz, d_max = args.landmarks, 50, 50
+    dims = [5, 10, 20, 50]
+    kws = [5, 10, 30, 100]
+    sigmas = [2.0, 4.0, 8.0, 200.0]
+
+    t = time.perf_counter()
+    idx = select_landmarks(X, L, "kmeans", random_state=0)
+    T = X[idx].astype(np.float64)
+    Z = reconstruction_weights(X, T, kz)
+    t_z = time.perf_counter() - t
+    t = time.perf_counter()
+    dist, nbr = nearest_neighbors(X, max(kws))
+    t_nn = time.perf_counter() - t
+    t = time.perf_counter()
+    Z_oos = reconstruction_weights(X_oos, T, kz)
+    t_oos = time.perf_counter() - t
+    print(f"MNIST: {n_train} train + {n_test} test embedded, {n_oos} out-of-sample; "
+          f"L={L} k-means landmarks, K_Z={kz}")
+    print(f"once for the grid: landmarks + Z {t_z:.1f} s, {max(kws)}-NN graph {t_nn:.1f} s, "
+          f"out-of-sample Z {t_oos:.2f} s ({1e3 * t_oos / n_oos:.3f} ms per digit)")
+    print(f"\n{'K_W':>5}{'sigma':>7}{'test err':>10}{'oos err':>9}{'best d':>8}{'seconds':>9}")
+    rows = []
+    for kw in kws:
+        for sigma in sigmas:
+            t = time.perf_counter()
+            W = gaussian_affinity(dist[:, :kw], nbr[:, :kw], sigma)
+            n_comp = check_connected(W, warn=False)
+            A, B = reduced_problem(W, Z)
+            vecs, _ = solve_reduced_problem(A, B, d_max)
+            emb = np.asarray(Z @ vecs)
+            seconds = time.perf_counter() - t
+            oos = lll_out_of_sample(X_oos, T, vecs, kz)
+            np.testing.assert_allclose(oos, Z_oos @ vecs, atol=1e-8)
+            errs = []
+            for d in dims:
+                e_test = one_nn_error(emb[:n_train, :d], y[:n_train], emb[n_train:, :d],
+                                      y[n_train:])
+                e_oos = one_nn_error(emb[:n_train, :d], y[:n_train], oos[:, :d], y_oos)
+                errs.append((e_test, e_oos, d))
+            best = min(errs)
+            best_oos = min(e[1] for e in errs)
+            rows.append({"K_W": kw, "sigma": sigma, "test_error": best[0],
+                         "oos_error": best_oos, "best_d": best[2], "seconds": seconds,
+                         "components": n_comp, "per_dim": errs})
+            print(f"{kw:>5}{sigma:>7g}{best[0]:>10.4f}{best_oos:>9.4f}{best[2]:>8}"
+                  f"{seconds:>9.2f}", flush=True)
+    gap = [abs(r["test_error"] - r["oos_error"]) for r in rows]
+    print(f"\n|test - out-of-sample| error: mean {np.mean(gap):.4f}, max {np.max(gap):.4f}")
+    (out / "lll_out_of_sample.json").write_text(json.dumps(rows, indent=1))
+    plot(rows, kws, sigmas, out / "lll_out_of_sample.png")
+    print(f"wrote {out / 'lll_out_of_sample.png'} and {out / 'lll_out_of_sample.json'}")
+
+
+def plot(rows, kws, sigmas, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, key, title in zip(axes, ["seconds", "test_error", "oos_error"],
+                              ["LLL seconds per setting", "1-NN error, test (embedded)",
+                               "1-NN error, out-of-sample"]):
+        grid = np.array([[next(r[key] for r in rows if r["K_W"] == k and r["sigma"] == s)
+                          for s in sigmas] for k in kws])
+        im = ax.imshow(grid, cmap="viridis", origin="lower")
+        ax.set(xticks=range(len(sigmas)), xticklabels=[f"{s:g}" for s in sigmas],
+               yticks=range(len(kws)), yticklabels=kws, xlabel="sigma", ylabel="K_W",
+               title=title)
+        for (i, j), v in np.ndenumerate(grid):
+            ax.text(j, i, f"{100 * v:.1f}" if key != "seconds" else f"{v:.1f}",
+                    ha="center", va="center", color="w", fontsize=8)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
