@@ -189,11 +189,13 @@ def test_refining_ltsa_is_an_order_of_magnitude_better():
 
 def test_pca_start_unfolds_the_s_curve():
     # The paper's default start (principal axes, nothing dropped) on its S-curve.
-    X, uv = make_sculpting_s_curve(500, random_state=0)
-    model = ManifoldSculpting(n_neighbors=12, scale_rate=0.97, random_state=0).fit(X)
-    assert model.n_iter_ >= default_min_iter(0.97) == model.min_iter_
+    X, uv = make_sculpting_s_curve(300, random_state=0)
+    model = ManifoldSculpting(n_neighbors=12, scale_rate=0.95, patience=20,
+                              random_state=0).fit(X)
+    assert model.n_iter_ >= default_min_iter(0.95) == model.min_iter_
     assert model.error_.shape == (model.n_iter_,)
-    assert affine_normalized_mse(model.embedding_, uv) < 1.0
+    # Measured 3.5e-4 (HLLE's level on this curve); distortion would be > 1.
+    assert affine_normalized_mse(model.embedding_, uv) < 5e-3
 
 
 def test_precomputed_neighbours_and_distances():
