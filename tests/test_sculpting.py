@@ -8,8 +8,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
 from landmarking.embedding import _sculpting_kernels as K
-from landmarking.embedding.sculpting import (ManifoldSculpting, _Relations, default_min_iter,
-                                             estimate_intrinsic_dimension)
+from landmarking.embedding.sculpting import (ManifoldSculpting, _calibrate, _Relations,
+                                             default_min_iter, estimate_intrinsic_dimension)
 from landmarking.metrics import affine_normalized_mse
 from landmarking.neighbors import nearest_neighbors
 
@@ -218,6 +218,24 @@ def test_custom_metric_sets_the_distances_to_restore():
     model = ManifoldSculpting(n_neighbors=8, metric="manhattan", min_iter=5, max_iter=5).fit(X)
     dist, _ = nearest_neighbors(X, 8, metric="manhattan")
     assert model.delta_ave_ == pytest.approx(dist.mean())
+
+
+def test_calibration_undoes_a_linear_distortion_of_the_start():
+    # A flat sheet in 3-D: its coordinates are an isometry, so after calibration a
+    # sheared, whitened copy must give back every neighbour distance.
+    rng = np.random.default_rng(8)
+    uv = rng.uniform(0, 1, (250, 2)) * [5.0, 2.0]
+    Q = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    X = np.column_stack([uv, np.zeros(250)]) @ Q
+    _, nbr = nearest_neighbors(X, 8)
+    rel = _Relations(PCA().fit_transform(X), nbr)
+    start = uv @ np.array([[3.0, 1.0], [0.0, 0.2]])
+    P = _calibrate(start - start.mean(axis=0), rel, linear=True)
+    dist = np.linalg.norm(P[:, None] - P[nbr], axis=2)
+    np.testing.assert_allclose(dist, rel.delta0, rtol=1e-8)
+    # Rescaling alone cannot: the shear stays.
+    P = _calibrate(start, rel, linear=False)
+    assert np.abs(np.linalg.norm(P[:, None] - P[nbr], axis=2) / rel.delta0 - 1).max() > 0.5
 
 
 @pytest.mark.parametrize("preprocess", ["none", "array", "estimator"])

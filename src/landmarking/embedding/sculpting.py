@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_choice, check_open_interval, check_positive_float, check_positive_int
+from ..kernels import row_chunks
 from ..neighbors import nearest_neighbors, query_neighbors
 from . import _sculpting_kernels as K
 
@@ -176,11 +177,18 @@ def _calibrate(P, rel, *, linear):
     P = np.ascontiguousarray(P)
     if linear:
         p = P.shape[1]
-        diff = P[:, None, :] - P[rel.nbr]
         rows, cols = np.triu_indices(p)
-        design = diff[..., rows] * diff[..., cols] * np.where(rows == cols, 1.0, 2.0)
-        coef, *_ = np.linalg.lstsq(design.reshape(-1, rows.size), (rel.delta0 ** 2).ravel(),
-                                   rcond=None)
+        factor = np.where(rows == cols, 1.0, 2.0)
+        # Normal equations accumulated over chunks of points: the design matrix
+        # has n * k rows.
+        gram = np.zeros((rows.size, rows.size))
+        rhs = np.zeros(rows.size)
+        for chunk in row_chunks(P.shape[0], 4096):
+            diff = P[chunk, None, :] - P[rel.nbr[chunk]]
+            design = (diff[..., rows] * diff[..., cols] * factor).reshape(-1, rows.size)
+            gram += design.T @ design
+            rhs += design.T @ (rel.delta0[chunk] ** 2).ravel()
+        coef = np.linalg.lstsq(gram, rhs, rcond=None)[0]
         M = np.zeros((p, p))
         M[rows, cols] = coef
         M = M + np.triu(M, 1).T
