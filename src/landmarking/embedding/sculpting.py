@@ -13,7 +13,6 @@ pseudo-incremental learning) and :func:`estimate_intrinsic_dimension`.
 """
 
 import math
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
