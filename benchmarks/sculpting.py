@@ -13,7 +13,7 @@ Two Manifold Sculpting rows:
 - ``MS (ltsa)``: sculpting started from scikit-learn's LTSA embedding (the
   paper's "preprocess with a faster method", Section III-B), its time included.
 
-Quick run (default, well under a minute of work): one seed of a 1,000-point Swiss
+Quick run (default, under a minute): one seed of a 600-point Swiss
 roll with the star hole, sigma = 0.99. ``--full``: the paper's scale, 2,000
 points, five seeds, sigma 0.99 and 0.999, the Swiss roll with the hole, the
 S-curve, the entwined spirals and the translated-image manifold.
@@ -78,7 +78,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
     seeds = range(seeds if seeds is not None else (5 if full else 1))
     sigmas = tuple(sigmas) if sigmas else ((0.99, 0.999) if full else (0.99,))
     datasets = tuple(datasets) if datasets else (DATASETS if full else ("swiss",))
-    n = n or (2000 if full else 1000)
+    n = n or (2000 if full else 600)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -197,7 +197,7 @@ def main(argv=None):
     parser.add_argument("--sigmas", type=float, nargs="+", help="scale rates for MS (pca)")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS,
                         help="default: swiss (all four with --full)")
-    parser.add_argument("-n", type=int, help="points per generated manifold (1000; 2000 with --full)")
+    parser.add_argument("-n", type=int, help="points per generated manifold (600; 2000 with --full)")
     args = parser.parse_args(argv)
     run(full=args.full, out_dir=args.out, seeds=args.seeds, sigmas=args.sigmas,
         datasets=args.datasets, n=args.n)
