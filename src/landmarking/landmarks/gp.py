@@ -233,12 +233,13 @@ def _batches(n_samples, batch_size):
     return bounds
 
 
-def _full_objective(phi_full, Phi_full, full_factor, n_samples):
-    """(1/N) phi^T M phi on all the data: the posterior variance at the landmark."""
-    phi64 = phi_full.astype(np.float64)
-    total = phi64 @ phi64
+def _full_objective(square_norm, cross, full_factor, n_samples):
+    """(1/N) phi^T M phi on all the data: the posterior variance at the landmark.
+
+    ``square_norm`` is phi^T phi and ``cross`` is Phi^T phi over all N points.
+    """
+    total = square_norm
     if full_factor.size:
-        cross = Phi_full.T.astype(np.float64) @ phi64
         total -= cross @ full_factor.solve(cross)
     return max(total, 0.0) / n_samples
 
@@ -303,9 +304,11 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
 
     def add_column(k, t):
         column = gaussian_features(X_perm, t[None, :].astype(X.dtype), kernel_width)[:, 0]
-        objective = _full_objective(column, Phi[:, :k], full_factor, n_samples)
-        cross = Phi[:, :k].T.astype(np.float64) @ column.astype(np.float64)
-        full_factor.append(cross, float(column.astype(np.float64) @ column))
+        column64 = column.astype(np.float64)
+        square_norm = float(column64 @ column64)
+        cross = Phi[:, :k].T.astype(np.float64) @ column64
+        objective = _full_objective(square_norm, cross, full_factor, n_samples)
+        full_factor.append(cross, square_norm)
         Phi[:, k] = column
         return objective
 
