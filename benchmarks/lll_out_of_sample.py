@@ -33,6 +33,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--full", action="store_true")
     p.add_argument("--landmarks", type=int, default=1000)
+    p.add_argument("--landmark-choice", default="kmeans",
+                   choices=["kmeans", "random", "random-pruned"])
     p.add_argument("--out", default="benchmarks/output")
     return p.parse_args()
 
@@ -47,18 +49,24 @@ def main():
     n_train, n_test, n_oos = (50000, 10000, 10000) if args.full else (10000, 2000, 2000)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # All 70,000 digits, shuffled, then split: MNIST's official test digits are
+    # harder (pixel 1-NN error 7.8% against 5.2% on held-out training digits
+    # with 10,000 references), which would show up as a spurious gap.
     X_tr, y_tr = load_mnist(split="train")
     X_te, y_te = load_mnist(split="test")
-    X = X_tr[: n_train + n_test]
-    y = y_tr[: n_train + n_test]
-    X_oos, y_oos = X_te[:n_oos], y_te[:n_oos]
+    order = np.random.default_rng(0).permutation(70000)
+    X_all, y_all = np.vstack([X_tr, X_te])[order], np.concatenate([y_tr, y_te])[order]
+    X = X_all[: n_train + n_test]
+    y = y_all[: n_train + n_test]
+    X_oos = X_all[n_train + n_test: n_train + n_test + n_oos]
+    y_oos = y_all[n_train + n_test: n_train + n_test + n_oos]
     L, kz, d_max = args.landmarks, 50, 50
     dims = [5, 10, 20, 50]
     kws = [5, 10, 30, 100]
     sigmas = [2.0, 4.0, 8.0, 200.0]
 
     t = time.perf_counter()
-    idx = select_landmarks(X, L, "kmeans", random_state=0)
+    idx = select_landmarks(X, L, args.landmark_choice, random_state=0)
     T = X[idx].astype(np.float64)
     Z = reconstruction_weights(X, T, kz)
     t_z = time.perf_counter() - t
@@ -69,7 +77,10 @@ def main():
     Z_oos = reconstruction_weights(X_oos, T, kz)
     t_oos = time.perf_counter() - t
     print(f"MNIST: {n_train} train + {n_test} test embedded, {n_oos} out-of-sample; "
-          f"L={L} k-means landmarks, K_Z={kz}")
+          f"L={L} {args.landmark_choice} landmarks, K_Z={kz}")
+    pixel_test = one_nn_error(X[:n_train], y[:n_train], X[n_train:], y[n_train:])
+    pixel_oos = one_nn_error(X[:n_train], y[:n_train], X_oos, y_oos)
+    print(f"1-NN error in pixel space: test {pixel_test:.4f}, out-of-sample {pixel_oos:.4f}")
     print(f"once for the grid: landmarks + Z {t_z:.1f} s, {max(kws)}-NN graph {t_nn:.1f} s, "
           f"out-of-sample Z {t_oos:.2f} s ({1e3 * t_oos / n_oos:.3f} ms per digit)")
     print(f"\n{'K_W':>5}{'sigma':>7}{'test err':>10}{'oos err':>9}{'best d':>8}{'seconds':>9}")
