@@ -116,6 +116,13 @@ def test_continue_extends_and_matches_one_longer_run(workdir, tmp_path, monkeypa
     np.testing.assert_allclose(extended["objective"], single.objective_, rtol=1e-12)
 
 
+def _default_sigint():
+    # A runner started in the background (nohup, `&` in a script) ignores SIGINT and
+    # its children inherit that; a user's terminal does not. Restore the default so
+    # that the child sees Ctrl-C as a user's shell would deliver it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_writes_finished_landmarks_and_resume_completes_them(tmp_path, monkeypatch):
     X, _ = circle(1500, seed=1)
     np.save(tmp_path / "x.npy", X)
@@ -123,7 +130,7 @@ def test_ctrl_c_writes_finished_landmarks_and_resume_completes_them(tmp_path, mo
     proc = subprocess.Popen(
         [sys.executable, "-m", "landmarking.cli", "landmarks", "x.npy", "-n", "200", "--steps",
          "300", "-o", "part.npz"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env)
+        env=env, preexec_fn=_default_sigint)
     seen, deadline = b"", time.monotonic() + 120
     while b"landmark 4" not in seen and time.monotonic() < deadline:
         chunk = proc.stderr.read1(4096)
