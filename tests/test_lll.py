@@ -293,3 +293,16 @@ def test_compiled_reduced_problem_matches_sparse_products(monkeypatch):
     np.testing.assert_allclose(A_sp.toarray(), A, atol=1e-10)
     np.testing.assert_allclose(B_sp.toarray(), B, atol=1e-10)
     np.testing.assert_allclose(A.sum(axis=1), 0, atol=1e-10)  # A~ 1 = 0: trivial solution
+
+
+def test_zero_ridge_with_singular_gram_reconstructs_exactly():
+    # K_Z = D + 1 landmarks around a point in D = 2: G has rank 2 and is
+    # singular; reg = 0 must still give the exact affine reconstruction.
+    T = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    Z = reconstruction_weights(np.array([[0.25, 0.5]]), T, 3, reg=0.0).toarray()
+    np.testing.assert_allclose(Z @ T, [[0.25, 0.5]], atol=1e-8)
+    np.testing.assert_allclose(Z, [[0.25, 0.25, 0.5]], atol=1e-8)
+    # 1-D: two landmarks on either side give linear interpolation.
+    Z1 = reconstruction_weights(np.array([[0.5]]), np.array([[0.0], [1.0], [2.0]]), 2,
+                                reg=0.0).toarray()
+    np.testing.assert_allclose(Z1, [[0.5, 0.5, 0.0]], atol=1e-8)

@@ -107,12 +107,30 @@ def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union
 
 
 def degree(W):
-    """Degrees d_n = sum_m w_nm as a 1-D float64 array."""
+    """Degrees d_n = sum_m w_nm as a 1-D float64 array.
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> W = sparse.csr_matrix(np.array([[0, 1.0, 0], [1.0, 0, 2.0], [0, 2.0, 0]]))
+    >>> degree(W)
+    array([1., 3., 2.])
+    """
     return np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
 
 
 def laplacian(W):
-    """Graph Laplacian L = D - W (sparse CSR), with D = diag of :func:`degree`."""
+    """Graph Laplacian L = D - W (sparse CSR), with D = diag of :func:`degree`.
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> W = sparse.csr_matrix(np.array([[0, 1.0, 0], [1.0, 0, 2.0], [0, 2.0, 0]]))
+    >>> laplacian(W).toarray()
+    array([[ 1., -1.,  0.],
+           [-1.,  3., -2.],
+           [ 0., -2.,  2.]])
+    """
     return (sparse.diags(degree(W)) - W).tocsr()
 
 
@@ -121,7 +139,14 @@ def check_affinity(W, n_samples=None):
 
     Raises a ``ValueError`` naming the fix when W is not a square, symmetric,
     nonnegative sparse matrix with finite entries, when its size differs from
-    ``n_samples``, or when some point has no edge (zero degree).
+    ``n_samples``, or when some point has no edge (zero degree). Self-loops are
+    dropped (from a copy).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> check_affinity(sparse.csr_matrix(np.array([[0, 1.0], [1.0, 0]])), 2).nnz
+    2
     """
     if not sparse.issparse(W):
         raise TypeError(
@@ -171,6 +196,12 @@ def check_connected(W, *, warn=True):
     Returns
     -------
     int
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> check_connected(sparse.csr_matrix(np.array([[0, 1.0], [1.0, 0]])))
+    1
     """
     n_components, labels = connected_components(W, directed=False)
     if n_components > 1 and warn:

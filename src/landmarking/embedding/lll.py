@@ -156,7 +156,9 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
     (G + r I) z = 1 and are rescaled to sum to one, with the ridge
     r = reg * trace(G) (scikit-learn's LLE convention; r = reg when G = 0).
     The ridge makes the weights unique when K_Z > D or the landmarks are
-    degenerate, and keeps them finite when y coincides with a landmark.
+    degenerate, and keeps them finite when y coincides with a landmark;
+    ``reg=0`` uses a vanishing ridge (1e-12 relative), whose limit is the
+    minimum-norm exact reconstruction.
 
     Parameters
     ----------
@@ -243,7 +245,11 @@ def _solve_local(G, reg):
     """Affine weights from stacked local Gram matrices G (c, k, k)."""
     k = G.shape[1]
     trace = np.trace(G, axis1=1, axis2=2)
-    ridge = np.where(trace > 0, reg * trace, reg if reg > 0 else 1e-12)
+    # reg = 0 still gets a vanishing ridge: G is singular whenever K_Z > D (or
+    # the landmarks are degenerate), and the limit of a ridge going to zero is
+    # the minimum-norm exact reconstruction.
+    rel = max(reg, 1e-12)
+    ridge = np.where(trace > 0, rel * trace, rel)
     G = G + ridge[:, None, None] * np.eye(k)
     ones = np.ones((G.shape[0], k, 1))
     try:
@@ -309,6 +315,14 @@ def reduced_problem(W, Z):
 
     Returns dense arrays when L <= 5,000 (a compiled pass over the points),
     sparse CSR matrices above.
+
+    Examples
+    --------
+    >>> X = np.arange(6.0)[:, None]
+    >>> W = sparse.diags([np.ones(5), np.ones(5)], [-1, 1]).tocsr()  # a chain
+    >>> A, B = reduced_problem(W, reconstruction_weights(X, X[::2], 2))
+    >>> A.shape, bool(np.allclose(A.sum(axis=1), 0))  # A~ 1 = 0
+    ((3, 3), True)
     """
     deg = degree(W)
     n_land = Z.shape[1]
@@ -341,6 +355,15 @@ def solve_reduced_problem(A, B, n_components, *, random_state=None):
     -------
     vectors : ndarray of shape (L, n_components), B-orthonormal columns
     eigenvalues : ndarray of shape (n_components,)
+
+    Examples
+    --------
+    >>> X = np.arange(6.0)[:, None]
+    >>> W = sparse.diags([np.ones(5), np.ones(5)], [-1, 1]).tocsr()
+    >>> A, B = reduced_problem(W, reconstruction_weights(X, X[::2], 2))
+    >>> vectors, lam = solve_reduced_problem(A, B, 1)
+    >>> vectors.shape, lam.round(3)
+    ((3, 1), array([0.219]))
     """
     size = A.shape[0]
     if n_components + 1 > size:
@@ -415,6 +438,17 @@ def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
     From D~^-1 W~ x~ = (1 - lambda) x~ on the landmarks, a point y goes to
     x(y) = sum_j w(y, t_j) x~_j / ((1 - lambda) sum_j w(y, t_j)), with the
     Gaussian w over its ``n_neighbors`` nearest landmarks.
+
+    Returns
+    -------
+    ndarray of shape (n_new, n_components)
+
+    Examples
+    --------
+    >>> T = np.array([[0.0], [1.0], [2.0]])
+    >>> nystrom_out_of_sample(np.array([[1.0]]), T, np.array([[-1.0], [0.0], [1.0]]),
+    ...                       np.array([0.5]), 3, 1.0).round(6)
+    array([[0.]])
     """
     k = min(n_neighbors, landmarks.shape[0])
     dist, idx = query_neighbors(landmarks, np.asarray(Y_new), k)
