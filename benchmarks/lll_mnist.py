@@ -50,7 +50,7 @@ def parse_args():
     p.add_argument("--study-only", action="store_true",
                    help="only the 451-landmark study (no Fig. 2 sweep, no scikit-learn timing)")
     p.add_argument("--gp-steps", type=int, default=None,
-                   help="GPLandmarks steps per landmark in the study (default 100; 50 with --full)")
+                   help="GPLandmarks steps per landmark in the study (default 30; 50 with --full)")
     p.add_argument("--cache", default=None, help="folder to cache the neighbour graph in")
     p.add_argument("--out", default="benchmarks/output", help="folder for PNG and JSON")
     return p.parse_args()
@@ -177,7 +177,7 @@ def main():
         try:
             from landmarking import GPLandmarks
 
-            gp_steps = args.gp_steps or (50 if args.full else 100)
+            gp_steps = args.gp_steps or (50 if args.full else 30)
             variants.append((f"GPLandmarks ({gp_steps} steps)", {"landmarks": GPLandmarks(
                 n_landmarks=L, n_steps=gp_steps, space="nonnegative", random_state=0)}))
         except ImportError:
