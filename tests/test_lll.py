@@ -306,3 +306,16 @@ def test_zero_ridge_with_singular_gram_reconstructs_exactly():
     Z1 = reconstruction_weights(np.array([[0.5]]), np.array([[0.0], [1.0], [2.0]]), 2,
                                 reg=0.0).toarray()
     np.testing.assert_allclose(Z1, [[0.5, 0.5, 0.0]], atol=1e-8)
+
+
+def test_timings_cover_the_stages():
+    X, _ = make_swiss_roll(600, random_state=15)
+    W = knn_affinity(X, 10, 2.0)
+    est = LocallyLinearLandmarks(n_landmarks=60, random_state=0).fit(X, affinity=W)
+    stages = {"landmarks", "affinity", "connectivity", "weights", "reduced_problem",
+              "eigensolver", "embedding"}
+    assert stages | {"total"} == set(est.timings_)
+    parts = sum(est.timings_[k] for k in stages)
+    assert parts <= est.timings_["total"] * 1.001 + 1e-6
+    built = LocallyLinearLandmarks(n_landmarks=60, n_neighbors=10, random_state=0).fit(X)
+    assert "neighbors" in built.timings_

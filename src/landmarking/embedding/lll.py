@@ -518,8 +518,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     n_connected_components_ : int or None
         Components of the affinity graph (None for the landmark-only methods).
     timings_ : dict
-        Seconds per stage: ``landmarks``, ``neighbors``, ``affinity``,
-        ``weights``, ``reduced_problem``, ``eigensolver``, ``embedding``, ``total``.
+        Seconds per stage: ``landmarks``, ``neighbors``, ``affinity`` (building,
+        or checking a given one), ``connectivity``, ``weights``,
+        ``reduced_problem``, ``eigensolver``, ``embedding``, ``total``.
     n_features_in_ : int
 
     Examples
@@ -674,9 +675,13 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         if affinity is None:
             W = self._affinity(X, timings)
         else:
+            t = time.perf_counter()
             W = check_affinity(affinity, X.shape[0])
             self.bandwidth_ = None
+            timings["affinity"] = time.perf_counter() - t  # checking the given graph
+        t = time.perf_counter()
         self.n_connected_components_ = check_connected(W)
+        timings["connectivity"] = time.perf_counter() - t
         t = time.perf_counter()
         # Landmarks that reconstruct no point have an empty row in Z and a
         # singular B~: solve on the used ones, then place the rest like new points.
