@@ -28,6 +28,20 @@ def parse_args(description, argv=None, extra=None):
     return args
 
 
+def parse_args_with_kernel_width(description, argv=None):
+    """:func:`parse_args` plus ``--kernel-width`` (auto, variance or a number)."""
+    def extra(parser):
+        parser.add_argument("--kernel-width", default="variance",
+                            help="auto, variance (default, the paper's) or a number")
+
+    args = parse_args(description, argv, extra)
+    try:
+        args.kernel_width = float(args.kernel_width)
+    except ValueError:
+        pass
+    return args
+
+
 @contextmanager
 def timed(store, key):
     """Record the wall time of a block in ``store[key]`` (seconds)."""

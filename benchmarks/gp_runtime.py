@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from _gp_common import parse_args, print_table, pyplot
+from _gp_common import parse_args_with_kernel_width, print_table, pyplot
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_faces
 
@@ -72,16 +72,7 @@ def run(args):
 
 
 def main(argv=None):
-    def extra(parser):
-        parser.add_argument("--kernel-width", default="variance",
-                            help="auto, variance (default, the paper's) or a number")
-
-    args = parse_args(__doc__.split("\n\n")[0], argv, extra)
-    try:
-        args.kernel_width = float(args.kernel_width)
-    except ValueError:
-        pass
-    return run(args)
+    return run(parse_args_with_kernel_width(__doc__.split("\n\n")[0], argv))
 
 
 if __name__ == "__main__":
