@@ -19,8 +19,7 @@ import numpy as np
 from landmarking import GPLandmarks
 from landmarking.datasets import (make_concentric_circles, make_noisy_swiss_roll,
                                   make_sphere_orthant)
-from landmarking.kernels import squared_distances
-from landmarking.neighbors import nearest_neighbors
+from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
 from landmarking.plotting import plot_landmarks
 
 
@@ -47,15 +46,15 @@ def main():
     print(f"{'data':<24} {'rule':<9} {'width':>9} {'max dist/NN':>11} "
           f"{'median dist/NN':>14} {'components hit':>14}")
     for name, X, labels, space in _datasets(n):
-        spacing = float(np.median(nearest_neighbors(X, 1)[0]))
+        spacing = nearest_neighbor_spacing(X)
         for rule in ("auto", "variance"):
             gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=n_steps, kernel_width=rule,
                              space=space, random_state=0).fit(X)
-            d2 = squared_distances(X, gp.landmarks_)
-            ratio = np.sqrt(d2.min(axis=0)) / spacing
+            distance, nearest = landmark_to_data_distances(gp.landmarks_, X)
+            ratio = distance / spacing
             hit = "-"
             if labels is not None:
-                hit = f"{len(set(labels[np.argmin(d2, axis=0)]))}/{len(set(labels))}"
+                hit = f"{len(set(labels[nearest]))}/{len(set(labels))}"
             print(f"{name:<24} {rule:<9} {gp.kernel_width_:>9.3g} {ratio.max():>11.1f} "
                   f"{np.median(ratio):>14.2f} {hit:>14}")
             if name == "two circles":

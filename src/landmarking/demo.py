@@ -9,12 +9,9 @@ to the data's nearest-neighbour spacing, seconds) and writes two PNGs.
 import time
 from pathlib import Path
 
-import numpy as np
-
 from .datasets import make_concentric_circles
-from .kernels import squared_distances
+from .evaluation import landmark_to_data_distances, nearest_neighbor_spacing
 from .landmarks.gp import GPLandmarks
-from .neighbors import nearest_neighbors
 from .plotting import plot_image_grid, plot_landmarks
 
 __all__ = ["run_demo", "landmark_table"]
@@ -22,8 +19,8 @@ __all__ = ["run_demo", "landmark_table"]
 
 def landmark_table(X, estimator):
     """Rows (index, objective, distance to data / median NN spacing, seconds)."""
-    distance = np.sqrt(squared_distances(X, estimator.landmarks_.astype(X.dtype)).min(axis=0))
-    spacing = float(np.median(nearest_neighbors(X, 1)[0]))
+    distance, _ = landmark_to_data_distances(estimator.landmarks_, X)
+    spacing = nearest_neighbor_spacing(X)
     return [(k + 1, estimator.objective_[k], distance[k], distance[k] / spacing,
              estimator.landmark_seconds_[k]) for k in range(len(distance))]
 

@@ -8,6 +8,7 @@ indices)`` sorted by distance, with a point never counted as its own neighbour.
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import check_random_state
 
 from ._validation import check_choice, check_positive_int
 
@@ -92,10 +93,7 @@ def _nndescent_index(X, n_neighbors, metric, random_state):
             "method='approximate' needs pynndescent; install it with "
             "`pip install landmarking[ann]` or use method='exact'."
         ) from exc
-    seed = None
-    if random_state is not None:
-        seed = np.random.RandomState(random_state).randint(2**31 - 1) if not isinstance(
-            random_state, np.random.RandomState) else random_state.randint(2**31 - 1)
+    seed = None if random_state is None else check_random_state(random_state).randint(2**31 - 1)
     return NNDescent(X, n_neighbors=n_neighbors, metric=metric, random_state=seed)
 
 

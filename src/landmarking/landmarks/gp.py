@@ -474,7 +474,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         check_is_fitted(self, "landmarks_")
         n_more = check_positive_int(n_more, "n_more")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        self._check_data_for_space(X)
+        check_feasible_for_space(X, self.space)
         total = len(self.landmarks_) + n_more
         if not isinstance(self.init, str) and len(self.init) < total:
             raise ValueError(
@@ -521,7 +521,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         reset = not (self.warm_start and hasattr(self, "landmarks_"))
         X = validate_data(self, X, reset=reset, dtype=[np.float64, np.float32])
         check_enough_samples(X.shape[0], 2, "GPLandmarks")
-        self._check_data_for_space(X)
+        check_feasible_for_space(X, self.space)
         if not isinstance(self.init, str):
             self._check_init(X.shape[1])
         elif self.init != "gaussian":
@@ -529,9 +529,6 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"init must be 'gaussian' or an array of starting points, got {self.init!r}."
             )
         return X
-
-    def _check_data_for_space(self, X):
-        check_feasible_for_space(X, self.space)
 
     def _check_init(self, n_features):
         init = np.asarray(self.init)
