@@ -3,15 +3,20 @@
 Layout shared by every kernel:
 
 - ``T`` (n, t): the target coordinates, the only values hill climbing moves.
-- ``nbr`` (n, k): neighbour indices; ``slot[i, j]`` is the position, in the
-  neighbour list of ``v = nbr[i, j]``, of ``m_ij``, the neighbour of ``v`` most
-  collinear with ``i`` (-1 when ``v`` has no neighbour other than ``i``).
+- ``nbr`` (n, k): neighbour indices; ``far[i, j]`` is ``m_ij``, the neighbour of
+  ``v = nbr[i, j]`` most collinear with ``i`` (-1 when ``v`` has no neighbour
+  other than ``i``). ``slot[i, j]`` is its position in ``nbr[v]``.
 - ``delta0``, ``theta0`` (n, k): the distances and angles to restore.
-- ``junk_sq[i, j] = ||J_i - J_v||^2`` and ``junk_dot[i, j] = (J_i - J_v).(J_m - J_v)``
-  over the non-target dimensions ``J`` at scale 1. The paper's first speed-up:
-  those dimensions only ever shrink by ``sigma``, so their share of every
-  distance and angle is ``scale^2`` times a constant and one error evaluation
-  costs O(k t) instead of O(k D). ``||J_m - J_v||^2`` is ``junk_sq[v, slot]``.
+- ``junk_sq[i, j] = ||J_i - J_v||^2``, ``junk_far[i, j] = ||J_m - J_v||^2`` and
+  ``junk_dot[i, j] = (J_i - J_v).(J_m - J_v)`` over the non-target dimensions
+  ``J`` at scale 1. The paper's first speed-up: those dimensions only ever
+  shrink by ``sigma``, so their share of every distance and angle is
+  ``scale^2`` times a constant and one error evaluation costs O(k t) instead of
+  O(k D).
+
+Every per-term quantity is stored in row ``i`` of an (n, k) array, so that a
+term reads one contiguous row plus the coordinates of ``v`` and ``m``; the only
+random accesses left are to ``T``.
 
 The whole per-iteration pass (breadth-first order, hill climbing, weights of
 already-adjusted neighbours) is one compiled call; Python only loops over
@@ -23,8 +28,8 @@ from numba import njit
 
 __all__ = [
     "neighbor_relations",
+    "far_indices",
     "junk_caches",
-    "pair_term",
     "point_error",
     "reverse_lists",
     "no_reverse_lists",
@@ -88,99 +93,111 @@ def neighbor_relations(X, nbr):
     return delta0, slot, theta0
 
 
+def far_indices(nbr, slot):
+    """``far[i, j] = nbr[nbr[i, j], slot[i, j]]``, or -1 where slot is -1."""
+    far = nbr[nbr, np.maximum(slot, 0)]
+    return np.ascontiguousarray(np.where(slot >= 0, far, -1), dtype=np.int64)
+
+
 @njit(cache=True)
-def junk_caches(J, nbr, slot):
-    """The non-target shares of squared distances and of the angle dot products."""
+def junk_caches(J, nbr, far):
+    """The non-target shares of squared distances and of the angle dot products.
+
+    Returns ``junk_sq``, ``junk_far`` and ``junk_dot`` (see the module docstring).
+    """
     n, k = nbr.shape
     dim = J.shape[1]
     junk_sq = np.zeros((n, k))
+    junk_far = np.zeros((n, k))
     junk_dot = np.zeros((n, k))
     for i in range(n):
         for j in range(k):
             v = nbr[i, j]
-            l = slot[i, j]
+            m = far[i, j]
             sq = 0.0
+            sq_m = 0.0
             dot = 0.0
             for d in range(dim):
                 a = J[i, d] - J[v, d]
                 sq += a * a
-                if l >= 0:
-                    dot += a * (J[nbr[v, l], d] - J[v, d])
+                if m >= 0:
+                    b = J[m, d] - J[v, d]
+                    sq_m += b * b
+                    dot += a * b
             junk_sq[i, j] = sq
+            junk_far[i, j] = sq_m
             junk_dot[i, j] = dot
-    return junk_sq, junk_dot
-
-
-# Inlined: it is called for every term of every trial move.
-@njit(cache=True, inline="always")
-def pair_term(p, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2, inv):
-    """One term of equation (1): neighbour j of point p, unweighted.
-
-    ``((delta0 - delta) / (2 delta_ave))^2 + (max(0, theta0 - theta) / pi)^2``;
-    ``inv = 1 / (2 delta_ave)``. ``cos0 = cos(theta0)`` lets the arccos be
-    skipped whenever the angle has not closed below theta0.
-    """
-    t = T.shape[1]
-    v = nbr[p, j]
-    sq_a = s2 * junk_sq[p, j]
-    for d in range(t):
-        da = T[p, d] - T[v, d]
-        sq_a += da * da
-    r = (delta0[p, j] - np.sqrt(sq_a)) * inv
-    out = r * r
-    l = slot[p, j]
-    if l >= 0:
-        m = nbr[v, l]
-        sq_b = s2 * junk_sq[v, l]
-        dot = s2 * junk_dot[p, j]
-        for d in range(t):
-            db = T[m, d] - T[v, d]
-            sq_b += db * db
-            dot += (T[p, d] - T[v, d]) * db
-        denom = np.sqrt(sq_a * sq_b)
-        c = dot / denom if denom > 0.0 else 1.0
-        # theta < theta0 exactly when cos(theta) > cos(theta0).
-        if c > cos0[p, j]:
-            q = (theta0[p, j] - np.arccos(min(1.0, c))) / np.pi
-            out += q * q
-    return out
+    return junk_sq, junk_far, junk_dot
 
 
 @njit(cache=True)
-def point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2,
+def point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
                 delta_ave, stamp, it, heavy, w_adj, rev):
     """The error that decides point i's moves.
 
     Its own terms, equation (1) of the paper, ``sum_j w_ij term(i, j)`` with
     ``w_ij = w_adj`` when neighbour j was adjusted in iteration ``it``
-    (``stamp[v] == it``) or is clamped (``heavy[v]``), else 1. When ``rev``
-    holds reverse lists (see :func:`reverse_lists`), the terms of other points
-    that involve i (i as their neighbour, or as the far end of one of their
-    angles) are added with the same weighting by their owner, so that a move
-    which lowers this error lowers the total error; an empty ``rev`` gives the
-    paper's rule exactly.
+    (``stamp[v] == it``) or is clamped (``heavy[v]``), else 1, and
+
+    ``term(p, j) = ((delta0 - delta) / (2 delta_ave))^2 + (max(0, theta0 - theta) / pi)^2``.
+
+    When ``rev`` holds reverse lists (see :func:`reverse_lists`), the terms of
+    other points that involve i (i as their neighbour, or as the far end of one
+    of their angles) are added with the same weighting by their owner, so that
+    a move which lowers this error lowers the total error; an empty ``rev``
+    gives the paper's rule exactly.
     """
+    # The term is written out here, once, rather than in a helper: a call per
+    # term that passes a dozen arrays costs twice the arithmetic of the term.
     k = nbr.shape[1]
+    t = T.shape[1]
     inv = 1.0 / (2.0 * delta_ave)
-    err = 0.0
-    for j in range(k):
-        v = nbr[i, j]
-        w = w_adj if (stamp[v] == it or heavy[v]) else 1.0
-        err += w * pair_term(i, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
-                             s2, inv)
     rptr, rp, rj = rev
+    first = 0
+    n_rev = 0
     if rptr.shape[0] > i + 1:
-        for q in range(rptr[i], rptr[i + 1]):
-            p = rp[q]
-            w = w_adj if (stamp[p] == it or heavy[p]) else 1.0
-            err += w * pair_term(p, rj[q], T, nbr, slot, delta0, theta0, cos0, junk_sq,
-                                 junk_dot, s2, inv)
+        first = rptr[i]
+        n_rev = rptr[i + 1] - first
+    err = 0.0
+    for q in range(k + n_rev):
+        if q < k:
+            p = i
+            j = q
+            judge = nbr[i, j]  # own terms: weighted by the neighbour's state
+        else:
+            p = rp[first + q - k]
+            j = rj[first + q - k]
+            judge = p  # another point's term: weighted by its owner's state
+        w = w_adj if (stamp[judge] == it or heavy[judge]) else 1.0
+        v = nbr[p, j]
+        sq_a = s2 * junk_sq[p, j]
+        for d in range(t):
+            da = T[p, d] - T[v, d]
+            sq_a += da * da
+        r = (delta0[p, j] - np.sqrt(sq_a)) * inv
+        term = r * r
+        m = far[p, j]
+        if m >= 0:
+            sq_b = s2 * junk_far[p, j]
+            dot = s2 * junk_dot[p, j]
+            for d in range(t):
+                db = T[m, d] - T[v, d]
+                sq_b += db * db
+                dot += (T[p, d] - T[v, d]) * db
+            denom = np.sqrt(sq_a * sq_b)
+            c = dot / denom if denom > 0.0 else 1.0
+            # theta < theta0 exactly when cos(theta) > cos(theta0); the arccos
+            # is only needed then.
+            if c > cos0[p, j]:
+                a = (theta0[p, j] - np.arccos(min(1.0, c))) / np.pi
+                term += a * a
+        err += w * term
     return err
 
 
 @njit(cache=True)
-def adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0, junk_sq,
-                 junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
+def adjust_point(i, T, eta, max_steps, nbr, far, delta0, theta0, cos0, junk_sq,
+                 junk_far, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
     """The paper's hill climber (Fig. 6): try +eta then -eta on each target
     dimension, keep a move only if it lowers point i's error, repeat until no
     move helps (or ``max_steps`` rounds).
@@ -191,7 +208,7 @@ def adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0, junk_sq,
     err : float, point i's error at the end (never above its error at the start)
     """
     t = T.shape[1]
-    err = point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2,
+    err = point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
                       delta_ave, stamp, it, heavy, w_adj, rev)
     steps = 0
     while steps < max_steps:
@@ -199,14 +216,14 @@ def adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0, junk_sq,
         for d in range(t):
             old = T[i, d]
             T[i, d] = old + eta
-            e = point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
+            e = point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
                             s2, delta_ave, stamp, it, heavy, w_adj, rev)
             if e < err:
                 err = e
                 improved = True
                 continue
             T[i, d] = old - eta
-            e = point_error(i, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
+            e = point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
                             s2, delta_ave, stamp, it, heavy, w_adj, rev)
             if e < err:
                 err = e
@@ -220,8 +237,8 @@ def adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0, junk_sq,
 
 
 @njit(cache=True)
-def sculpt_pass(T, start, order, eta, max_steps, nbr, slot, delta0, theta0, cos0,
-                junk_sq, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
+def sculpt_pass(T, start, order, eta, max_steps, nbr, far, delta0, theta0, cos0,
+                junk_sq, junk_far, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
     """Step 4b: adjust every free point once, in breadth-first order from ``start``.
 
     Points are visited in the order they are first reached over the neighbour
@@ -259,15 +276,15 @@ def sculpt_pass(T, start, order, eta, max_steps, nbr, slot, delta0, theta0, cos0
                 queue[tail] = v
                 tail += 1
         if not heavy[i]:
-            steps, _ = adjust_point(i, T, eta, max_steps, nbr, slot, delta0, theta0, cos0,
-                                    junk_sq, junk_dot, s2, delta_ave, stamp, it, heavy,
+            steps, _ = adjust_point(i, T, eta, max_steps, nbr, far, delta0, theta0, cos0,
+                                    junk_sq, junk_far, junk_dot, s2, delta_ave, stamp, it, heavy,
                                     w_adj, rev)
             total += steps
         stamp[i] = it
     return total
 
 
-def reverse_lists(nbr, slot):
+def reverse_lists(nbr, far):
     """For every point i, the (p, j) pairs whose term in equation (1) involves i
     other than as p: ``nbr[p, j] == i`` (i is the neighbour) or
     ``m_pj == i`` (i is the far end of the angle). CSR layout ``(ptr, p, j)``.
@@ -275,8 +292,7 @@ def reverse_lists(nbr, slot):
     n, k = nbr.shape
     P = np.repeat(np.arange(n), k).reshape(n, k)
     J = np.tile(np.arange(k), n).reshape(n, k)
-    has_m = slot >= 0
-    far = nbr[nbr, np.maximum(slot, 0)]
+    has_m = far >= 0
     target = np.concatenate([nbr.ravel(), far[has_m]])
     owner = np.concatenate([P.ravel(), P[has_m]])
     which = np.concatenate([J.ravel(), J[has_m]])
@@ -293,15 +309,16 @@ def no_reverse_lists():
 
 
 @njit(cache=True)
-def total_error(T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot, s2, delta_ave):
+def total_error(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2, delta_ave):
     """Sum over all points of equation (1) with every weight 1."""
     n = T.shape[0]
-    inv = 1.0 / (2.0 * delta_ave)
+    never = np.full(n, -1, dtype=np.int64)
+    free = np.zeros(n, dtype=np.bool_)
+    own_only = np.zeros(0, dtype=np.int64)
     err = 0.0
     for i in range(n):
-        for j in range(nbr.shape[1]):
-            err += pair_term(i, j, T, nbr, slot, delta0, theta0, cos0, junk_sq, junk_dot,
-                             s2, inv)
+        err += point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
+                           s2, delta_ave, never, 0, free, 1.0, (own_only, own_only, own_only))
     return err
 
 
