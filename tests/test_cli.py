@@ -309,6 +309,15 @@ def test_embed_laplacian_eigenmaps_and_sculpting(tmp_path, monkeypatch):
     reference = ManifoldSculpting(n_neighbors=12, scale_rate=0.9, random_state=3).fit(X)
     np.testing.assert_allclose(sculpted["embedding"], reference.embedding_, rtol=0,
                                atol=1e-6 * np.abs(reference.embedding_).max())
+    assert cli.main(["embed", "roll.npy", "--method", "sculpting", "--neighbors", "12",
+                     "--start", "ltsa", "-o", "sl.npz", "-q"]) == 0
+    sculpted = read_result(tmp_path / "sl.npz")
+    assert sculpted["parameters"]["preprocess"] == "ltsa"
+    reference = ManifoldSculpting(n_neighbors=12, preprocess="ltsa", random_state=0).fit(X)
+    np.testing.assert_allclose(sculpted["embedding"], reference.embedding_, rtol=0,
+                               atol=1e-6 * np.abs(reference.embedding_).max())
+    assert cli.main(["embed", "roll.npy", "--method", "le", "--start", "ltsa",
+                     "-o", "bad.npz", "-q"]) == 2
 
 
 def test_embed_lll_on_saved_gp_landmarks(workdir, tmp_path, monkeypatch):

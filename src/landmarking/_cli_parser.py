@@ -127,7 +127,8 @@ def build_parser():
         epilog=_example(
             "landmarking embed roll.csv --method lll -d 2 --n-landmarks 300 --neighbors 10 \\\n"
             "    -o embedding.npz --model model.npz --plot embedding.png --labels colours.txt\n"
-            "landmarking embed roll.csv --method sculpting -d 2 --neighbors 14 -o sculpted.npz"))
+            "landmarking embed roll.csv --method sculpting -d 2 --neighbors 14 --start ltsa \\\n"
+            "    -o sculpted.npz"))
     p.add_argument("--method", choices=list(EMBED_METHODS), default="lll",
                    help="lll (default): Locally Linear Landmarks; le: exact Laplacian eigenmaps; "
                         "sculpting: Manifold Sculpting")
@@ -144,6 +145,9 @@ def build_parser():
                    help="lll: how to choose landmarks, or a landmarks .npz")
     p.add_argument("--scale-rate", type=float, metavar="SIGMA",
                    help="sculpting: scaling factor per iteration in (0, 1)")
+    p.add_argument("--start", choices=["pca", "none", "ltsa"],
+                   help="sculpting: starting configuration (default pca, the paper's; "
+                        "ltsa unfolds rolled sheets such as the Swiss roll)")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
     p.add_argument("--model", metavar="FILE", help="lll: save the out-of-sample map to this .npz")
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")

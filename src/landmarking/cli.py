@@ -458,6 +458,7 @@ def _cmd_embed(args):
         "n_landmark_neighbors": ("--landmark-neighbors", args.landmark_neighbors),
         "landmarks": ("--landmarks", landmark_choice),
         "scale_rate": ("--scale-rate", args.scale_rate),
+        "preprocess": ("--start", args.start),
         "random_state": _seed(args),
         "verbose": (None, not args.quiet),
     }
