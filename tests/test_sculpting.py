@@ -124,6 +124,53 @@ def test_hill_climbing_never_raises_the_points_error(roll, rule):
     assert moved > 10
 
 
+def _paper_climber(i, T, eta, args):
+    """Fig. 6 of the paper, literally, on K.point_error (the slow reference)."""
+    err = K.point_error(i, T, *args)
+    steps = 0
+    while steps < 30:
+        improved = False
+        for d in range(T.shape[1]):
+            for step in (eta, -eta):
+                old = T[i, d]
+                T[i, d] = old + step
+                e = K.point_error(i, T, *args)
+                if e < err:
+                    err, improved = e, True
+                    break
+                T[i, d] = old
+        if not improved:
+            break
+        steps += 1
+    return steps, err
+
+
+@pytest.mark.parametrize("rule", ["point", "total"])
+def test_fast_climber_makes_the_moves_of_the_paper_loop(roll, rule):
+    # The compiled climber updates each term in O(1) per trial and skips
+    # dimensions already tried from the same position; it must keep exactly
+    # the moves of the paper's loop.
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr, move_rule=rule)
+    rng = np.random.default_rng(12)
+    T0 = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
+    junk = rel.junk(P[:, 2:])
+    stamp = rng.integers(-1, 1, 300)
+    heavy = np.zeros(300, dtype=bool)
+    args = (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, 0.3, rel.delta_ave,
+            stamp, 0, heavy, 10.0, rel.rev)
+    total_steps = 0
+    for i in range(0, 300, 5):
+        fast, slow = T0.copy(), T0.copy()
+        steps, err = K.adjust_point(i, fast, 0.03, 30, *args)
+        ref_steps, ref_err = _paper_climber(i, slow, 0.03, args)
+        assert steps == ref_steps
+        np.testing.assert_allclose(fast[i], slow[i], rtol=0, atol=1e-12)
+        assert err == pytest.approx(ref_err, rel=1e-10)
+        total_steps += steps
+    assert total_steps > 30  # the points really moved
+
+
 def test_total_rule_pass_never_raises_the_total_error(roll):
     # With equal weights every accepted move lowers the sum of all terms.
     _, _, nbr, P = roll
@@ -138,7 +185,7 @@ def test_total_rule_pass_never_raises_the_total_error(roll):
     for it in range(5):
         K.sculpt_pass(T, int(order[it]), order, 0.05, 30, rel.nbr, rel.far, rel.delta0,
                       rel.theta0, rel.cos0, *junk, 0.5, rel.delta_ave, stamp, it,
-                      heavy, 1.0, rel.rev)
+                      heavy, 1.0, rel.rev, *K.term_buffers(rel.nbr, rel.rev, 2))
         new = rel.total_error(T, junk, 0.5)
         assert new <= err + 1e-12
         err = new

@@ -33,6 +33,10 @@ __all__ = [
     "point_error",
     "reverse_lists",
     "no_reverse_lists",
+    "term_buffers",
+    "gather_terms",
+    "trial_error",
+    "climb",
     "adjust_point",
     "sculpt_pass",
     "total_error",
@@ -195,50 +199,201 @@ def point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_do
     return err
 
 
+# Hill climbing works on a local copy of the terms that move with the point:
+# row q of F holds one term's weight and constants, its current squared
+# lengths and dot product, and the two vectors of its angle, so that a trial
+# move along one dimension updates each term in O(1), without reading T or the
+# neighbour lists again. Columns of F:
+_W, _D0, _TH0, _C0, _JA, _JB, _JD, _SQA, _SQB, _DOT, _DIST = range(11)
+_VEC = 11  # then a (t values: p - v) and b (t values: m - v)
+# I[q] = (role, m): role 0 is i's own term (i = p), 1 a term where i is the
+# neighbour v, 2 a term where i is the far end m of the angle; m < 0: no angle.
+_OWN, _AS_NEIGHBOR, _AS_FAR = 0, 1, 2
+
+
+def term_buffers(nbr, rev, t):
+    """Work arrays (F, I) big enough for the terms of any one point."""
+    rptr = rev[0]
+    most = int(np.max(np.diff(rptr))) if rptr.shape[0] > 1 else 0
+    cap = nbr.shape[1] + most
+    return np.empty((cap, _VEC + 2 * t)), np.empty((cap, 2), dtype=np.int64)
+
+
 @njit(cache=True)
-def adjust_point(i, T, eta, max_steps, nbr, far, delta0, theta0, cos0, junk_sq,
-                 junk_far, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
-    """The paper's hill climber (Fig. 6): try +eta then -eta on each target
-    dimension, keep a move only if it lowers point i's error, repeat until no
-    move helps (or ``max_steps`` rounds).
+def _refresh_term(q, F, t, inv):
+    """Squared lengths, dot product and distance term of row q from its vectors."""
+    sq_a = F[q, _JA]
+    sq_b = F[q, _JB]
+    dot = F[q, _JD]
+    for d in range(t):
+        a = F[q, _VEC + d]
+        b = F[q, _VEC + t + d]
+        sq_a += a * a
+        sq_b += b * b
+        dot += a * b
+    F[q, _SQA] = sq_a
+    F[q, _SQB] = sq_b
+    F[q, _DOT] = dot
+    r = (F[q, _D0] - np.sqrt(sq_a)) * inv
+    F[q, _DIST] = r * r
+
+
+@njit(cache=True)
+def gather_terms(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
+                 delta_ave, stamp, it, heavy, w_adj, rev, F, I):
+    """Copy into (F, I) every term whose value changes when point i moves.
+
+    The same terms and weights as :func:`point_error`. Returns their number.
+    """
+    k = nbr.shape[1]
+    t = T.shape[1]
+    inv = 1.0 / (2.0 * delta_ave)
+    rptr, rp, rj = rev
+    first = 0
+    n_rev = 0
+    if rptr.shape[0] > i + 1:
+        first = rptr[i]
+        n_rev = rptr[i + 1] - first
+    for q in range(k + n_rev):
+        if q < k:
+            p = i
+            j = q
+            judge = nbr[i, j]
+            role = _OWN
+        else:
+            p = rp[first + q - k]
+            j = rj[first + q - k]
+            judge = p
+            role = _AS_NEIGHBOR if nbr[p, j] == i else _AS_FAR
+        v = nbr[p, j]
+        m = far[p, j]
+        F[q, _W] = w_adj if (stamp[judge] == it or heavy[judge]) else 1.0
+        F[q, _D0] = delta0[p, j]
+        F[q, _TH0] = theta0[p, j]
+        F[q, _C0] = cos0[p, j]
+        F[q, _JA] = s2 * junk_sq[p, j]
+        F[q, _JB] = s2 * junk_far[p, j]
+        F[q, _JD] = s2 * junk_dot[p, j]
+        I[q, 0] = role
+        I[q, 1] = m
+        for d in range(t):
+            F[q, _VEC + d] = T[p, d] - T[v, d]
+            F[q, _VEC + t + d] = T[m, d] - T[v, d] if m >= 0 else 0.0
+        _refresh_term(q, F, t, inv)
+    return k + n_rev
+
+
+@njit(cache=True)
+def trial_error(F, I, n_terms, d, step, inv, t):
+    """The error of the gathered terms if point i moved by ``step`` along d."""
+    step2 = step * step
+    err = 0.0
+    for q in range(n_terms):
+        role = I[q, 0]
+        a_d = F[q, _VEC + d]
+        b_d = F[q, _VEC + t + d]
+        sq_a = F[q, _SQA]
+        sq_b = F[q, _SQB]
+        dot = F[q, _DOT]
+        if role == _OWN:  # a = x - T_v moves, b does not
+            sq_a += 2.0 * step * a_d + step2
+            dot += step * b_d
+        elif role == _AS_NEIGHBOR:  # a = T_p - x and b = T_m - x both move
+            sq_a += step2 - 2.0 * step * a_d
+            sq_b += step2 - 2.0 * step * b_d
+            dot += step2 - step * (a_d + b_d)
+        else:  # b = x - T_v moves; the p-v distance does not
+            sq_b += 2.0 * step * b_d + step2
+            dot += step * a_d
+        if role == _AS_FAR:
+            term = F[q, _DIST]
+        else:
+            r = (F[q, _D0] - np.sqrt(sq_a)) * inv
+            term = r * r
+        if I[q, 1] >= 0:
+            denom = np.sqrt(sq_a * sq_b)
+            c = dot / denom if denom > 0.0 else 1.0
+            if c > F[q, _C0]:
+                ang = (F[q, _TH0] - np.arccos(min(1.0, c))) / np.pi
+                term += ang * ang
+        err += F[q, _W] * term
+    return err
+
+
+@njit(cache=True)
+def _accept_move(F, I, n_terms, d, step, t, inv):
+    for q in range(n_terms):
+        role = I[q, 0]
+        if role == _OWN:
+            F[q, _VEC + d] += step
+        elif role == _AS_NEIGHBOR:
+            F[q, _VEC + d] -= step
+            F[q, _VEC + t + d] -= step
+        else:
+            F[q, _VEC + t + d] += step
+        _refresh_term(q, F, t, inv)
+
+
+@njit(cache=True)
+def climb(i, T, eta, max_steps, F, I, n_terms, delta_ave):
+    """The paper's hill climber (Fig. 6) on the gathered terms of point i.
+
+    Try +eta then -eta on each target dimension, keep a move only if it
+    lowers the error, and repeat rounds until one keeps no move (or
+    ``max_steps`` rounds kept one). A dimension is not tried again from a
+    position where it already failed: once every dimension has failed in a row
+    since the last kept move, the next round could keep nothing, so it is not
+    run. The kept moves are exactly those of the paper's loop.
 
     Returns
     -------
     steps : int, rounds in which at least one move was kept
-    err : float, point i's error at the end (never above its error at the start)
+    err : float, the point's error at the end (never above its error at the start)
     """
     t = T.shape[1]
-    err = point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
-                      delta_ave, stamp, it, heavy, w_adj, rev)
+    inv = 1.0 / (2.0 * delta_ave)
+    err = trial_error(F, I, n_terms, 0, 0.0, inv, t)
     steps = 0
+    failed = 0
     while steps < max_steps:
         improved = False
         for d in range(t):
-            old = T[i, d]
-            T[i, d] = old + eta
-            e = point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
-                            s2, delta_ave, stamp, it, heavy, w_adj, rev)
+            e = trial_error(F, I, n_terms, d, eta, inv, t)
+            step = eta
+            if not e < err:
+                e = trial_error(F, I, n_terms, d, -eta, inv, t)
+                step = -eta
             if e < err:
+                T[i, d] += step
+                _accept_move(F, I, n_terms, d, step, t, inv)
                 err = e
                 improved = True
-                continue
-            T[i, d] = old - eta
-            e = point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
-                            s2, delta_ave, stamp, it, heavy, w_adj, rev)
-            if e < err:
-                err = e
-                improved = True
-                continue
-            T[i, d] = old
+                failed = 0
+            else:
+                failed += 1
+                if failed == t:
+                    break
         if not improved:
             break
         steps += 1
     return steps, err
 
 
+def adjust_point(i, T, eta, max_steps, nbr, far, delta0, theta0, cos0, junk_sq, junk_far,
+                 junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
+    """Hill-climb point i alone (see :func:`climb`); the terms as in :func:`point_error`.
+
+    Returns ``(steps, err)``.
+    """
+    F, I = term_buffers(nbr, rev, T.shape[1])
+    n_terms = gather_terms(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
+                           s2, delta_ave, stamp, it, heavy, w_adj, rev, F, I)
+    return climb(i, T, eta, max_steps, F, I, n_terms, delta_ave)
+
+
 @njit(cache=True)
 def sculpt_pass(T, start, order, eta, max_steps, nbr, far, delta0, theta0, cos0,
-                junk_sq, junk_far, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev):
+                junk_sq, junk_far, junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev, F, I):
     """Step 4b: adjust every free point once, in breadth-first order from ``start``.
 
     Points are visited in the order they are first reached over the neighbour
@@ -246,7 +401,8 @@ def sculpt_pass(T, start, order, eta, max_steps, nbr, far, delta0, theta0, cos0,
     from the next unvisited point of ``order`` (a random permutation), so every
     point is visited. ``stamp[i]`` is set to ``it`` once i is adjusted, which
     gives its neighbours' errors the heavier weight. Clamped points
-    (``heavy``) are visited but never moved.
+    (``heavy``) are visited but never moved. ``F`` and ``I`` are work arrays
+    from :func:`term_buffers`.
 
     Returns the total number of hill-climbing steps.
     """
@@ -276,9 +432,9 @@ def sculpt_pass(T, start, order, eta, max_steps, nbr, far, delta0, theta0, cos0,
                 queue[tail] = v
                 tail += 1
         if not heavy[i]:
-            steps, _ = adjust_point(i, T, eta, max_steps, nbr, far, delta0, theta0, cos0,
-                                    junk_sq, junk_far, junk_dot, s2, delta_ave, stamp, it, heavy,
-                                    w_adj, rev)
+            n_terms = gather_terms(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far,
+                                   junk_dot, s2, delta_ave, stamp, it, heavy, w_adj, rev, F, I)
+            steps, _ = climb(i, T, eta, max_steps, F, I, n_terms, delta_ave)
             total += steps
         stamp[i] = it
     return total

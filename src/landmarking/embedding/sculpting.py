@@ -108,6 +108,7 @@ def _sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
     stamp = np.full(n, -1, dtype=np.int64)
     order = rng.permutation(n).astype(np.int64)
     free = np.flatnonzero(~heavy)
+    F, I = K.term_buffers(rel.nbr, rel.rev, T.shape[1])
     has_junk = bool(np.any(junk[0]))
     errors = []
     best_err, best_iter, best_T = np.inf, -1, T.copy()
@@ -127,7 +128,7 @@ def _sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
             start = int(free[rng.randint(free.size)]) if free.size else 0
             steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, rel.far,
                                   rel.delta0, rel.theta0, rel.cos0, *junk, s2,
-                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev)
+                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev, F, I)
             # Step 4c: keep the number of steps per iteration near the number of points.
             eta = eta * 1.1 if steps >= free.size else eta * 0.9
             err = rel.total_error(T, junk, s2)
