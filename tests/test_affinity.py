@@ -96,3 +96,98 @@ def test_check_affinity_errors():
 def test_bad_bandwidth(bad):
     with pytest.raises(ValueError, match="bandwidth must be a finite number > 0"):
         gaussian_affinity(np.ones((2, 1)), np.array([[1], [0]]), bad)
+
+
+def _random_graph(rng, n, density, *, symmetric=True, explicit_zeros=0):
+    """Random sparse graph; ``explicit_zeros`` one-sided stored zeros added."""
+    A = sparse.random(n, n, density=density, random_state=rng, format="csr")
+    if symmetric:
+        A = A.maximum(A.T).tocsr()
+    rows, cols = rng.integers(0, n, (2, explicit_zeros))
+    dense = A.toarray()
+    fresh = (dense[rows, cols] == 0) & (dense[cols, rows] == 0) & (rows != cols)
+    rows, cols = rows[fresh], cols[fresh]
+    A = A.tocoo()
+    W = sparse.csr_matrix((np.concatenate([A.data, np.zeros(rows.size)]),
+                           (np.concatenate([A.row, rows]), np.concatenate([A.col, cols]))),
+                          shape=(n, n))
+    W.sum_duplicates()
+    assert W.nnz == A.nnz + np.unique(rows * n + cols).size  # the zeros are stored
+    return W
+
+
+def test_symmetry_check_matches_dense_reference():
+    # The compiled pass must agree with |W - W^T| <= 1e-10 max|W| on every
+    # kind of input: symmetric, nudged, one-sided entries, one-sided explicit
+    # zeros (symmetric in value, not in pattern), duplicates, unsorted indices.
+    from landmarking.embedding.affinity import _is_symmetric, _symmetry_pass
+
+    rng = np.random.default_rng(10)
+    cases = []
+    for _ in range(20):
+        W = _random_graph(rng, 40, 0.1)
+        cases.append(("symmetric", W, True))
+        V = W.copy()
+        V.data[rng.integers(V.nnz)] *= 1 + 1e-6
+        cases.append(("nudged", V, False))
+        V = W.copy()
+        V.data[rng.integers(V.nnz)] *= 1 + 1e-13
+        cases.append(("within tolerance", V, True))
+        cases.append(("one-sided", _random_graph(rng, 40, 0.1, symmetric=False), False))
+        cases.append(("explicit zeros", _random_graph(rng, 40, 0.1, explicit_zeros=5), True))
+    W = cases[0][1]
+    counts = np.diff(W.indptr)
+    # Every entry stored twice, halved: duplicates, not canonical.
+    starts = np.repeat(W.indptr[:-1], 2 * counts)
+    within = np.arange(2 * W.nnz) - np.repeat(2 * W.indptr[:-1], 2 * counts)
+    src = starts + within % np.repeat(counts, 2 * counts)
+    dup = sparse.csr_matrix((W.data[src] / 2, W.indices[src],
+                             np.concatenate([[0], np.cumsum(2 * counts)])), shape=W.shape)
+    assert dup.nnz == 2 * W.nnz and not dup.has_canonical_format
+    cases.append(("duplicates", dup, True))
+    unsorted = W.copy()
+    for r in range(W.shape[0]):
+        lo, hi = unsorted.indptr[r], unsorted.indptr[r + 1]
+        unsorted.indices[lo:hi] = unsorted.indices[lo:hi][::-1]
+        unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1]
+    unsorted.has_sorted_indices = False
+    cases.append(("unsorted", unsorted, True))
+    kinds = set()
+    fast = {"symmetric": {1}, "nudged": {0}, "one-sided": {-1}, "explicit zeros": {-1}}
+    for name, V, expected in cases:
+        if name in fast:  # the compiled pass itself, where it decides
+            assert V.has_canonical_format
+            assert _symmetry_pass(V.indptr, V.indices, V.data,
+                                  1e-10 * np.abs(V.data).max()) in fast[name], name
+        D = V.toarray()
+        reference = np.abs(D - D.T).max() <= 1e-10 * np.abs(D).max()
+        assert reference == expected, name
+        assert _is_symmetric(sparse.csr_matrix(V)) == expected, name
+        kinds.add(name)
+        if not expected:
+            with pytest.raises(ValueError, match="symmetric"):
+                check_affinity(V)
+    assert len(kinds) == 7
+
+
+def test_connected_components_match_scipy():
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(11)
+    seen = set()
+    for trial in range(30):
+        n = int(rng.integers(5, 200))
+        W = _random_graph(rng, n, float(rng.uniform(0.002, 0.03)),
+                          symmetric=bool(trial % 2), explicit_zeros=trial % 3)
+        count, labels = connected_components(W, directed=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DisconnectedGraphWarning)
+            assert check_connected(W) == count
+        seen.add(count > 1)
+        if count > 1:
+            smallest = np.bincount(labels).min()
+            with pytest.warns(DisconnectedGraphWarning,
+                              match=f"{count} connected components .the smallest has "
+                                    f"{smallest} points"):
+                check_connected(W)
+    assert seen == {True, False}  # both outcomes were exercised

@@ -319,3 +319,42 @@ def test_timings_cover_the_stages():
     assert parts <= est.timings_["total"] * 1.001 + 1e-6
     built = LocallyLinearLandmarks(n_landmarks=60, n_neighbors=10, random_state=0).fit(X)
     assert "neighbors" in built.timings_
+
+
+@pytest.mark.parametrize("reg", [1e-5, 1e-3, 1.0])
+def test_compiled_cholesky_weights_match_lapack_solve(monkeypatch, reg):
+    # The compiled path (local Gram built per point, Cholesky) against the
+    # stacked LAPACK solve it replaces, K_Z above and below the dimension.
+    rng = np.random.default_rng(16)
+    for n_features, k in [(3, 12), (20, 8), (50, 40)]:
+        X = rng.normal(size=(700, n_features))
+        T = rng.normal(size=(90, n_features))
+        fast = reconstruction_weights(X, T, k, reg=reg, chunk_size=256)
+        monkeypatch.setattr(lll_module, "CHOLESKY_MIN_REG", np.inf)
+        slow = reconstruction_weights(X, T, k, reg=reg, chunk_size=256)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(fast.indices, slow.indices)
+        scale = np.abs(slow.data).max()
+        np.testing.assert_allclose(fast.data, slow.data, rtol=0, atol=1e-10 * scale)
+
+
+def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
+    # Far from the origin the Gram trick |y|^2 - 2 y.t + |t|^2 cancels
+    # catastrophically and G + r I can come out indefinite: those points must
+    # get exactly the general solver's weights, the others stay finite.
+    rng = np.random.default_rng(17)
+    X = 3e4 + rng.normal(size=(300, 4)) * 1e-2
+    T = X[:30]
+    gram = T @ T.T
+    x_sq = np.einsum("ij,ij->i", X, X)
+    cross = X @ T.T
+    idx = lll_module._k_smallest(x_sq[:, None] - 2 * cross + np.diag(gram)[None], 10)
+    failed = lll_module._gram_weights_cholesky(cross, x_sq, gram, idx, 1e-3,
+                                               np.empty((300, 10)))
+    assert 0 < failed.sum() < 300
+    fast = reconstruction_weights(X, T, 10, reg=1e-3).toarray()
+    monkeypatch.setattr(lll_module, "CHOLESKY_MIN_REG", np.inf)
+    slow = reconstruction_weights(X, T, 10, reg=1e-3).toarray()
+    np.testing.assert_array_equal(fast[failed], slow[failed])
+    assert np.all(np.isfinite(fast))
+    np.testing.assert_allclose(fast.sum(axis=1), 1.0, rtol=1e-9)

@@ -14,6 +14,7 @@ Laplacian eigenmaps and Locally Linear Landmarks share these building blocks:
 
 import warnings
 
+import numba
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
@@ -163,8 +164,7 @@ def check_affinity(W, n_samples=None):
         )
     if W.nnz and (not np.all(np.isfinite(W.data)) or W.data.min() < 0):
         raise ValueError("affinity must have finite, nonnegative entries.")
-    asym = abs(W - W.T)
-    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
+    if not _is_symmetric(W):
         raise ValueError(
             "affinity must be symmetric; symmetrise it first, e.g. W.maximum(W.T) "
             "or (W + W.T) / 2."
@@ -183,12 +183,101 @@ def check_affinity(W, n_samples=None):
     return W
 
 
+def _is_symmetric(W, rtol=1e-10):
+    """Whether max |w_nm - w_mn| <= rtol * max |w_nm| for a CSR matrix W.
+
+    A structurally symmetric matrix in canonical form (sorted indices, no
+    duplicates), which is what graph builders produce, is checked in one
+    compiled pass without forming W^T (a transpose of a large graph costs more
+    than everything else here); anything else takes the general route.
+    """
+    scale = max(float(np.abs(W.data).max()) if W.nnz else 0.0, 1e-300)
+    if W.has_canonical_format:
+        verdict = _symmetry_pass(W.indptr, W.indices, W.data, rtol * scale)
+        if verdict >= 0:
+            return bool(verdict)
+    asym = abs(W - W.T)
+    return not (asym.nnz and asym.max() > rtol * scale)
+
+
+@numba.njit(cache=True)
+def _symmetry_pass(indptr, indices, data, tol):
+    """1 if the canonical CSR pattern is symmetric with |w_nm - w_mn| <= tol,
+    0 if the pattern is symmetric but some pair differs by more, -1 if the
+    pattern itself is not symmetric (explicit zeros may then still make W
+    symmetric, which the caller decides).
+
+    Rows are visited in order, so the entries (m, n) with n < m of each row m
+    are met in increasing n: one cursor per row pairs each upper entry (n, m)
+    with its mirror, and every lower entry must have been paired by the end.
+    """
+    n = indptr.shape[0] - 1
+    cursor = indptr[:-1].copy()
+    verdict = 1
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j <= i:
+                continue
+            q = cursor[j]
+            if q >= indptr[j + 1] or indices[q] != i:
+                return -1
+            if abs(data[p] - data[q]) > tol:
+                verdict = 0
+            cursor[j] = q + 1
+    for j in range(n):
+        q = cursor[j]
+        if q < indptr[j + 1] and indices[q] < j:
+            return -1  # a lower entry (j, n) without its mirror (n, j)
+    return verdict
+
+
+@numba.njit(cache=True)
+def _component_labels(indptr, indices):
+    """Component labels 0, 1, ... (in order of first row) of the undirected
+    graph whose edges are the stored entries of a CSR matrix, either way.
+
+    Union-find with path halving over the stored entries: it needs no W^T,
+    which scipy's ``connected_components(directed=False)`` forms and which
+    costs most of its time on a graph of millions of edges.
+    """
+    n = indptr.shape[0] - 1
+    parent = np.arange(n)
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            a, b = i, indices[p]
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a != b:
+                if a < b:
+                    parent[b] = a
+                else:
+                    parent[a] = b
+    labels = np.empty(n, dtype=np.int64)
+    n_labels = 0
+    for i in range(n):
+        root = i
+        while parent[root] != root:
+            root = parent[root]
+        if root == i:
+            labels[i] = n_labels
+            n_labels += 1
+        else:
+            labels[i] = labels[root]
+    return labels
+
+
 def check_connected(W, *, warn=True):
     """Number of connected components of the graph W; warn when more than one.
 
     Parameters
     ----------
     W : sparse matrix of shape (n, n)
+        Edges are the stored entries, in either direction.
     warn : bool
         Emit a :class:`DisconnectedGraphWarning` when the graph has several
         components.
@@ -203,7 +292,12 @@ def check_connected(W, *, warn=True):
     >>> check_connected(sparse.csr_matrix(np.array([[0, 1.0], [1.0, 0]])))
     1
     """
-    n_components, labels = connected_components(W, directed=False)
+    if sparse.issparse(W) and W.shape[0] == W.shape[1]:
+        W = sparse.csr_matrix(W)
+        labels = _component_labels(W.indptr, W.indices)
+        n_components = int(labels.max()) + 1 if labels.size else 0
+    else:
+        n_components, labels = connected_components(W, directed=False)
     if n_components > 1 and warn:
         sizes = np.bincount(labels)
         warnings.warn(

@@ -48,6 +48,9 @@ LLL_METHODS = ("lll", "le-z", "le-nystrom")
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
 #: (one matrix product per chunk of points); above it, from explicit differences.
 GRAM_LIMIT = 8192
+#: From this ridge on, the local systems are solved by a compiled Cholesky
+#: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
+CHOLESKY_MIN_REG = 1e-5
 #: Reduced problems up to this size are solved with dense LAPACK.
 DENSE_LIMIT = 5000
 
@@ -217,14 +220,26 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
             cross = Xc @ landmarks.T
             d2 = x_sq[:, None] - 2 * cross + t_sq[None, :]
             idx = _k_smallest(d2, k)
+            indices[rows] = idx
+            if reg >= CHOLESKY_MIN_REG:
+                w = weights[rows]
+                failed = _gram_weights_cholesky(cross, x_sq, gram, idx, reg, w)
+                weights[rows] = w
+                if not failed.any():
+                    continue
+                # Not numerically positive definite (rounding in the Gram
+                # trick): those points take the general solver below.
+                sub = np.flatnonzero(failed)
+                c = np.take_along_axis(cross[sub], idx[sub], axis=1)
+                G = _local_gram(x_sq[sub], c, gram, idx[sub])
+                weights[rows.start + sub] = _solve_local(G, reg)
+                continue
             c = np.take_along_axis(cross, idx, axis=1)
-            G = (x_sq[:, None, None] - c[:, :, None] - c[:, None, :]
-                 + gram[idx[:, :, None], idx[:, None, :]])
+            G = _local_gram(x_sq, c, gram, idx)
         else:
             idx = indices[rows]
             diff = Xc[:, None, :] - landmarks[idx]
             G = diff @ diff.transpose(0, 2, 1)
-        indices[rows] = idx
         weights[rows] = _solve_local(G, reg)
     indptr = np.arange(0, n * k + 1, k)
     return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
@@ -239,6 +254,79 @@ def _k_smallest(d2, k):
         idx = np.broadcast_to(np.arange(d2.shape[1]), d2.shape).copy()
     order = np.argsort(np.take_along_axis(d2, idx, axis=1), axis=1, kind="stable")
     return np.take_along_axis(idx, order, axis=1)
+
+
+def _local_gram(x_sq, c, gram, idx):
+    """Stacked local Gram matrices G_ab = |y|^2 - y.t_a - y.t_b + t_a.t_b."""
+    return (x_sq[:, None, None] - c[:, :, None] - c[:, None, :]
+            + gram[idx[:, :, None], idx[:, None, :]])
+
+
+@numba.njit(parallel=True, cache=True)
+def _gram_weights_cholesky(cross, x_sq, gram, idx, reg, weights):
+    """:func:`_solve_local` on the Gram matrices of :func:`_local_gram`, built
+    and solved in place per point: Cholesky of G + r I, rows summing to one.
+
+    Writes ``weights`` (c, k) and returns a mask of the points whose G + r I
+    was not numerically positive definite (or gave no usable weights); their
+    rows are left for the caller. The entries of G come from the same
+    arithmetic, in the same order, as :func:`_local_gram`; with reg >= 1e-5
+    the condition number of G + r I is below about 1e5, so Cholesky and LAPACK's LU
+    agree to rounding.
+    """
+    n, k = idx.shape
+    failed = np.zeros(n, dtype=np.bool_)
+    for i in numba.prange(n):
+        # Upper triangle only: the factor is U with G + r I = U^T U.
+        U = np.empty((k, k))
+        trace = 0.0
+        for a in range(k):
+            ca = x_sq[i] - cross[i, idx[i, a]]
+            for b in range(a, k):
+                U[a, b] = ca - cross[i, idx[i, b]] + gram[idx[i, a], idx[i, b]]
+            trace += U[a, a]
+        ridge = reg * trace if trace > 0 else reg
+        ok = True
+        for a in range(k):
+            U[a, a] += ridge
+        # Right-looking: each step updates the trailing rows with contiguous
+        # axpys, which vectorise (a dot-product form is one long dependency chain).
+        for j in range(k):
+            d = U[j, j]
+            if not d > 0:
+                ok = False
+                break
+            d = math.sqrt(d)
+            U[j, j] = d
+            for b in range(j + 1, k):
+                U[j, b] /= d
+            for a in range(j + 1, k):
+                f = U[j, a]
+                for b in range(a, k):
+                    U[a, b] -= f * U[j, b]
+        if not ok:
+            failed[i] = True
+            continue
+        # U^T v = 1 (column sweeps), then U w = v.
+        w = np.ones(k)
+        for a in range(k):
+            w[a] /= U[a, a]
+            for b in range(a + 1, k):
+                w[b] -= U[a, b] * w[a]
+        for a in range(k - 1, -1, -1):
+            s = w[a]
+            for b in range(a + 1, k):
+                s -= U[a, b] * w[b]
+            w[a] = s / U[a, a]
+        total = 0.0
+        for a in range(k):
+            total += w[a]
+        if not (np.isfinite(total) and abs(total) >= 1e-300):
+            failed[i] = True
+            continue
+        for a in range(k):
+            weights[i, a] = w[a] / total
+    return failed
 
 
 def _solve_local(G, reg):
@@ -273,7 +361,10 @@ def _reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts
 
     Z is given by its K nonzeros per point (z_idx, z_w). Each part of the points
     accumulates into its own L x L block, summed at the end, so threads never
-    write to the same memory.
+    write to the same memory. The row sum_m w_nm z_m is kept dense: adding it
+    to K rows of C~ is then K contiguous axpys of length L, which vectorise,
+    and the untouched entries add exact zeros (the sums are those of a
+    sparse accumulation, bit for bit).
     """
     n, k = z_idx.shape
     B = np.zeros((n_parts, n_land, n_land))
@@ -281,32 +372,23 @@ def _reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts
     step = (n + n_parts - 1) // n_parts
     for part in numba.prange(n_parts):
         acc = np.zeros(n_land)
-        touched = np.empty(n_land, dtype=np.int64)
-        seen = np.zeros(n_land, dtype=np.bool_)
+        Bp = B[part]
+        Cp = C[part]
         for i in range(part * step, min(n, (part + 1) * step)):
-            n_touched = 0
             for p in range(w_indptr[i], w_indptr[i + 1]):
                 m = w_indices[p]
                 wv = w_data[p]
                 for a in range(k):
-                    col = z_idx[m, a]
-                    if not seen[col]:
-                        seen[col] = True
-                        touched[n_touched] = col
-                        n_touched += 1
-                    acc[col] += wv * z_w[m, a]
+                    acc[z_idx[m, a]] += wv * z_w[m, a]
             for a in range(k):
                 row = z_idx[i, a]
                 zv = z_w[i, a]
+                dz = deg[i] * zv
                 for b in range(k):
-                    B[part, row, z_idx[i, b]] += deg[i] * zv * z_w[i, b]
-                for q in range(n_touched):
-                    col = touched[q]
-                    C[part, row, col] += zv * acc[col]
-            for q in range(n_touched):
-                col = touched[q]
-                acc[col] = 0.0
-                seen[col] = False
+                    Bp[row, z_idx[i, b]] += dz * z_w[i, b]
+                for col in range(n_land):
+                    Cp[row, col] += zv * acc[col]
+            acc[:] = 0.0
     return B.sum(axis=0), C.sum(axis=0)
 
 
@@ -331,9 +413,9 @@ def reduced_problem(W, Z):
         W = sparse.csr_matrix(W)
         # One L x L block per thread, within a ~1 GB budget.
         n_parts = int(max(1, min(numba.get_num_threads(), 2 ** 26 // (n_land * n_land))))
-        B, C = _reduced_dense(W.indptr, W.indices.astype(np.int64), W.data, deg,
-                              Z.indices.reshape(-1, k).astype(np.int64),
-                              Z.data.reshape(-1, k), n_land, n_parts)
+        B, C = _reduced_dense(W.indptr, W.indices, W.data, deg,
+                              Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
+                              n_land, n_parts)
         A = B - C
         return 0.5 * (A + A.T), 0.5 * (B + B.T)
     Zt = Z.T.tocsr()
