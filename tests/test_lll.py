@@ -346,11 +346,10 @@ def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
     X = 3e4 + rng.normal(size=(300, 4)) * 1e-2
     T = X[:30]
     gram = T @ T.T
-    x_sq = np.einsum("ij,ij->i", X, X)
-    cross = X @ T.T
-    idx = lll_module._k_smallest(x_sq[:, None] - 2 * cross + np.diag(gram)[None], 10)
-    failed = lll_module._gram_weights_cholesky(cross, x_sq, gram, idx, 1e-3,
-                                               np.empty((300, 10)))
+    idx, w = np.empty((300, 10), dtype=np.int64), np.empty((300, 10))
+    failed = lll_module._nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
+                                              np.diag(gram).copy(), gram, 1e-3, True,
+                                              idx, w)
     assert 0 < failed.sum() < 300
     fast = reconstruction_weights(X, T, 10, reg=1e-3).toarray()
     monkeypatch.setattr(lll_module, "CHOLESKY_MIN_REG", np.inf)
@@ -358,3 +357,23 @@ def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
     np.testing.assert_array_equal(fast[failed], slow[failed])
     assert np.all(np.isfinite(fast))
     np.testing.assert_allclose(fast.sum(axis=1), 1.0, rtol=1e-9)
+
+
+def test_compiled_nearest_landmarks_match_sorting():
+    # The k nearest by |y|^2 - 2 y.t + |t|^2, nearest first, against a full
+    # sort of the same NumPy expression; ties (duplicate landmarks) go to the
+    # lower index.
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(500, 6))
+    T = rng.normal(size=(80, 6))
+    T[40:50] = T[:10]  # exact duplicates: tied distances
+    x_sq, gram, cross = np.einsum("ij,ij->i", X, X), T @ T.T, X @ T.T
+    d2 = -2 * cross + x_sq[:, None] + np.diag(gram)[None]
+    assert np.any(d2[:, :10] == d2[:, 40:50])
+    for k in (1, 7, 80):
+        idx = np.empty((500, k), dtype=np.int64)
+        failed = lll_module._nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
+                                                  1e-3, False, idx, np.empty((500, k)))
+        assert failed.all()  # without solve, every point is left to the caller
+        order = np.lexsort((np.broadcast_to(np.arange(80), d2.shape), d2), axis=1)
+        np.testing.assert_array_equal(idx, order[:, :k])

@@ -51,6 +51,8 @@ GRAM_LIMIT = 8192
 #: From this ridge on, the local systems are solved by a compiled Cholesky
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
+#: Points per block of the compiled Cholesky (the vectorised dimension).
+_BLOCK = 32
 #: Reduced problems up to this size are solved with dense LAPACK.
 DENSE_LIMIT = 5000
 
@@ -218,42 +220,23 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
         if use_gram:
             x_sq = np.einsum("ij,ij->i", Xc, Xc)
             cross = Xc @ landmarks.T
-            d2 = x_sq[:, None] - 2 * cross + t_sq[None, :]
-            idx = _k_smallest(d2, k)
-            indices[rows] = idx
-            if reg >= CHOLESKY_MIN_REG:
-                w = weights[rows]
-                failed = _gram_weights_cholesky(cross, x_sq, gram, idx, reg, w)
-                weights[rows] = w
-                if not failed.any():
-                    continue
-                # Not numerically positive definite (rounding in the Gram
-                # trick): those points take the general solver below.
-                sub = np.flatnonzero(failed)
-                c = np.take_along_axis(cross[sub], idx[sub], axis=1)
-                G = _local_gram(x_sq[sub], c, gram, idx[sub])
-                weights[rows.start + sub] = _solve_local(G, reg)
-                continue
-            c = np.take_along_axis(cross, idx, axis=1)
-            G = _local_gram(x_sq, c, gram, idx)
-        else:
             idx = indices[rows]
-            diff = Xc[:, None, :] - landmarks[idx]
-            G = diff @ diff.transpose(0, 2, 1)
-        weights[rows] = _solve_local(G, reg)
+            failed = _nearest_gram_weights(cross, x_sq, t_sq, gram, reg,
+                                           reg >= CHOLESKY_MIN_REG, idx, weights[rows])
+            if not failed.any():
+                continue
+            # A small ridge, or G + r I not numerically positive definite
+            # (rounding in the Gram trick): LAPACK's pivoted solver.
+            sub = np.flatnonzero(failed)
+            c = np.take_along_axis(cross[sub], idx[sub], axis=1)
+            G = _local_gram(x_sq[sub], c, gram, idx[sub])
+            weights[rows.start + sub] = _solve_local(G, reg)
+            continue
+        diff = Xc[:, None, :] - landmarks[indices[rows]]
+        weights[rows] = _solve_local(diff @ diff.transpose(0, 2, 1), reg)
     indptr = np.arange(0, n * k + 1, k)
     return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
                              shape=(n, n_land))
-
-
-def _k_smallest(d2, k):
-    """Column indices of the k smallest entries of each row, nearest first."""
-    if k < d2.shape[1]:
-        idx = np.argpartition(d2, k - 1, axis=1)[:, :k]
-    else:
-        idx = np.broadcast_to(np.arange(d2.shape[1]), d2.shape).copy()
-    order = np.argsort(np.take_along_axis(d2, idx, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(idx, order, axis=1)
 
 
 def _local_gram(x_sq, c, gram, idx):
@@ -262,70 +245,137 @@ def _local_gram(x_sq, c, gram, idx):
             + gram[idx[:, :, None], idx[:, None, :]])
 
 
-@numba.njit(parallel=True, cache=True)
-def _gram_weights_cholesky(cross, x_sq, gram, idx, reg, weights):
-    """:func:`_solve_local` on the Gram matrices of :func:`_local_gram`, built
-    and solved in place per point: Cholesky of G + r I, rows summing to one.
+@numba.njit(inline="always")
+def _sift_down(heap_v, heap_j, pos, size):
+    """Restore a max-heap on (heap_v, heap_j) pairs below ``pos``."""
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            return
+        right = child + 1
+        if right < size and (heap_v[right] > heap_v[child] or (
+                heap_v[right] == heap_v[child] and heap_j[right] > heap_j[child])):
+            child = right
+        if heap_v[child] > heap_v[pos] or (heap_v[child] == heap_v[pos]
+                                           and heap_j[child] > heap_j[pos]):
+            heap_v[pos], heap_v[child] = heap_v[child], heap_v[pos]
+            heap_j[pos], heap_j[child] = heap_j[child], heap_j[pos]
+            pos = child
+        else:
+            return
 
-    Writes ``weights`` (c, k) and returns a mask of the points whose G + r I
-    was not numerically positive definite (or gave no usable weights); their
-    rows are left for the caller. The entries of G come from the same
-    arithmetic, in the same order, as :func:`_local_gram`; with reg >= 1e-5
-    the condition number of G + r I is below about 1e5, so Cholesky and LAPACK's LU
-    agree to rounding.
+
+@numba.njit(parallel=True, cache=True)
+def _nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights):
+    """Nearest landmarks and their weights for a chunk of points, compiled.
+
+    For point i, the squared distances |y|^2 - 2 y.t + |t|^2 (rounded as the
+    NumPy expression ``-2 * cross + x_sq + t_sq``) rank the landmarks; the
+    ``k = idx.shape[1]`` nearest, nearest first and ties to the lower index,
+    go to ``idx[i]``. With ``solve``, the local Gram matrix G (entries rounded
+    as in :func:`_local_gram`) gets the ridge of :func:`_solve_local` and a
+    Cholesky factorisation, and the weights, scaled to sum to one, go to
+    ``weights[i]``. Returns a mask of the points left to the caller: all of
+    them without ``solve``, else those whose G + r I was not numerically
+    positive definite or gave no usable weights. With reg >= 1e-5 the
+    condition number of G + r I is below about 1e5, so Cholesky and LAPACK's
+    LU agree to rounding.
+
+    Points go in blocks of ``_BLOCK``, the block index last: every step of the
+    factorisation is then a loop over the block's points, which vectorises (a
+    single small Cholesky is a chain of dependent scalar operations).
     """
-    n, k = idx.shape
-    failed = np.zeros(n, dtype=np.bool_)
-    for i in numba.prange(n):
+    n, n_land = cross.shape
+    k = idx.shape[1]
+    P = _BLOCK
+    failed = np.ones(n, dtype=np.bool_)
+    for blk in numba.prange((n + P - 1) // P):
+        start = blk * P
+        m = min(P, n - start)
+        heap_v = np.empty(k)
+        heap_j = np.empty(k, dtype=np.int64)
+        for p in range(m):
+            # A max-heap of the k best (distance, index) pairs so far; the
+            # index breaks ties, so the result is the k smallest pairs.
+            i = start + p
+            for j in range(n_land):
+                v = -2.0 * cross[i, j] + x_sq[i] + t_sq[j]
+                if j < k:
+                    heap_v[j] = v
+                    heap_j[j] = j
+                    if j == k - 1:
+                        for pos in range(k // 2 - 1, -1, -1):
+                            _sift_down(heap_v, heap_j, pos, k)
+                elif v < heap_v[0]:  # an equal distance has the larger index
+                    heap_v[0] = v
+                    heap_j[0] = j
+                    _sift_down(heap_v, heap_j, 0, k)
+            for end in range(k - 1, 0, -1):  # heapsort: nearest first
+                heap_v[0], heap_v[end] = heap_v[end], heap_v[0]
+                heap_j[0], heap_j[end] = heap_j[end], heap_j[0]
+                _sift_down(heap_v, heap_j, 0, end)
+            for a in range(k):
+                idx[i, a] = heap_j[a]
+        if not solve:
+            continue
         # Upper triangle only: the factor is U with G + r I = U^T U.
-        U = np.empty((k, k))
-        trace = 0.0
+        U = np.empty((k, k, P))
+        trace = np.zeros(P)
         for a in range(k):
-            ca = x_sq[i] - cross[i, idx[i, a]]
-            for b in range(a, k):
-                U[a, b] = ca - cross[i, idx[i, b]] + gram[idx[i, a], idx[i, b]]
-            trace += U[a, a]
-        ridge = reg * trace if trace > 0 else reg
-        ok = True
-        for a in range(k):
-            U[a, a] += ridge
-        # Right-looking: each step updates the trailing rows with contiguous
-        # axpys, which vectorise (a dot-product form is one long dependency chain).
-        for j in range(k):
-            d = U[j, j]
-            if not d > 0:
-                ok = False
-                break
-            d = math.sqrt(d)
-            U[j, j] = d
-            for b in range(j + 1, k):
-                U[j, b] /= d
-            for a in range(j + 1, k):
-                f = U[j, a]
+            for p in range(m):
+                i = start + p
+                ia = idx[i, a]
+                ca = x_sq[i] - cross[i, ia]
                 for b in range(a, k):
-                    U[a, b] -= f * U[j, b]
-        if not ok:
-            failed[i] = True
-            continue
-        # U^T v = 1 (column sweeps), then U w = v.
-        w = np.ones(k)
+                    ib = idx[i, b]
+                    U[a, b, p] = ca - cross[i, ib] + gram[ia, ib]
+                trace[p] += U[a, a, p]
+        for p in range(m, P):  # a short last block: identity in the spare lanes
+            for a in range(k):
+                for b in range(a, k):
+                    U[a, b, p] = 1.0 if a == b else 0.0
+        for p in range(m):
+            ridge = reg * trace[p] if trace[p] > 0 else reg
+            for a in range(k):
+                U[a, a, p] += ridge
+        bad = np.zeros(P, dtype=np.bool_)
+        for j in range(k):
+            for p in range(P):
+                d = U[j, j, p]
+                if not d > 0:
+                    bad[p] = True
+                    d = 1.0  # keeps the lane finite; its result is discarded
+                U[j, j, p] = math.sqrt(d)
+            for b in range(j + 1, k):
+                for p in range(P):
+                    U[j, b, p] /= U[j, j, p]
+            for a in range(j + 1, k):
+                for b in range(a, k):
+                    for p in range(P):
+                        U[a, b, p] -= U[j, a, p] * U[j, b, p]
+        # U^T v = 1, then U w = v.
+        w = np.ones((k, P))
         for a in range(k):
-            w[a] /= U[a, a]
+            for p in range(P):
+                w[a, p] /= U[a, a, p]
             for b in range(a + 1, k):
-                w[b] -= U[a, b] * w[a]
+                for p in range(P):
+                    w[b, p] -= U[a, b, p] * w[a, p]
         for a in range(k - 1, -1, -1):
-            s = w[a]
             for b in range(a + 1, k):
-                s -= U[a, b] * w[b]
-            w[a] = s / U[a, a]
-        total = 0.0
-        for a in range(k):
-            total += w[a]
-        if not (np.isfinite(total) and abs(total) >= 1e-300):
-            failed[i] = True
-            continue
-        for a in range(k):
-            weights[i, a] = w[a] / total
+                for p in range(P):
+                    w[a, p] -= U[a, b, p] * w[b, p]
+            for p in range(P):
+                w[a, p] /= U[a, a, p]
+        for p in range(m):
+            total = 0.0
+            for a in range(k):
+                total += w[a, p]
+            if bad[p] or not (np.isfinite(total) and abs(total) >= 1e-300):
+                continue
+            failed[start + p] = False
+            for a in range(k):
+                weights[start + p, a] = w[a, p] / total
     return failed
 
 
