@@ -259,8 +259,9 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         principal axes without dropping any dimension (distances unchanged);
         "none" uses the centred data as given (its first t columns are kept);
         "ltsa" starts from scikit-learn's LTSA embedding with the same
-        ``n_neighbors`` (a spectral start, already unfolded: sculpting then only
-        restores the distances and angles, and ``scale_rate`` plays no part).
+        ``n_neighbors`` (Euclidean neighbours, whatever ``metric``; a spectral
+        start, already unfolded: sculpting then only restores the distances and
+        angles, and ``scale_rate`` plays no part).
         On rolled sheets such as the Swiss roll the principal-axes start
         scales out the roll's width and ends folded, as the reference C++
         code does; "ltsa" is the start to use there (see docs/results.md).
