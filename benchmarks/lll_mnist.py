@@ -16,6 +16,7 @@ Error = Procrustes error (translation, rotation, scale) to our exact LE.
 
     python benchmarks/lll_mnist.py            # 5,000 digits, a few minutes
     python benchmarks/lll_mnist.py --full     # 60,000 digits, tens of minutes
+    python benchmarks/lll_mnist.py --full --speed --cache DIR   # LLL vs sklearn timing only
 
 Prints tables; writes lll_mnist.png and lll_mnist.json to --out.
 """
@@ -49,6 +50,9 @@ def parse_args():
     p.add_argument("--no-study", action="store_true", help="skip the 451-landmark study")
     p.add_argument("--study-only", action="store_true",
                    help="only the 451-landmark study (no Fig. 2 sweep, no scikit-learn timing)")
+    p.add_argument("--speed", action="store_true",
+                   help="only time LLL at L=451 (K_Z=50 and 10) and scikit-learn's lobpcg "
+                   "back to back on the shared graph, with LLL's stage timings")
     p.add_argument("--gp-steps", type=int, default=None,
                    help="GPLandmarks steps per landmark in the study (default 30; 50 with --full)")
     p.add_argument("--cache", default=None, help="folder to cache the neighbour graph in")
@@ -133,6 +137,9 @@ def main():
           f"{W.data.min():.4f}..{W.data.max():.4f})")
 
     exact, lam, t_exact = exact_reference(W, d, n, args.cache)
+    if args.speed:
+        speed_table(X, W, exact, d=d, kw=kw, sigma=sigma)
+        return
     rows = [{"method": "exact LE (ours, lobpcg)", "seconds": t_exact, "error": 0.0}]
     if not args.study_only:
         t_lobpcg, e_lobpcg = time_sklearn(W, d, "lobpcg", exact)
@@ -201,6 +208,26 @@ def main():
          "graph_seconds": t_graph}, indent=1, default=float))
     plot(results, rows, out / "lll_mnist.png", n)
     print(f"\nwrote {out / 'lll_mnist.png'} and {out / 'lll_mnist.json'}")
+
+
+def speed_table(X, W, exact, *, d, kw, sigma, L=451, kzs=(50, 10)):
+    """LLL fits and scikit-learn's lobpcg back to back, with LLL's stages."""
+    stages = ("affinity", "connectivity", "weights", "reduced_problem", "eigensolver",
+              "embedding")
+    print(f"\nSpeed at L={L}: LLL stage seconds ('affinity' = checking the given graph), "
+          "then scikit-learn on the same W")
+    print(f"{'solver':<24}" + "".join(f"{s[:10]:>11}" for s in stages)
+          + f"{'total':>9}{'error':>8}")
+    totals = {}
+    for kz in kzs:
+        r = run_lll(X, W, exact, L, 0, kz=kz, d=d, kw=kw, sigma=sigma)
+        totals[kz] = r["seconds"]
+        print(f"{f'LLL K_Z={kz}':<24}" + "".join(f"{r['timings'][s]:>11.2f}" for s in stages)
+              + f"{r['seconds']:>9.2f}{r['error']:>8.3f}", flush=True)
+    t_sk, e_sk = time_sklearn(W, d, "lobpcg", exact)
+    print(f"{'sklearn lobpcg':<24}" + " " * 11 * len(stages) + f"{t_sk:>9.2f}{e_sk:>8.3f}")
+    for kz, t in totals.items():
+        print(f"speed-up of LLL K_Z={kz} over scikit-learn lobpcg: {t_sk / t:.1f}x")
 
 
 def plot(results, exact_rows, path, n):

@@ -349,7 +349,7 @@ def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
     idx, w = np.empty((300, 10), dtype=np.int64), np.empty((300, 10))
     failed = lll_module._nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
                                               np.diag(gram).copy(), gram, 1e-3, True,
-                                              idx, w)
+                                              idx, w, 2)
     assert 0 < failed.sum() < 300
     fast = reconstruction_weights(X, T, 10, reg=1e-3).toarray()
     monkeypatch.setattr(lll_module, "CHOLESKY_MIN_REG", np.inf)
@@ -373,7 +373,7 @@ def test_compiled_nearest_landmarks_match_sorting():
     for k in (1, 7, 80):
         idx = np.empty((500, k), dtype=np.int64)
         failed = lll_module._nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
-                                                  1e-3, False, idx, np.empty((500, k)))
+                                                  1e-3, False, idx, np.empty((500, k)), 3)
         assert failed.all()  # without solve, every point is left to the caller
         order = np.lexsort((np.broadcast_to(np.arange(80), d2.shape), d2), axis=1)
         np.testing.assert_array_equal(idx, order[:, :k])

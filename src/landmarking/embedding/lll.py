@@ -222,7 +222,8 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
             cross = Xc @ landmarks.T
             idx = indices[rows]
             failed = _nearest_gram_weights(cross, x_sq, t_sq, gram, reg,
-                                           reg >= CHOLESKY_MIN_REG, idx, weights[rows])
+                                           reg >= CHOLESKY_MIN_REG, idx, weights[rows],
+                                           numba.get_num_threads())
             if not failed.any():
                 continue
             # A small ridge, or G + r I not numerically positive definite
@@ -266,7 +267,8 @@ def _sift_down(heap_v, heap_j, pos, size):
 
 
 @numba.njit(parallel=True, cache=True)
-def _nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights):
+def _nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights,
+                          n_parts):
     """Nearest landmarks and their weights for a chunk of points, compiled.
 
     For point i, the squared distances |y|^2 - 2 y.t + |t|^2 (rounded as the
@@ -289,93 +291,102 @@ def _nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights):
     k = idx.shape[1]
     P = _BLOCK
     failed = np.ones(n, dtype=np.bool_)
-    for blk in numba.prange((n + P - 1) // P):
-        start = blk * P
-        m = min(P, n - start)
+    n_blocks = (n + P - 1) // P
+    n_parts = max(1, min(n_parts, n_blocks))
+    per_part = (n_blocks + n_parts - 1) // n_parts
+    for part in numba.prange(n_parts):
+        # Work arrays once per thread: a fresh U per block would be a large
+        # allocation, with its page faults, every 32 points.
         heap_v = np.empty(k)
         heap_j = np.empty(k, dtype=np.int64)
-        for p in range(m):
-            # A max-heap of the k best (distance, index) pairs so far; the
-            # index breaks ties, so the result is the k smallest pairs.
-            i = start + p
-            for j in range(n_land):
-                v = -2.0 * cross[i, j] + x_sq[i] + t_sq[j]
-                if j < k:
-                    heap_v[j] = v
-                    heap_j[j] = j
-                    if j == k - 1:
-                        for pos in range(k // 2 - 1, -1, -1):
-                            _sift_down(heap_v, heap_j, pos, k)
-                elif v < heap_v[0]:  # an equal distance has the larger index
-                    heap_v[0] = v
-                    heap_j[0] = j
-                    _sift_down(heap_v, heap_j, 0, k)
-            for end in range(k - 1, 0, -1):  # heapsort: nearest first
-                heap_v[0], heap_v[end] = heap_v[end], heap_v[0]
-                heap_j[0], heap_j[end] = heap_j[end], heap_j[0]
-                _sift_down(heap_v, heap_j, 0, end)
-            for a in range(k):
-                idx[i, a] = heap_j[a]
-        if not solve:
-            continue
-        # Upper triangle only: the factor is U with G + r I = U^T U.
         U = np.empty((k, k, P))
-        trace = np.zeros(P)
-        for a in range(k):
+        trace = np.empty(P)
+        bad = np.empty(P, dtype=np.bool_)
+        w = np.empty((k, P))
+        for blk in range(part * per_part, min(n_blocks, (part + 1) * per_part)):
+            start = blk * P
+            m = min(P, n - start)
             for p in range(m):
+                # A max-heap of the k best (distance, index) pairs so far; the
+                # index breaks ties, so the result is the k smallest pairs.
                 i = start + p
-                ia = idx[i, a]
-                ca = x_sq[i] - cross[i, ia]
-                for b in range(a, k):
-                    ib = idx[i, b]
-                    U[a, b, p] = ca - cross[i, ib] + gram[ia, ib]
-                trace[p] += U[a, a, p]
-        for p in range(m, P):  # a short last block: identity in the spare lanes
-            for a in range(k):
-                for b in range(a, k):
-                    U[a, b, p] = 1.0 if a == b else 0.0
-        for p in range(m):
-            ridge = reg * trace[p] if trace[p] > 0 else reg
-            for a in range(k):
-                U[a, a, p] += ridge
-        bad = np.zeros(P, dtype=np.bool_)
-        for j in range(k):
-            for p in range(P):
-                d = U[j, j, p]
-                if not d > 0:
-                    bad[p] = True
-                    d = 1.0  # keeps the lane finite; its result is discarded
-                U[j, j, p] = math.sqrt(d)
-            for b in range(j + 1, k):
-                for p in range(P):
-                    U[j, b, p] /= U[j, j, p]
-            for a in range(j + 1, k):
-                for b in range(a, k):
-                    for p in range(P):
-                        U[a, b, p] -= U[j, a, p] * U[j, b, p]
-        # U^T v = 1, then U w = v.
-        w = np.ones((k, P))
-        for a in range(k):
-            for p in range(P):
-                w[a, p] /= U[a, a, p]
-            for b in range(a + 1, k):
-                for p in range(P):
-                    w[b, p] -= U[a, b, p] * w[a, p]
-        for a in range(k - 1, -1, -1):
-            for b in range(a + 1, k):
-                for p in range(P):
-                    w[a, p] -= U[a, b, p] * w[b, p]
-            for p in range(P):
-                w[a, p] /= U[a, a, p]
-        for p in range(m):
-            total = 0.0
-            for a in range(k):
-                total += w[a, p]
-            if bad[p] or not (np.isfinite(total) and abs(total) >= 1e-300):
+                for j in range(n_land):
+                    v = -2.0 * cross[i, j] + x_sq[i] + t_sq[j]
+                    if j < k:
+                        heap_v[j] = v
+                        heap_j[j] = j
+                        if j == k - 1:
+                            for pos in range(k // 2 - 1, -1, -1):
+                                _sift_down(heap_v, heap_j, pos, k)
+                    elif v < heap_v[0]:  # an equal distance has the larger index
+                        heap_v[0] = v
+                        heap_j[0] = j
+                        _sift_down(heap_v, heap_j, 0, k)
+                for end in range(k - 1, 0, -1):  # heapsort: nearest first
+                    heap_v[0], heap_v[end] = heap_v[end], heap_v[0]
+                    heap_j[0], heap_j[end] = heap_j[end], heap_j[0]
+                    _sift_down(heap_v, heap_j, 0, end)
+                for a in range(k):
+                    idx[i, a] = heap_j[a]
+            if not solve:
                 continue
-            failed[start + p] = False
+            # Upper triangle only: the factor is U with G + r I = U^T U.
+            trace[:] = 0.0
             for a in range(k):
-                weights[start + p, a] = w[a, p] / total
+                for p in range(m):
+                    i = start + p
+                    ia = idx[i, a]
+                    ca = x_sq[i] - cross[i, ia]
+                    for b in range(a, k):
+                        ib = idx[i, b]
+                        U[a, b, p] = ca - cross[i, ib] + gram[ia, ib]
+                    trace[p] += U[a, a, p]
+            for p in range(m, P):  # a short last block: identity in the spare lanes
+                for a in range(k):
+                    for b in range(a, k):
+                        U[a, b, p] = 1.0 if a == b else 0.0
+            for p in range(m):
+                ridge = reg * trace[p] if trace[p] > 0 else reg
+                for a in range(k):
+                    U[a, a, p] += ridge
+            bad[:] = False
+            for j in range(k):
+                for p in range(P):
+                    d = U[j, j, p]
+                    if not d > 0:
+                        bad[p] = True
+                        d = 1.0  # keeps the lane finite; its result is discarded
+                    U[j, j, p] = math.sqrt(d)
+                for b in range(j + 1, k):
+                    for p in range(P):
+                        U[j, b, p] /= U[j, j, p]
+                for a in range(j + 1, k):
+                    for b in range(a, k):
+                        for p in range(P):
+                            U[a, b, p] -= U[j, a, p] * U[j, b, p]
+            # U^T v = 1, then U w = v.
+            w[:] = 1.0
+            for a in range(k):
+                for p in range(P):
+                    w[a, p] /= U[a, a, p]
+                for b in range(a + 1, k):
+                    for p in range(P):
+                        w[b, p] -= U[a, b, p] * w[a, p]
+            for a in range(k - 1, -1, -1):
+                for b in range(a + 1, k):
+                    for p in range(P):
+                        w[a, p] -= U[a, b, p] * w[b, p]
+                for p in range(P):
+                    w[a, p] /= U[a, a, p]
+            for p in range(m):
+                total = 0.0
+                for a in range(k):
+                    total += w[a, p]
+                if bad[p] or not (np.isfinite(total) and abs(total) >= 1e-300):
+                    continue
+                failed[start + p] = False
+                for a in range(k):
+                    weights[start + p, a] = w[a, p] / total
     return failed
 
 
