@@ -153,7 +153,7 @@ def _prune_closest_pairs(C, n_drop):
 # --------------------------------------------------------------------------- weights Z
 
 def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
-                           chunk_size=2048, verbose=False):
+                           chunk_size=8192, verbose=False):
     """Locally linear reconstruction of each row of X from its nearest landmarks.
 
     For each point y, the K_Z nearest landmarks t_1..t_K give the local Gram
@@ -174,7 +174,11 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
     reg : float
         Relative ridge, >= 0.
     chunk_size : int
-        Points per pass; memory stays at about chunk_size * n_landmarks.
+        Points per pass (at most; fewer when n_landmarks + n_features is large):
+        memory stays at about chunk_size * (n_landmarks + n_features) floats,
+        128 MB at most. Each pass alternates a BLAS product with a compiled
+        parallel kernel, and every switch between the two thread pools costs
+        time, so passes are better few and large.
     verbose : bool
         Show a progress bar over the chunks.
 
@@ -211,6 +215,7 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
     if use_gram:
         gram = landmarks @ landmarks.T
         t_sq = np.diag(gram).copy()
+        chunk_size = max(1, min(chunk_size, 2 ** 24 // (n_land + X.shape[1])))
     else:
         _, indices[:] = query_neighbors(landmarks, X, k)
         chunk_size = max(1, min(chunk_size, 2 ** 24 // max(1, k * X.shape[1])))
@@ -418,27 +423,31 @@ def _solve_local(G, reg):
 
 @numba.njit(parallel=True, cache=True)
 def _reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts):
-    """Dense B~ = sum_n d_n z_n z_n^T and C~ = sum_n z_n (sum_m w_nm z_m)^T.
+    """Dense B~ = sum_n d_n z_n z_n^T and half of C~ = Z^T W Z for symmetric W:
+    H = sum_n z_n (sum_{m >= n} w_nm z_m)^T, the diagonal of W halved, so that
+    C~ = H + H^T.
 
-    Z is given by its K nonzeros per point (z_idx, z_w). Each part of the points
-    accumulates into its own L x L block, summed at the end, so threads never
-    write to the same memory. The row sum_m w_nm z_m is kept dense: adding it
-    to K rows of C~ is then K contiguous axpys of length L, which vectorise,
-    and the untouched entries add exact zeros (the sums are those of a
-    sparse accumulation, bit for bit).
+    Z is given by its K nonzeros per point (z_idx, z_w). Using only the upper
+    triangle of W halves the gather-scatter over the edges, which dominates.
+    Each part of the points (every n_parts-th row, which balances the upper
+    triangle's work) accumulates into its own L x L blocks, summed at the end,
+    so threads never write to the same memory. The row sum_m w_nm z_m is kept
+    dense: adding it to K rows of H is then K contiguous axpys of length L,
+    which vectorise.
     """
     n, k = z_idx.shape
     B = np.zeros((n_parts, n_land, n_land))
     C = np.zeros((n_parts, n_land, n_land))
-    step = (n + n_parts - 1) // n_parts
     for part in numba.prange(n_parts):
         acc = np.zeros(n_land)
         Bp = B[part]
         Cp = C[part]
-        for i in range(part * step, min(n, (part + 1) * step)):
+        for i in range(part, n, n_parts):
             for p in range(w_indptr[i], w_indptr[i + 1]):
                 m = w_indices[p]
-                wv = w_data[p]
+                if m < i:
+                    continue
+                wv = w_data[p] if m > i else 0.5 * w_data[p]
                 for a in range(k):
                     acc[z_idx[m, a]] += wv * z_w[m, a]
             for a in range(k):
@@ -456,8 +465,10 @@ def _reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts
 def reduced_problem(W, Z):
     """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
 
-    Returns dense arrays when L <= 5,000 (a compiled pass over the points),
-    sparse CSR matrices above.
+    W must be symmetric (as :func:`~landmarking.embedding.affinity.check_affinity`
+    ensures): the compiled pass reads only its upper triangle. Returns dense
+    arrays when L <= 5,000 (a compiled pass over the points), sparse CSR
+    matrices above.
 
     Examples
     --------
@@ -474,10 +485,10 @@ def reduced_problem(W, Z):
         W = sparse.csr_matrix(W)
         # One L x L block per thread, within a ~1 GB budget.
         n_parts = int(max(1, min(numba.get_num_threads(), 2 ** 26 // (n_land * n_land))))
-        B, C = _reduced_dense(W.indptr, W.indices, W.data, deg,
+        B, H = _reduced_dense(W.indptr, W.indices, W.data, deg,
                               Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
                               n_land, n_parts)
-        A = B - C
+        A = B - (H + H.T)
         return 0.5 * (A + A.T), 0.5 * (B + B.T)
     Zt = Z.T.tocsr()
     B = Zt @ sparse.csr_matrix(Z.multiply(deg[:, None]))
