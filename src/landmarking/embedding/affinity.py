@@ -191,7 +191,7 @@ def _is_symmetric(W, rtol=1e-10):
     compiled pass without forming W^T (a transpose of a large graph costs more
     than everything else here); anything else takes the general route.
     """
-    scale = max(float(np.abs(W.data).max()) if W.nnz else 0.0, 1e-300)
+    scale = max(float(max(W.data.max(), -W.data.min())) if W.nnz else 0.0, 1e-300)
     if W.has_canonical_format:
         verdict = _symmetry_pass(W.indptr, W.indices, W.data, rtol * scale)
         if verdict >= 0:

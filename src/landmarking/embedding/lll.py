@@ -52,7 +52,7 @@ GRAM_LIMIT = 8192
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
 #: Points per block of the compiled Cholesky (the vectorised dimension).
-_BLOCK = 32
+_BLOCK = 64
 #: Reduced problems up to this size are solved with dense LAPACK.
 DENSE_LIMIT = 5000
 
@@ -301,7 +301,7 @@ def _nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights,
     per_part = (n_blocks + n_parts - 1) // n_parts
     for part in numba.prange(n_parts):
         # Work arrays once per thread: a fresh U per block would be a large
-        # allocation, with its page faults, every 32 points.
+        # allocation, with its page faults, every block.
         heap_v = np.empty(k)
         heap_j = np.empty(k, dtype=np.int64)
         U = np.empty((k, k, P))
