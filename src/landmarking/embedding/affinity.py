@@ -193,7 +193,8 @@ def _is_symmetric(W, rtol=1e-10):
     """
     scale = max(float(max(W.data.max(), -W.data.min())) if W.nnz else 0.0, 1e-300)
     if W.has_canonical_format:
-        verdict = _symmetry_pass(W.indptr, W.indices, W.data, rtol * scale)
+        verdict = _symmetry_pass(W.indptr, W.indices, W.data, rtol * scale,
+                                 numba.get_num_threads())
         if verdict >= 0:
             return bool(verdict)
     asym = abs(W - W.T)
@@ -201,35 +202,63 @@ def _is_symmetric(W, rtol=1e-10):
 
 
 @numba.njit(cache=True)
-def _symmetry_pass(indptr, indices, data, tol):
+def _lower_bound(indices, lo, hi, value):
+    """First position in the sorted ``indices[lo:hi]`` holding >= value."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(parallel=True, cache=True)
+def _symmetry_pass(indptr, indices, data, tol, n_parts=2):
     """1 if the canonical CSR pattern is symmetric with |w_nm - w_mn| <= tol,
     0 if the pattern is symmetric but some pair differs by more, -1 if the
     pattern itself is not symmetric (explicit zeros may then still make W
     symmetric, which the caller decides).
 
-    Rows are visited in order, so the entries (m, n) with n < m of each row m
-    are met in increasing n: one cursor per row pairs each upper entry (n, m)
-    with its mirror, and every lower entry must have been paired by the end.
+    Rows are visited in order, so the mirrors (m, n) of the upper entries
+    (n, m) of a range of rows [s, e) are met in increasing n within row m: a
+    cursor per row m, started at the first column >= s, pairs each one, and
+    at the end it must have reached the first column >= min(e, m) (no lower
+    entry of that range left unpaired). The ranges run in parallel, each with
+    its own cursors; sequential access within each row avoids a search.
     """
     n = indptr.shape[0] - 1
-    cursor = indptr[:-1].copy()
-    verdict = 1
-    for i in range(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            if j <= i:
-                continue
-            q = cursor[j]
-            if q >= indptr[j + 1] or indices[q] != i:
-                return -1
-            if abs(data[p] - data[q]) > tol:
-                verdict = 0
-            cursor[j] = q + 1
-    for j in range(n):
-        q = cursor[j]
-        if q < indptr[j + 1] and indices[q] < j:
-            return -1  # a lower entry (j, n) without its mirror (n, j)
-    return verdict
+    n_parts = max(1, min(n_parts, n))
+    step = (n + n_parts - 1) // n_parts
+    verdicts = np.ones(n_parts, dtype=np.int64)
+    for part in numba.prange(n_parts):
+        s, e = part * step, min(n, (part + 1) * step)
+        cursor = np.empty(n, dtype=np.int64)
+        for j in range(s, n):
+            cursor[j] = _lower_bound(indices, indptr[j], indptr[j + 1], s)
+        verdict = 1
+        for i in range(s, e):
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                if j <= i:
+                    continue
+                q = cursor[j]
+                if q >= indptr[j + 1] or indices[q] != i:
+                    verdict = -1
+                    break
+                if abs(data[p] - data[q]) > tol:
+                    verdict = 0
+                cursor[j] = q + 1
+            if verdict < 0:
+                break
+        if verdict >= 0:
+            for j in range(s, n):
+                if cursor[j] != _lower_bound(indices, indptr[j], indptr[j + 1],
+                                             min(e, j)):
+                    verdict = -1  # a lower entry (j, n) without its mirror (n, j)
+                    break
+        verdicts[part] = verdict
+    return verdicts.min()
 
 
 @numba.njit(cache=True)
