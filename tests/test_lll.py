@@ -377,3 +377,25 @@ def test_compiled_nearest_landmarks_match_sorting():
         assert failed.all()  # without solve, every point is left to the caller
         order = np.lexsort((np.broadcast_to(np.arange(80), d2.shape), d2), axis=1)
         np.testing.assert_array_equal(idx, order[:, :k])
+
+
+def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows():
+    # The compiled pass reads only the upper triangle of W (diagonal halved):
+    # self-loops and unsorted column indices must still give Z^T (D - W) Z.
+    rng = np.random.default_rng(19)
+    X = rng.normal(size=(250, 3))
+    W = knn_affinity(X, 8, 1.0).tolil()
+    W.setdiag(rng.uniform(0.5, 1.0, 250))
+    W = W.tocsr()
+    for r in range(W.shape[0]):  # reverse each row's stored order
+        lo, hi = W.indptr[r], W.indptr[r + 1]
+        W.indices[lo:hi] = W.indices[lo:hi][::-1].copy()
+        W.data[lo:hi] = W.data[lo:hi][::-1].copy()
+    W.has_sorted_indices = False
+    Z = reconstruction_weights(X, X[:30], 4)
+    A, B = lll_module.reduced_problem(W, Z)
+    Zd, Wd = Z.toarray(), W.toarray()
+    D = np.diag(Wd.sum(axis=1))
+    np.testing.assert_allclose(A, Zd.T @ (D - Wd) @ Zd, atol=1e-10)
+    np.testing.assert_allclose(B, Zd.T @ D @ Zd, atol=1e-10)
+    assert np.abs(Zd.T @ np.diag(np.diag(Wd)) @ Zd).max() > 0.1  # the loops matter
