@@ -6,6 +6,7 @@ from sklearn.base import BaseEstimator
 from sklearn.datasets import make_swiss_roll
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from landmarking.embedding import _lll_kernels as lll_kernels
 from landmarking.embedding import lll as lll_module
 from landmarking.embedding.affinity import DisconnectedGraphWarning, knn_affinity
 from landmarking.embedding.laplacian import LaplacianEigenmaps
@@ -347,7 +348,7 @@ def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
     T = X[:30]
     gram = T @ T.T
     idx, w = np.empty((300, 10), dtype=np.int64), np.empty((300, 10))
-    failed = lll_module._nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
+    failed = lll_kernels.nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
                                               np.diag(gram).copy(), gram, 1e-3, True,
                                               idx, w, 2)
     assert 0 < failed.sum() < 300
@@ -372,7 +373,7 @@ def test_compiled_nearest_landmarks_match_sorting():
     assert np.any(d2[:, :10] == d2[:, 40:50])
     for k in (1, 7, 80):
         idx = np.empty((500, k), dtype=np.int64)
-        failed = lll_module._nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
+        failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
                                                   1e-3, False, idx, np.empty((500, k)), 3)
         assert failed.all()  # without solve, every point is left to the caller
         order = np.lexsort((np.broadcast_to(np.arange(80), d2.shape), d2), axis=1)

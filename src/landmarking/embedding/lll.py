@@ -15,7 +15,9 @@ Plain functions do the numerical work (:func:`select_landmarks`,
 :func:`solve_reduced_problem`, :func:`lll_out_of_sample`,
 :func:`nystrom_out_of_sample`); :class:`LocallyLinearLandmarks` is the
 scikit-learn estimator around them, with the paper's two baselines as
-``method="le-z"`` and ``method="le-nystrom"``.
+``method="le-z"`` and ``method="le-nystrom"``. The compiled loops behind
+:func:`reconstruction_weights` and :func:`reduced_problem` live in
+:mod:`._lll_kernels`.
 """
 
 import heapq
@@ -36,6 +38,7 @@ from ..kernels import row_chunks
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
                        gaussian_affinity)
+from . import _lll_kernels as K
 from .laplacian import resolve_bandwidth, spectral_embedding
 
 __all__ = ["LocallyLinearLandmarks", "select_landmarks", "reconstruction_weights",
@@ -51,8 +54,6 @@ GRAM_LIMIT = 8192
 #: From this ridge on, the local systems are solved by a compiled Cholesky
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
-#: Points per block of the compiled Cholesky (the vectorised dimension).
-_BLOCK = 64
 #: Reduced problems up to this size are solved with dense LAPACK.
 DENSE_LIMIT = 5000
 
@@ -226,7 +227,7 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
             x_sq = np.einsum("ij,ij->i", Xc, Xc)
             cross = Xc @ landmarks.T
             idx = indices[rows]
-            failed = _nearest_gram_weights(cross, x_sq, t_sq, gram, reg,
+            failed = K.nearest_gram_weights(cross, x_sq, t_sq, gram, reg,
                                            reg >= CHOLESKY_MIN_REG, idx, weights[rows],
                                            numba.get_num_threads())
             if not failed.any():
@@ -249,150 +250,6 @@ def _local_gram(x_sq, c, gram, idx):
     """Stacked local Gram matrices G_ab = |y|^2 - y.t_a - y.t_b + t_a.t_b."""
     return (x_sq[:, None, None] - c[:, :, None] - c[:, None, :]
             + gram[idx[:, :, None], idx[:, None, :]])
-
-
-@numba.njit(inline="always")
-def _sift_down(heap_v, heap_j, pos, size):
-    """Restore a max-heap on (heap_v, heap_j) pairs below ``pos``."""
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            return
-        right = child + 1
-        if right < size and (heap_v[right] > heap_v[child] or (
-                heap_v[right] == heap_v[child] and heap_j[right] > heap_j[child])):
-            child = right
-        if heap_v[child] > heap_v[pos] or (heap_v[child] == heap_v[pos]
-                                           and heap_j[child] > heap_j[pos]):
-            heap_v[pos], heap_v[child] = heap_v[child], heap_v[pos]
-            heap_j[pos], heap_j[child] = heap_j[child], heap_j[pos]
-            pos = child
-        else:
-            return
-
-
-@numba.njit(parallel=True, cache=True)
-def _nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights,
-                          n_parts):
-    """Nearest landmarks and their weights for a chunk of points, compiled.
-
-    For point i, the squared distances |y|^2 - 2 y.t + |t|^2 (rounded as the
-    NumPy expression ``-2 * cross + x_sq + t_sq``) rank the landmarks; the
-    ``k = idx.shape[1]`` nearest, nearest first and ties to the lower index,
-    go to ``idx[i]``. With ``solve``, the local Gram matrix G (entries rounded
-    as in :func:`_local_gram`) gets the ridge of :func:`_solve_local` and a
-    Cholesky factorisation, and the weights, scaled to sum to one, go to
-    ``weights[i]``. Returns a mask of the points left to the caller: all of
-    them without ``solve``, else those whose G + r I was not numerically
-    positive definite or gave no usable weights. With reg >= 1e-5 the
-    condition number of G + r I is below about 1e5, so Cholesky and LAPACK's
-    LU agree to rounding.
-
-    Points go in blocks of ``_BLOCK``, the block index last: every step of the
-    factorisation is then a loop over the block's points, which vectorises (a
-    single small Cholesky is a chain of dependent scalar operations).
-    """
-    n, n_land = cross.shape
-    k = idx.shape[1]
-    P = _BLOCK
-    failed = np.ones(n, dtype=np.bool_)
-    n_blocks = (n + P - 1) // P
-    n_parts = max(1, min(n_parts, n_blocks))
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    for part in numba.prange(n_parts):
-        # Work arrays once per thread: a fresh U per block would be a large
-        # allocation, with its page faults, every block.
-        heap_v = np.empty(k)
-        heap_j = np.empty(k, dtype=np.int64)
-        U = np.empty((k, k, P))
-        trace = np.empty(P)
-        bad = np.empty(P, dtype=np.bool_)
-        w = np.empty((k, P))
-        for blk in range(part * per_part, min(n_blocks, (part + 1) * per_part)):
-            start = blk * P
-            m = min(P, n - start)
-            for p in range(m):
-                # A max-heap of the k best (distance, index) pairs so far; the
-                # index breaks ties, so the result is the k smallest pairs.
-                i = start + p
-                for j in range(n_land):
-                    v = -2.0 * cross[i, j] + x_sq[i] + t_sq[j]
-                    if j < k:
-                        heap_v[j] = v
-                        heap_j[j] = j
-                        if j == k - 1:
-                            for pos in range(k // 2 - 1, -1, -1):
-                                _sift_down(heap_v, heap_j, pos, k)
-                    elif v < heap_v[0]:  # an equal distance has the larger index
-                        heap_v[0] = v
-                        heap_j[0] = j
-                        _sift_down(heap_v, heap_j, 0, k)
-                for end in range(k - 1, 0, -1):  # heapsort: nearest first
-                    heap_v[0], heap_v[end] = heap_v[end], heap_v[0]
-                    heap_j[0], heap_j[end] = heap_j[end], heap_j[0]
-                    _sift_down(heap_v, heap_j, 0, end)
-                for a in range(k):
-                    idx[i, a] = heap_j[a]
-            if not solve:
-                continue
-            # Upper triangle only: the factor is U with G + r I = U^T U.
-            trace[:] = 0.0
-            for a in range(k):
-                for p in range(m):
-                    i = start + p
-                    ia = idx[i, a]
-                    ca = x_sq[i] - cross[i, ia]
-                    for b in range(a, k):
-                        ib = idx[i, b]
-                        U[a, b, p] = ca - cross[i, ib] + gram[ia, ib]
-                    trace[p] += U[a, a, p]
-            for p in range(m, P):  # a short last block: identity in the spare lanes
-                for a in range(k):
-                    for b in range(a, k):
-                        U[a, b, p] = 1.0 if a == b else 0.0
-            for p in range(m):
-                ridge = reg * trace[p] if trace[p] > 0 else reg
-                for a in range(k):
-                    U[a, a, p] += ridge
-            bad[:] = False
-            for j in range(k):
-                for p in range(P):
-                    d = U[j, j, p]
-                    if not d > 0:
-                        bad[p] = True
-                        d = 1.0  # keeps the lane finite; its result is discarded
-                    U[j, j, p] = math.sqrt(d)
-                for b in range(j + 1, k):
-                    for p in range(P):
-                        U[j, b, p] /= U[j, j, p]
-                for a in range(j + 1, k):
-                    for b in range(a, k):
-                        for p in range(P):
-                            U[a, b, p] -= U[j, a, p] * U[j, b, p]
-            # U^T v = 1, then U w = v.
-            w[:] = 1.0
-            for a in range(k):
-                for p in range(P):
-                    w[a, p] /= U[a, a, p]
-                for b in range(a + 1, k):
-                    for p in range(P):
-                        w[b, p] -= U[a, b, p] * w[a, p]
-            for a in range(k - 1, -1, -1):
-                for b in range(a + 1, k):
-                    for p in range(P):
-                        w[a, p] -= U[a, b, p] * w[b, p]
-                for p in range(P):
-                    w[a, p] /= U[a, a, p]
-            for p in range(m):
-                total = 0.0
-                for a in range(k):
-                    total += w[a, p]
-                if bad[p] or not (np.isfinite(total) and abs(total) >= 1e-300):
-                    continue
-                failed[start + p] = False
-                for a in range(k):
-                    weights[start + p, a] = w[a, p] / total
-    return failed
 
 
 def _solve_local(G, reg):
@@ -421,47 +278,6 @@ def _solve_local(G, reg):
 
 # --------------------------------------------------------------------------- reduced problem
 
-@numba.njit(parallel=True, cache=True)
-def _reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts):
-    """Dense B~ = sum_n d_n z_n z_n^T and half of C~ = Z^T W Z for symmetric W:
-    H = sum_n z_n (sum_{m >= n} w_nm z_m)^T, the diagonal of W halved, so that
-    C~ = H + H^T.
-
-    Z is given by its K nonzeros per point (z_idx, z_w). Using only the upper
-    triangle of W halves the gather-scatter over the edges, which dominates.
-    Each part of the points (every n_parts-th row, which balances the upper
-    triangle's work) accumulates into its own L x L blocks, summed at the end,
-    so threads never write to the same memory. The row sum_m w_nm z_m is kept
-    dense: adding it to K rows of H is then K contiguous axpys of length L,
-    which vectorise.
-    """
-    n, k = z_idx.shape
-    B = np.zeros((n_parts, n_land, n_land))
-    C = np.zeros((n_parts, n_land, n_land))
-    for part in numba.prange(n_parts):
-        acc = np.zeros(n_land)
-        Bp = B[part]
-        Cp = C[part]
-        for i in range(part, n, n_parts):
-            for p in range(w_indptr[i], w_indptr[i + 1]):
-                m = w_indices[p]
-                if m < i:
-                    continue
-                wv = w_data[p] if m > i else 0.5 * w_data[p]
-                for a in range(k):
-                    acc[z_idx[m, a]] += wv * z_w[m, a]
-            for a in range(k):
-                row = z_idx[i, a]
-                zv = z_w[i, a]
-                dz = deg[i] * zv
-                for b in range(k):
-                    Bp[row, z_idx[i, b]] += dz * z_w[i, b]
-                for col in range(n_land):
-                    Cp[row, col] += zv * acc[col]
-            acc[:] = 0.0
-    return B.sum(axis=0), C.sum(axis=0)
-
-
 def reduced_problem(W, Z):
     """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
 
@@ -485,7 +301,7 @@ def reduced_problem(W, Z):
         W = sparse.csr_matrix(W)
         # One L x L block per thread, within a ~1 GB budget.
         n_parts = int(max(1, min(numba.get_num_threads(), 2 ** 26 // (n_land * n_land))))
-        B, H = _reduced_dense(W.indptr, W.indices, W.data, deg,
+        B, H = K.reduced_dense(W.indptr, W.indices, W.data, deg,
                               Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
                               n_land, n_parts)
         A = B - (H + H.T)

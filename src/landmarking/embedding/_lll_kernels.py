@@ -1,0 +1,206 @@
+"""Compiled kernels of Locally Linear Landmarks (see :mod:`.lll`).
+
+- :func:`nearest_gram_weights`: for a chunk of points, the K_Z nearest landmarks
+  and the affine reconstruction weights from them (local Gram matrix, ridge,
+  Cholesky), blocked so that the factorisation vectorises;
+- :func:`reduced_dense`: the dense reduced matrices B~ = Z D Z^T and (half of)
+  Z W Z^T in one pass over the points.
+
+Both run in parallel over parts of the points (numba ``prange``); each part
+writes only its own memory.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["BLOCK", "sift_down", "nearest_gram_weights", "reduced_dense"]
+
+#: Points per block of the compiled Cholesky (the vectorised dimension).
+BLOCK = 64
+
+
+@numba.njit(inline="always")
+def sift_down(heap_v, heap_j, pos, size):
+    """Restore a max-heap on (heap_v, heap_j) pairs below ``pos``."""
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            return
+        right = child + 1
+        if right < size and (heap_v[right] > heap_v[child] or (
+                heap_v[right] == heap_v[child] and heap_j[right] > heap_j[child])):
+            child = right
+        if heap_v[child] > heap_v[pos] or (heap_v[child] == heap_v[pos]
+                                           and heap_j[child] > heap_j[pos]):
+            heap_v[pos], heap_v[child] = heap_v[child], heap_v[pos]
+            heap_j[pos], heap_j[child] = heap_j[child], heap_j[pos]
+            pos = child
+        else:
+            return
+
+
+@numba.njit(parallel=True, cache=True)
+def nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights,
+                          n_parts):
+    """Nearest landmarks and their weights for a chunk of points, compiled.
+
+    For point i, the squared distances |y|^2 - 2 y.t + |t|^2 (rounded as the
+    NumPy expression ``-2 * cross + x_sq + t_sq``) rank the landmarks; the
+    ``k = idx.shape[1]`` nearest, nearest first and ties to the lower index,
+    go to ``idx[i]``. With ``solve``, the local Gram matrix G (entries rounded
+    as in ``lll._local_gram``) gets the ridge of ``lll._solve_local`` and a
+    Cholesky factorisation, and the weights, scaled to sum to one, go to
+    ``weights[i]``. Returns a mask of the points left to the caller: all of
+    them without ``solve``, else those whose G + r I was not numerically
+    positive definite or gave no usable weights. With reg >= 1e-5 the
+    condition number of G + r I is below about 1e5, so Cholesky and LAPACK's
+    LU agree to rounding.
+
+    Points go in blocks of ``BLOCK``, the block index last: every step of the
+    factorisation is then a loop over the block's points, which vectorises (a
+    single small Cholesky is a chain of dependent scalar operations).
+    """
+    n, n_land = cross.shape
+    k = idx.shape[1]
+    P = BLOCK
+    failed = np.ones(n, dtype=np.bool_)
+    n_blocks = (n + P - 1) // P
+    n_parts = max(1, min(n_parts, n_blocks))
+    per_part = (n_blocks + n_parts - 1) // n_parts
+    for part in numba.prange(n_parts):
+        # Work arrays once per thread: a fresh U per block would be a large
+        # allocation, with its page faults, every block.
+        heap_v = np.empty(k)
+        heap_j = np.empty(k, dtype=np.int64)
+        U = np.empty((k, k, P))
+        trace = np.empty(P)
+        bad = np.empty(P, dtype=np.bool_)
+        w = np.empty((k, P))
+        for blk in range(part * per_part, min(n_blocks, (part + 1) * per_part)):
+            start = blk * P
+            m = min(P, n - start)
+            for p in range(m):
+                # A max-heap of the k best (distance, index) pairs so far; the
+                # index breaks ties, so the result is the k smallest pairs.
+                i = start + p
+                for j in range(n_land):
+                    v = -2.0 * cross[i, j] + x_sq[i] + t_sq[j]
+                    if j < k:
+                        heap_v[j] = v
+                        heap_j[j] = j
+                        if j == k - 1:
+                            for pos in range(k // 2 - 1, -1, -1):
+                                sift_down(heap_v, heap_j, pos, k)
+                    elif v < heap_v[0]:  # an equal distance has the larger index
+                        heap_v[0] = v
+                        heap_j[0] = j
+                        sift_down(heap_v, heap_j, 0, k)
+                for end in range(k - 1, 0, -1):  # heapsort: nearest first
+                    heap_v[0], heap_v[end] = heap_v[end], heap_v[0]
+                    heap_j[0], heap_j[end] = heap_j[end], heap_j[0]
+                    sift_down(heap_v, heap_j, 0, end)
+                for a in range(k):
+                    idx[i, a] = heap_j[a]
+            if not solve:
+                continue
+            # Upper triangle only: the factor is U with G + r I = U^T U.
+            trace[:] = 0.0
+            for a in range(k):
+                for p in range(m):
+                    i = start + p
+                    ia = idx[i, a]
+                    ca = x_sq[i] - cross[i, ia]
+                    for b in range(a, k):
+                        ib = idx[i, b]
+                        U[a, b, p] = ca - cross[i, ib] + gram[ia, ib]
+                    trace[p] += U[a, a, p]
+            for p in range(m, P):  # a short last block: identity in the spare lanes
+                for a in range(k):
+                    for b in range(a, k):
+                        U[a, b, p] = 1.0 if a == b else 0.0
+            for p in range(m):
+                ridge = reg * trace[p] if trace[p] > 0 else reg
+                for a in range(k):
+                    U[a, a, p] += ridge
+            bad[:] = False
+            for j in range(k):
+                for p in range(P):
+                    d = U[j, j, p]
+                    if not d > 0:
+                        bad[p] = True
+                        d = 1.0  # keeps the lane finite; its result is discarded
+                    U[j, j, p] = math.sqrt(d)
+                for b in range(j + 1, k):
+                    for p in range(P):
+                        U[j, b, p] /= U[j, j, p]
+                for a in range(j + 1, k):
+                    for b in range(a, k):
+                        for p in range(P):
+                            U[a, b, p] -= U[j, a, p] * U[j, b, p]
+            # U^T v = 1, then U w = v.
+            w[:] = 1.0
+            for a in range(k):
+                for p in range(P):
+                    w[a, p] /= U[a, a, p]
+                for b in range(a + 1, k):
+                    for p in range(P):
+                        w[b, p] -= U[a, b, p] * w[a, p]
+            for a in range(k - 1, -1, -1):
+                for b in range(a + 1, k):
+                    for p in range(P):
+                        w[a, p] -= U[a, b, p] * w[b, p]
+                for p in range(P):
+                    w[a, p] /= U[a, a, p]
+            for p in range(m):
+                total = 0.0
+                for a in range(k):
+                    total += w[a, p]
+                if bad[p] or not (np.isfinite(total) and abs(total) >= 1e-300):
+                    continue
+                failed[start + p] = False
+                for a in range(k):
+                    weights[start + p, a] = w[a, p] / total
+    return failed
+
+
+@numba.njit(parallel=True, cache=True)
+def reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, n_land, n_parts):
+    """Dense B~ = sum_n d_n z_n z_n^T and half of C~ = Z^T W Z for symmetric W:
+    H = sum_n z_n (sum_{m >= n} w_nm z_m)^T, the diagonal of W halved, so that
+    C~ = H + H^T.
+
+    Z is given by its K nonzeros per point (z_idx, z_w). Using only the upper
+    triangle of W halves the gather-scatter over the edges, which dominates.
+    Each part of the points (every n_parts-th row, which balances the upper
+    triangle's work) accumulates into its own L x L blocks, summed at the end,
+    so threads never write to the same memory. The row sum_m w_nm z_m is kept
+    dense: adding it to K rows of H is then K contiguous axpys of length L,
+    which vectorise.
+    """
+    n, k = z_idx.shape
+    B = np.zeros((n_parts, n_land, n_land))
+    C = np.zeros((n_parts, n_land, n_land))
+    for part in numba.prange(n_parts):
+        acc = np.zeros(n_land)
+        Bp = B[part]
+        Cp = C[part]
+        for i in range(part, n, n_parts):
+            for p in range(w_indptr[i], w_indptr[i + 1]):
+                m = w_indices[p]
+                if m < i:
+                    continue
+                wv = w_data[p] if m > i else 0.5 * w_data[p]
+                for a in range(k):
+                    acc[z_idx[m, a]] += wv * z_w[m, a]
+            for a in range(k):
+                row = z_idx[i, a]
+                zv = z_w[i, a]
+                dz = deg[i] * zv
+                for b in range(k):
+                    Bp[row, z_idx[i, b]] += dz * z_w[i, b]
+                for col in range(n_land):
+                    Cp[row, col] += zv * acc[col]
+            acc[:] = 0.0
+    return B.sum(axis=0), C.sum(axis=0)
