@@ -35,6 +35,12 @@ def _slow_term(Q, rel, p, j):
     return out
 
 
+def _kernel_args(rel, junk, s2, stamp, it, heavy, w_adj):
+    """The arguments the kernels take after the point (and the pass's own ones)."""
+    return (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, s2, rel.delta_ave,
+            stamp, it, heavy, w_adj, rel.rev)
+
+
 def test_relations_match_brute_force(roll):
     X, _, nbr, P = roll
     rel = _Relations(P, nbr, move_rule="point")
@@ -73,8 +79,7 @@ def test_point_error_matches_slow_reference_with_cached_junk(roll, rule):
                     if p != i and (v == i or far == i):
                         w = 10.0 if stamp[p] == 1 or heavy[p] else 1.0
                         ref += w * _slow_term(Q, rel, p, j)
-        got = K.point_error(i, T, rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0,
-                            *junk, s * s, rel.delta_ave, stamp, 1, heavy, 10.0, rel.rev)
+        got = K.point_error(i, T, *_kernel_args(rel, junk, s * s, stamp, 1, heavy, 10.0))
         assert abs(got - ref) < 1e-10 * max(1.0, ref)
 
 
@@ -111,9 +116,8 @@ def test_hill_climbing_never_raises_the_points_error(roll, rule):
     stamp = np.full(300, -1)
     heavy = np.zeros(300, dtype=bool)
     moved = 0
+    args = _kernel_args(rel, junk, 0.25, stamp, 0, heavy, 10.0)  # stamp is updated in place
     for i in range(0, 300, 7):
-        args = (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, 0.25,
-                rel.delta_ave, stamp, 0, heavy, 10.0, rel.rev)
         before = K.point_error(i, T, *args)
         old = T[i].copy()
         steps, after = K.adjust_point(i, T, 0.05, 30, *args)
@@ -157,8 +161,7 @@ def test_fast_climber_makes_the_moves_of_the_paper_loop(roll, rule):
     junk = rel.junk(P[:, 2:])
     stamp = rng.integers(-1, 1, 300)
     heavy = np.zeros(300, dtype=bool)
-    args = (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, 0.3, rel.delta_ave,
-            stamp, 0, heavy, 10.0, rel.rev)
+    args = _kernel_args(rel, junk, 0.3, stamp, 0, heavy, 10.0)
     total_steps = 0
     for i in range(0, 300, 5):
         fast, slow = T0.copy(), T0.copy()
@@ -183,9 +186,9 @@ def test_total_rule_pass_never_raises_the_total_error(roll):
     order = rng.permutation(300)
     err = rel.total_error(T, junk, 0.5)
     for it in range(5):
-        K.sculpt_pass(T, int(order[it]), order, 0.05, 30, rel.nbr, rel.far, rel.delta0,
-                      rel.theta0, rel.cos0, *junk, 0.5, rel.delta_ave, stamp, it,
-                      heavy, 1.0, rel.rev, *K.term_buffers(rel.nbr, rel.rev, 2))
+        K.sculpt_pass(T, int(order[it]), order, 0.05, 30,
+                      *_kernel_args(rel, junk, 0.5, stamp, it, heavy, 1.0),
+                      *K.term_buffers(rel.nbr, rel.rev, 2))
         new = rel.total_error(T, junk, 0.5)
         assert new <= err + 1e-12
         err = new
