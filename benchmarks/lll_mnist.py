@@ -13,10 +13,17 @@ the times compare solvers, not graph builds:
   k-means, GPLandmarks), the ridge of the local weights, and K_Z.
 
 Error = Procrustes error (translation, rotation, scale) to our exact LE.
+Floor = ``span_error(Z, exact)``: the error of the best embedding in the span of
+the weights Z, below which no solver of LLL's (or LE(Z)'s) reduced problem can go;
+it tells a limit of the weights from a limit of the solver.
 
     python benchmarks/lll_mnist.py            # 5,000 digits, a few minutes
     python benchmarks/lll_mnist.py --full     # 60,000 digits, tens of minutes
     python benchmarks/lll_mnist.py --full --speed --cache DIR   # LLL vs sklearn timing only
+    python benchmarks/lll_mnist.py --full --floor 451,4000,20000 --cache DIR
+        # only the floor, up to landmark counts too large to fit LLL with
+    python benchmarks/lll_mnist.py --full --bandwidths 200,4,2,0.784 --cache DIR
+        # does another graph help? exact LE, LLL (L=451) and floor per sigma
 
 Prints tables; writes lll_mnist.png and lll_mnist.json to --out.
 """
@@ -32,8 +39,9 @@ import numpy as np
 from landmarking.datasets import load_mnist
 from landmarking.embedding.affinity import gaussian_affinity
 from landmarking.embedding.laplacian import spectral_embedding
-from landmarking.embedding.lll import LocallyLinearLandmarks
-from landmarking.metrics import procrustes_error
+from landmarking.embedding.lll import (LocallyLinearLandmarks, reconstruction_weights,
+                                       select_landmarks)
+from landmarking.metrics import procrustes_error, span_error
 from landmarking.neighbors import nearest_neighbors
 
 
@@ -53,6 +61,13 @@ def parse_args():
     p.add_argument("--speed", action="store_true",
                    help="only time LLL at L=451 (K_Z=50 and 10) and scikit-learn's lobpcg "
                    "back to back on the shared graph, with LLL's stage timings")
+    p.add_argument("--floor", default=None,
+                   help="comma-separated landmark counts: only print the floor span_error(Z, "
+                   "exact) for random landmarks (K_Z=50 and 10), without fitting")
+    p.add_argument("--bandwidths", default=None,
+                   help="comma-separated sigmas: only compare exact LE, LLL (L=451, K_Z=50 and "
+                   "10) and the floor on the graph of each (0.784 on [0, 1] pixels is the "
+                   "paper's sigma = 200 on 0-255 pixels)")
     p.add_argument("--gp-steps", type=int, default=None,
                    help="GPLandmarks steps per landmark in the study (default 30; 50 with --full)")
     p.add_argument("--cache", default=None, help="folder to cache the neighbour graph in")
@@ -108,9 +123,11 @@ def run_lll(X, W, exact, L, seed, *, method="lll", landmarks="random", reg=1e-3,
     est.fit(X, affinity=W)
     err = procrustes_error(est.embedding_, exact)
     err2 = procrustes_error(est.embedding_[:, :2], exact[:, :2])
+    # LE(Nystroem)'s embedding is not built from Z, so the floor does not bound it
+    floor = span_error(est.weights_, exact) if method != "le-nystrom" else np.nan
     return {"method": method, "L": int(est.n_landmarks_), "seed": seed, "reg": reg, "kz": kz,
             "landmarks": landmarks if isinstance(landmarks, str) else type(landmarks).__name__,
-            "error": err, "error_2d": err2, "seconds": est.timings_["total"],
+            "error": err, "error_2d": err2, "floor": floor, "seconds": est.timings_["total"],
             "timings": {k: round(v, 4) for k, v in est.timings_.items()}}
 
 
@@ -132,6 +149,9 @@ def main():
     X = X[:n]
     print(f"MNIST: {n} digits, K_W={kw}, sigma={sigma}, d={d}, K_Z={kz}, pixels in [0, 1]")
     dist, idx, t_graph = neighbour_graph(X, kw, args.cache)
+    if args.bandwidths:
+        graph_table(X, dist, idx, [float(b) for b in args.bandwidths.split(",")], d=d, kw=kw)
+        return
     W = gaussian_affinity(dist, idx, sigma)
     print(f"shared {kw}-NN graph: {t_graph:.1f} s ({W.nnz} nonzeros; weights "
           f"{W.data.min():.4f}..{W.data.max():.4f})")
@@ -139,6 +159,9 @@ def main():
     exact, lam, t_exact = exact_reference(W, d, n, args.cache)
     if args.speed:
         speed_table(X, W, exact, d=d, kw=kw, sigma=sigma)
+        return
+    if args.floor:
+        floor_table(X, exact, [int(c) for c in args.floor.split(",")])
         return
     rows = [{"method": "exact LE (ours, lobpcg)", "seconds": t_exact, "error": 0.0}]
     if not args.study_only:
@@ -158,7 +181,7 @@ def main():
 
     results = []
     print("\nFig. 2: error to exact LE and runtime (graph excluded) against landmarks")
-    print(f"{'method':<12}{'L':>7}{'error':>9}{'err 2-D':>9}{'seconds':>9}"
+    print(f"{'method':<12}{'L':>7}{'error':>9}{'err 2-D':>9}{'floor':>9}{'seconds':>9}"
           f"{'speed-up':>10}   (speed-up over the fastest scikit-learn solver)")
     for L in [] if args.study_only else counts:
         if L >= n or L <= d:
@@ -168,15 +191,16 @@ def main():
             results += runs
             err = np.mean([r["error"] for r in runs])
             err2 = np.mean([r["error_2d"] for r in runs])
+            floor = np.mean([r["floor"] for r in runs])
             sec = np.mean([r["seconds"] for r in runs])
-            print(f"{method:<12}{L:>7}{err:>9.3f}{err2:>9.3f}{sec:>9.2f}"
+            print(f"{method:<12}{L:>7}{err:>9.3f}{err2:>9.3f}{_fmt(floor):>9}{sec:>9.2f}"
                   f"{fastest_sklearn / sec:>10.1f}", flush=True)
 
     study = []
     if not args.no_study:
         L = 451
         print(f"\nStudy at L={L} (LLL, seed 0): landmark choice, ridge, K_Z")
-        print(f"{'variant':<34}{'error':>9}{'err 2-D':>9}{'seconds':>9}")
+        print(f"{'variant':<34}{'error':>9}{'err 2-D':>9}{'floor':>9}{'seconds':>9}")
         variants = [("random, reg=1e-3", {}), ("random-pruned", {"landmarks": "random-pruned"}),
                     ("kmeans", {"landmarks": "kmeans"}),
                     ("random, reg=1e-1", {"reg": 1e-1}), ("random, reg=10", {"reg": 10.0}),
@@ -195,7 +219,8 @@ def main():
             r["variant"] = name
             r["seconds_with_landmarks"] = time.perf_counter() - t
             study.append(r)
-            print(f"{name:<34}{r['error']:>9.3f}{r['error_2d']:>9.3f}{r['seconds']:>9.2f}",
+            print(f"{name:<34}{r['error']:>9.3f}{r['error_2d']:>9.3f}{_fmt(r['floor']):>9}"
+                  f"{r['seconds']:>9.2f}",
                   flush=True)
 
     if args.study_only:
@@ -208,6 +233,10 @@ def main():
          "graph_seconds": t_graph}, indent=1, default=float))
     plot(results, rows, out / "lll_mnist.png", n)
     print(f"\nwrote {out / 'lll_mnist.png'} and {out / 'lll_mnist.json'}")
+
+
+def _fmt(value):
+    return "-" if np.isnan(value) else f"{value:.3f}"
 
 
 def speed_table(X, W, exact, *, d, kw, sigma, L=451, kzs=(50, 10)):
@@ -230,6 +259,39 @@ def speed_table(X, W, exact, *, d, kw, sigma, L=451, kzs=(50, 10)):
         print(f"speed-up of LLL K_Z={kz} over scikit-learn lobpcg: {t_sk / t:.1f}x")
 
 
+def graph_table(X, dist, idx, sigmas, *, d, kw, L=451, kzs=(50, 10)):
+    """The same 200-NN pairs with other bandwidths: is the graph the cause?"""
+    print(f"\nOther graphs: the same {kw}-NN pairs, weights exp(-d^2 / (2 sigma^2)); "
+          f"L={L} random landmarks (seed 0); errors to exact LE on that graph")
+    print(f"{'sigma':>7}{'weights':>20}{'eigenvalues':>18}{'exact s':>9}"
+          + "".join(f"{f'LLL K_Z={kz}':>13}{'2-D':>7}{'floor':>7}" for kz in kzs))
+    for sigma in sigmas:
+        W = gaussian_affinity(dist, idx, sigma)
+        t = time.perf_counter()
+        exact, lam = spectral_embedding(W, d, eigen_solver="lobpcg", tol=1e-6, max_iter=300,
+                                        random_state=0)
+        seconds = time.perf_counter() - t
+        line = (f"{sigma:>7g}{f'{W.data.min():.0e}..{W.data.max():.0e}':>20}"
+                f"{f'{lam[0]:.4f}..{lam[-1]:.4f}':>18}{seconds:>9.0f}")
+        for kz in kzs:
+            r = run_lll(X, W, exact, L, 0, kz=kz, d=d, kw=kw, sigma=sigma)
+            line += f"{r['error']:>13.3f}{r['error_2d']:>7.3f}{r['floor']:>7.3f}"
+        print(line, flush=True)
+
+
+def floor_table(X, exact, counts, kzs=(50, 10), seed=0):
+    """How many random landmarks the weights Z need before ANY reduced solver
+    could reach a given error: span_error(Z, exact), with no LLL fit."""
+    print("\nFloor = error of the best embedding in span(Z) (random landmarks, seed 0)")
+    print(f"{'L':>7}" + "".join(f"{f'K_Z={kz}':>10}" for kz in kzs) + f"{'seconds':>9}")
+    for L in counts:
+        t = time.perf_counter()
+        T = X[select_landmarks(X, L, "random", random_state=seed)].astype(np.float64)
+        floors = [span_error(reconstruction_weights(X, T, kz), exact) for kz in kzs]
+        print(f"{L:>7}" + "".join(f"{f:>10.3f}" for f in floors)
+              + f"{time.perf_counter() - t:>9.1f}", flush=True)
+
+
 def plot(results, exact_rows, path, n):
     import matplotlib
 
@@ -247,6 +309,10 @@ def plot(results, exact_rows, path, n):
         ax_e.loglog(Ls, err, "o-", color=color, label=method)
     for r, style in zip(exact_rows, ["k-", "k--", "k:"]):
         ax_t.axhline(r["seconds"], color="k", ls=style[1:], lw=1, label=r["method"])
+    lll = [r for r in results if r["method"] == "lll"]
+    Ls = sorted({r["L"] for r in lll})
+    ax_e.loglog(Ls, [np.mean([r["floor"] for r in lll if r["L"] == L]) for L in Ls], "--",
+                color="tab:green", label="floor: best embedding in span(Z)")
     ax_e.axhline(0.1, color="k", lw=1, label="10% error")
     ax_t.set(xlabel="landmarks L", ylabel="seconds (graph excluded)", title=f"MNIST {n}: runtime")
     ax_e.set(xlabel="landmarks L", ylabel="Procrustes error to exact LE", title="error")
