@@ -135,6 +135,15 @@ def junk_caches(J, nbr, far):
 
 
 @njit(cache=True)
+def _reverse_span(rptr, i):
+    """Where point i's reverse terms start in the reverse lists, and how many
+    there are (none when the lists are empty: the paper's own move rule)."""
+    if rptr.shape[0] > i + 1:
+        return rptr[i], rptr[i + 1] - rptr[i]
+    return 0, 0
+
+
+@njit(cache=True)
 def point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
                 delta_ave, stamp, it, heavy, w_adj, rev):
     """The error that decides point i's moves.
@@ -157,11 +166,7 @@ def point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_do
     t = T.shape[1]
     inv = 1.0 / (2.0 * delta_ave)
     rptr, rp, rj = rev
-    first = 0
-    n_rev = 0
-    if rptr.shape[0] > i + 1:
-        first = rptr[i]
-        n_rev = rptr[i + 1] - first
+    first, n_rev = _reverse_span(rptr, i)
     err = 0.0
     for q in range(k + n_rev):
         if q < k:
@@ -249,11 +254,7 @@ def gather_terms(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_d
     t = T.shape[1]
     inv = 1.0 / (2.0 * delta_ave)
     rptr, rp, rj = rev
-    first = 0
-    n_rev = 0
-    if rptr.shape[0] > i + 1:
-        first = rptr[i]
-        n_rev = rptr[i + 1] - first
+    first, n_rev = _reverse_span(rptr, i)
     for q in range(k + n_rev):
         if q < k:
             p = i
