@@ -41,6 +41,18 @@ def _kernel_args(rel, junk, s2, stamp, it, heavy, w_adj):
             stamp, it, heavy, w_adj, rel.rev)
 
 
+def _perturbed_start(roll, rule, seed):
+    """Relations of the roll under ``rule``, and a start 0.2 off the unrolled sheet.
+
+    Returns the generator too, for the draws a test makes after the start.
+    """
+    _, _, nbr, P = roll
+    rel = _Relations(P, nbr, move_rule=rule)
+    rng = np.random.default_rng(seed)
+    T = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
+    return rel, T, rel.junk(P[:, 2:]), rng
+
+
 def test_relations_match_brute_force(roll):
     X, _, nbr, P = roll
     rel = _Relations(P, nbr, move_rule="point")
@@ -108,11 +120,7 @@ def test_error_is_zero_before_any_scaling(roll):
 
 @pytest.mark.parametrize("rule", ["point", "total"])
 def test_hill_climbing_never_raises_the_points_error(roll, rule):
-    _, _, nbr, P = roll
-    rel = _Relations(P, nbr, move_rule=rule)
-    rng = np.random.default_rng(2)
-    T = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
-    junk = rel.junk(P[:, 2:])
+    rel, T, junk, _ = _perturbed_start(roll, rule, 2)
     stamp = np.full(300, -1)
     heavy = np.zeros(300, dtype=bool)
     moved = 0
@@ -154,11 +162,7 @@ def test_fast_climber_makes_the_moves_of_the_paper_loop(roll, rule):
     # The compiled climber updates each term in O(1) per trial and skips
     # dimensions already tried from the same position; it must keep exactly
     # the moves of the paper's loop.
-    _, _, nbr, P = roll
-    rel = _Relations(P, nbr, move_rule=rule)
-    rng = np.random.default_rng(12)
-    T0 = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
-    junk = rel.junk(P[:, 2:])
+    rel, T0, junk, rng = _perturbed_start(roll, rule, 12)
     stamp = rng.integers(-1, 1, 300)
     heavy = np.zeros(300, dtype=bool)
     args = _kernel_args(rel, junk, 0.3, stamp, 0, heavy, 10.0)
@@ -176,11 +180,7 @@ def test_fast_climber_makes_the_moves_of_the_paper_loop(roll, rule):
 
 def test_total_rule_pass_never_raises_the_total_error(roll):
     # With equal weights every accepted move lowers the sum of all terms.
-    _, _, nbr, P = roll
-    rel = _Relations(P, nbr, move_rule="total")
-    rng = np.random.default_rng(3)
-    T = np.ascontiguousarray(P[:, :2] + 0.2 * rng.normal(size=(300, 2)))
-    junk = rel.junk(P[:, 2:])
+    rel, T, junk, rng = _perturbed_start(roll, "total", 3)
     stamp = np.full(300, -1)
     heavy = np.zeros(300, dtype=bool)
     order = rng.permutation(300)
