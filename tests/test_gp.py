@@ -68,23 +68,31 @@ def test_gradient_is_eq10_double_sum():
 # --- fast path against a slow transcription of Algorithm 1 -------------------------
 
 def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
-                          s0=10.0, tau=0.51):
+                          s0=10.0, tau=0.51, chunk_size=None):
     """Algorithm 1 written out: M formed, eq. 10 as written, no caching.
 
-    Uses the library's batch layout and random draws so that results can match,
-    and the library's scale-free step a_s (m - t), i.e. rho_s = a_s eta / (4 f).
+    Uses the library's batch layout and random draws so that results can match
+    (chunks of ``chunk_size`` rows, each cut into batches by a permutation drawn
+    from (seed, chunk)), and the library's scale-free step a_s (m - t), i.e.
+    rho_s = a_s eta / (4 f).
     """
-    perm = np.random.default_rng([seed, 0xB47C]).permutation(len(X))
-    Xp = X[perm]
-    bounds = gp_module._batches(len(X), batch_size)
+    chunk_size = chunk_size or len(X)
+    starts = np.arange(0, len(X), chunk_size)
+    chunks, batches = [], []
+    for c, start in enumerate(starts):
+        rows = start + np.random.default_rng([seed, 0xB47C, c]).permutation(
+            min(chunk_size, len(X) - start))
+        bounds = gp_module._batches(len(rows), batch_size)
+        chunks.append([rows[bounds[j]:bounds[j + 1]] for j in range(len(bounds) - 1)])
+        batches.append(len(bounds) - 1)
     mean, std = X.mean(axis=0), X.std(axis=0)
     landmarks = []
     for k in range(n_landmarks):
         rng = np.random.default_rng([seed, k])
         t = gp_module._initial_point(k, "gaussian", mean, std, rng, space)
-        order = gp_module._batch_order(rng, len(bounds) - 1, n_steps)
-        for s, j in enumerate(order, start=1):
-            B = Xp[bounds[j]:bounds[j + 1]]
+        order = gp_module._batch_order(rng, batches, n_steps)
+        for s, (c, j) in enumerate(order, start=1):
+            B = X[chunks[c][j]]
             Phi = (gaussian_features(B, np.array(landmarks), eta) if landmarks
                    else np.zeros((len(B), 0)))
             f, grad = gp_objective_and_gradient(t, B, Phi, eta)
@@ -102,15 +110,17 @@ def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
 
 
 @pytest.mark.parametrize("space", ["euclidean", "sphere"])
-def test_fast_path_matches_algorithm1_reference(space):
+@pytest.mark.parametrize("chunk_size", [None, 70])
+def test_fast_path_matches_algorithm1_reference(space, chunk_size):
     rng = np.random.default_rng(2)
     X = np.abs(rng.normal(size=(300, 4))) + 0.1
     if space == "sphere":
         X /= np.linalg.norm(X, axis=1, keepdims=True)
     eta = 0.5
-    gp = GPLandmarks(n_landmarks=4, n_steps=60, batch_size=100, kernel_width=eta,
-                     space=space, random_state=0).fit(X)
-    reference = _algorithm1_reference(X, 4, eta, 60, 100, gp.seed_, space)
+    gp = GPLandmarks(n_landmarks=4, n_steps=60, batch_size=30, kernel_width=eta,
+                     space=space, chunk_size=chunk_size, random_state=0).fit(X)
+    reference = _algorithm1_reference(X, 4, eta, 60, 30, gp.seed_, space,
+                                      chunk_size=chunk_size)
     np.testing.assert_allclose(gp.landmarks_, reference, rtol=1e-6, atol=1e-8)
 
 

@@ -6,6 +6,7 @@ Estimators call these at the top of ``fit``; nothing here modifies the user's da
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 
 __all__ = [
     "check_positive_int",
@@ -76,21 +77,25 @@ def check_enough_samples(n_samples, n_required, what):
 def check_feasible_for_space(X, space):
     """Check that the data can live in ``space`` (nonnegative entries, nonzero rows).
 
-    Works on dense arrays and scipy sparse matrices without densifying them.
+    Works one block at a time on every kind of input (dense, sparse, memory map,
+    Zarr, Dask) without densifying or loading it.
     """
     check_choice(space, "space", SPACES)
     if space == "euclidean":
         return
-    data = X.data if hasattr(X, "tocsr") else X
-    if data.size and data.min() < 0:
+    from ._blocks import block_bounds, reduce_row_blocks
+
+    bounds = block_bounds(X)
+    parts = reduce_row_blocks(_minimum_and_zero_rows, X, bounds=bounds)
+    minimum = min(part[0] for part in parts)
+    if minimum < 0:
         raise ValueError(
             f"space={space!r} needs nonnegative data, but X has negative entries "
-            f"(minimum {data.min():.3g}); use space='euclidean', or transform the data "
+            f"(minimum {minimum:.3g}); use space='euclidean', or transform the data "
             "(for histograms: square roots of normalised counts)."
         )
     if space == "sphere":
-        row_norms = _row_squared_norms(X)
-        zero_rows = np.flatnonzero(row_norms == 0)
+        zero_rows = np.concatenate([start + part[1] for start, part in zip(bounds, parts)])
         if zero_rows.size:
             raise ValueError(
                 f"space='sphere' needs every row to have a nonzero norm, but "
@@ -99,7 +104,10 @@ def check_feasible_for_space(X, space):
             )
 
 
-def _row_squared_norms(X):
-    if hasattr(X, "tocsr"):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
+def _minimum_and_zero_rows(block):
+    """Smallest entry of a block and the indices of its all-zero rows."""
+    from sklearn.utils.extmath import row_norms
+
+    data = block.data if sparse.issparse(block) else block
+    minimum = float(data.min()) if data.size else 0.0
+    return minimum, np.flatnonzero(row_norms(block, squared=True) == 0)

@@ -1,11 +1,17 @@
-"""Gaussian kernel features between data and landmarks, computed chunk by chunk.
+"""Gaussian kernel features between data and landmarks, computed block by block.
 
 phi_x(t) = exp(-||t - x||^2 / eta), with ``eta`` the kernel width (units of squared
-distance). Passes over all N rows go in chunks, so memory stays bounded and float32
-input stays float32.
+distance). Passes over all N rows go through :mod:`landmarking._blocks`, so memory
+stays bounded, float32 input stays float32, and the data may be a NumPy or CSR
+array, a memory map, a Zarr array or a Dask array (features of a Dask array are a
+lazy Dask array).
 """
 
 import numpy as np
+from scipy import sparse
+from sklearn.utils.extmath import row_norms
+
+from ._blocks import map_row_blocks, reduce_row_blocks, take_rows, working_dtype
 
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
            "variance_kernel_width", "local_kernel_width", "KERNEL_WIDTH_RULES"]
@@ -26,7 +32,7 @@ def squared_distances(X, T, *, X_sq_norms=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
+    X : ndarray or CSR matrix of shape (n, d)
     T : ndarray of shape (m, d)
     X_sq_norms : ndarray of shape (n,), optional
         Precomputed ||x||^2, reused between calls.
@@ -36,9 +42,9 @@ def squared_distances(X, T, *, X_sq_norms=None):
     ndarray of shape (n, m), dtype of X
     """
     if X_sq_norms is None:
-        X_sq_norms = np.einsum("ij,ij->i", X, X)
+        X_sq_norms = row_norms(X, squared=True)
     T = np.asarray(T, dtype=X.dtype)
-    d2 = X @ T.T
+    d2 = np.asarray(X @ T.T)
     d2 *= -2
     d2 += X_sq_norms[:, None]
     d2 += np.einsum("ij,ij->i", T, T)[None, :]
@@ -46,21 +52,28 @@ def squared_distances(X, T, *, X_sq_norms=None):
     return d2
 
 
-def gaussian_features(X, T, width, *, chunk_size=4096):
+def gaussian_features(X, T, width, *, chunk_size=None, out=None):
     """Landmark features exp(-||x - t_k||^2 / width) for every row x of X.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        NumPy or CSR array, memory map, Zarr or Dask array.
     T : ndarray of shape (n_landmarks, n_features)
     width : float
         Kernel width eta > 0, in squared data units.
-    chunk_size : int
-        Rows per chunk; bounds memory at ``chunk_size * n_landmarks``.
+    chunk_size : int, optional
+        Rows per block for input without storage chunks (default: what fits in
+        scikit-learn's ``working_memory``); memory stays at about
+        ``chunk_size * (n_features + n_landmarks)`` values. Each row's features
+        depend on that row only.
+    out : array-like of shape (n_samples, n_landmarks), optional
+        Where to write the features block by block (a memory map, a Zarr array).
 
     Returns
     -------
-    ndarray of shape (n_samples, n_landmarks), dtype of X (float32 or float64)
+    ndarray of shape (n_samples, n_landmarks), dtype of X (float32 stays float32,
+    other types give float64); a lazy Dask array for Dask input; ``out`` when given.
 
     Examples
     --------
@@ -69,13 +82,22 @@ def gaussian_features(X, T, width, *, chunk_size=4096):
     array([[1.    ],
            [0.3679]])
     """
-    X = np.asarray(X)
-    out = np.empty((X.shape[0], T.shape[0]), dtype=X.dtype)
-    for rows in row_chunks(X.shape[0], chunk_size):
-        d2 = squared_distances(X[rows], T)
-        d2 *= -1.0 / width
-        np.exp(d2, out=out[rows])
-    return out
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
+    dtype = working_dtype(X)
+    T = np.asarray(T, dtype=dtype)
+    if chunk_size is None:
+        from ._blocks import rows_per_block
+
+        chunk_size = rows_per_block(8 * (X.shape[1] + T.shape[0]))
+    return map_row_blocks(_features_of_block, X, T, width, n_out=T.shape[0], dtype=dtype,
+                          block_rows=chunk_size, out=out)
+
+
+def _features_of_block(block, T, width):
+    d2 = squared_distances(block, T)
+    d2 *= -1.0 / width
+    return np.exp(d2, out=d2)
 
 
 #: Accepted string values of the ``kernel_width`` parameter.
@@ -90,11 +112,35 @@ AUTO_NEIGHBOR = 20
 
 def variance_kernel_width(X):
     """The paper's heuristic: eta = sum of the per-dimension variances of X."""
-    if hasattr(X, "tocsr"):
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        sq_mean = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-        return float(np.sum(sq_mean - mean**2))
-    return float(np.sum(np.var(X, axis=0, dtype=np.float64)))
+    _, std = column_mean_std(X)
+    return float(np.sum(std**2))
+
+
+def _column_moments(block):
+    """(rows, mean, sum of squared deviations) per column of a block, float64."""
+    if sparse.issparse(block):
+        mean = np.asarray(block.mean(axis=0, dtype=np.float64)).ravel()
+        sq = np.asarray(block.multiply(block).sum(axis=0, dtype=np.float64)).ravel()
+        return block.shape[0], mean, np.maximum(sq - block.shape[0] * mean**2, 0)
+    mean = block.mean(axis=0, dtype=np.float64)
+    return block.shape[0], mean, ((block - mean) ** 2).sum(axis=0, dtype=np.float64)
+
+
+def column_mean_std(X, bounds=None):
+    """Per-column mean and standard deviation of X (float64), one pass over its blocks.
+
+    The blocks' moments are merged in order (the pairwise update of Chan, Golub &
+    LeVeque), which is stable for data far from the origin and gives the same
+    result wherever the data lives, for the same blocks.
+    """
+    n, mean, m2 = 0, 0.0, 0.0
+    for n_b, mean_b, m2_b in reduce_row_blocks(_column_moments, X, bounds=bounds):
+        total = n + n_b
+        delta = mean_b - mean
+        mean = mean + delta * (n_b / total)
+        m2 = m2 + m2_b + delta**2 * (n * n_b / total)
+        n = total
+    return mean, np.sqrt(m2 / n)
 
 
 def local_kernel_width(X, *, random_state=None):
@@ -112,8 +158,9 @@ def local_kernel_width(X, *, random_state=None):
     rng = check_random_state(random_state)
     n = X.shape[0]
     rows = np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE else np.arange(n)
-    sample = X[rows]
-    sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample, dtype=np.float64)
+    sample = take_rows(X, rows)
+    sample = sample.toarray() if sparse.issparse(sample) else sample
+    sample = sample.astype(np.float64)
     k = min(AUTO_NEIGHBOR, len(rows) - 1)
     d2 = squared_distances(sample, sample)
     np.fill_diagonal(d2, np.inf)

@@ -7,7 +7,9 @@ landmark features exp(-||x - t_k||^2 / kernel_width_).
 
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+
+from .._blocks import check_rows
 
 from ..kernels import gaussian_features
 
@@ -23,16 +25,18 @@ class LandmarkTransformerMixin(TransformerMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            A NumPy array, a scipy sparse matrix, a memory map, a Zarr array or a
+            Dask array, read one block at a time.
 
         Returns
         -------
         ndarray of shape (n_samples, n_landmarks)
-            float32 for float32 input, else float64.
+            float32 for float32 input, else float64; a lazy Dask array for Dask
+            input (``est.transform(big).to_zarr(path)`` streams).
         """
         check_is_fitted(self, "landmarks_")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return gaussian_features(X, self.landmarks_.astype(X.dtype, copy=False),
-                                 self.kernel_width_)
+        X = check_rows(X, estimator=self, reset=False)
+        return gaussian_features(X, self.landmarks_, self.kernel_width_)
 
     def get_feature_names_out(self, input_features=None):
         """Names ``landmark0``, ``landmark1``, ... of the output columns."""

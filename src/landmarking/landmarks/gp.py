@@ -52,19 +52,22 @@ Speed
 """
 
 import time
+from itertools import groupby
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._validation import (SPACES, check_choice, check_enough_samples,
                            check_feasible_for_space, check_positive_int)
-from ..kernels import gaussian_features, resolve_kernel_width
+from .._blocks import check_rows, chunk_bounds, reduce_row_blocks, take_rows, working_dtype
+from ..kernels import _features_of_block, column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
 
@@ -76,6 +79,9 @@ RIDGE = 1e-8
 MAX_STEP_WIDTHS = 3.0
 #: Cholesky factors of all batches are kept while they fit in this many bytes.
 FACTOR_CACHE_BYTES = 512 * 2**20
+#: Kernel values of finished landmarks on all rows are kept while they fit in this
+#: many bytes; beyond, they are recomputed for each visited chunk.
+KERNEL_TABLE_BYTES = 2 * 2**30
 
 
 def step_size(s, s0, tau):
@@ -170,9 +176,10 @@ class _BatchGram:
 def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
     """phi_x(t) on a batch, divided by its largest value; returns (phi, log scale).
 
-    The true kernel values are ``phi * exp(-shift / eta)``.
+    The true kernel values are ``phi * exp(-shift / eta)``. ``XB`` may be dense or
+    CSR.
     """
-    d2 = XB @ t_cast
+    d2 = np.asarray(XB @ t_cast).ravel()
     d2 *= -2
     d2 += xsq_B
     d2 += t_sq
@@ -183,37 +190,49 @@ def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
     return np.exp(d2, out=d2), shift
 
 
-def _optimise_landmark(t, data, Phi, gram, eta, order, *, s0, tau, space,
-                       step_bar=None):
-    """Run the S projected steps of Algorithm 1 for one landmark; returns t."""
-    X_perm, xsq_perm, bounds = data
-    k = Phi.shape[1]
+def _weighted_sum(weights, XB):
+    """sum_i weights_i x_i for a dense or CSR batch."""
+    if sparse.issparse(XB):
+        return np.asarray(XB.T @ weights).ravel()
+    # weights @ XB, not XB.T @ weights: numpy runs the latter far slower.
+    return weights @ XB
+
+
+def _optimise_landmark(t, chunks, gram, eta, order, *, k, s0, tau, space, step_bar=None):
+    """Run the S projected steps of Algorithm 1 for one landmark; returns t.
+
+    ``order`` lists (chunk, batch) per step; the steps on one chunk are consecutive,
+    so each visit reads the chunk once.
+    """
     max_step = MAX_STEP_WIDTHS * np.sqrt(eta)
     t = np.asarray(t, dtype=np.float64).copy()
-    for s, j in enumerate(order, start=1):
-        rows = slice(bounds[j], bounds[j + 1])
-        XB = X_perm[rows]
-        phi, nearest_d2 = _kernel_on_batch(XB, xsq_perm[rows], t.astype(XB.dtype), t @ t, eta)
-        if k:
-            Phi_B = Phi[rows]
-            coef = gram.factor(j, Phi_B).solve(Phi_B.T @ phi)
-            u = phi - Phi_B @ coef.astype(phi.dtype)
-        else:
-            u = phi
-        weights = phi * u
-        f = float(weights.sum(dtype=np.float64))
-        if f > 1e-10 * float(phi @ phi):
-            # weights @ XB, not XB.T @ weights: numpy runs the latter far slower.
-            step = step_size(s, s0, tau) * ((weights @ XB) / f - t)
-            length = np.linalg.norm(step)
-            limit = max_step + np.sqrt(nearest_d2)
-            if length > limit:
-                step *= limit / length
-            t = t + step
-            if space != "euclidean":
-                t = project(t, space)
-        if step_bar is not None and s % 100 == 0:
-            step_bar.update(100)
+    s = 0
+    for c, visit in groupby(order, key=lambda step: step[0]):
+        Xc, xsq_c, Phi_c = chunks.visit(c, k)
+        for _, j in visit:
+            s += 1
+            rows = chunks.batch_rows(c, j)
+            XB = Xc[rows]
+            phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
+            if k:
+                Phi_B = Phi_c[rows]
+                coef = gram.factor(chunks.batch_id(c, j), Phi_B).solve(Phi_B.T @ phi)
+                u = phi - Phi_B @ coef.astype(phi.dtype)
+            else:
+                u = phi
+            weights = phi * u
+            f = float(weights.sum(dtype=np.float64))
+            if f > 1e-10 * float(phi @ phi):
+                step = step_size(s, s0, tau) * (_weighted_sum(weights, XB) / f - t)
+                length = np.linalg.norm(step)
+                limit = max_step + np.sqrt(nearest_d2)
+                if length > limit:
+                    step *= limit / length
+                t = t + step
+                if space != "euclidean":
+                    t = project(t, space)
+            if step_bar is not None and s % 100 == 0:
+                step_bar.update(100)
     return t
 
 
@@ -233,6 +252,118 @@ def _batches(n_samples, batch_size):
     return bounds
 
 
+def _batch_order(rng, batches_per_chunk, n_steps):
+    """(chunk, batch) for each step: the chunks in a random order, the batches of
+    each chunk in a random order, repeated until there are ``n_steps``."""
+    order = []
+    while len(order) < n_steps:
+        for c in rng.permutation(len(batches_per_chunk)):
+            order.extend((int(c), int(j)) for j in rng.permutation(batches_per_chunk[c]))
+            if len(order) >= n_steps:
+                break
+    return order[:n_steps]
+
+
+def _kernel_columns(block, landmarks, eta):
+    """Kernel values (n_b, k) of landmarks on a block: one block of Phi."""
+    return _features_of_block(block, landmarks.astype(block.dtype), eta)
+
+
+def _kernel_gram(block, landmarks, eta):
+    """Phi_b^T Phi_b (k, k), float64, of one block."""
+    columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
+    return columns.T @ columns
+
+
+def _row_norms(block):
+    if sparse.issparse(block):
+        return np.asarray(block.multiply(block).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", block, block)
+
+
+class _Chunks:
+    """The data's chunks, each with its batches and the kernel values Phi on it.
+
+    Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
+    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation, so
+    no permuted copy of the data is made. Phi (kernel values of the finished
+    landmarks) on a chunk is computed when the chunk is visited, for the landmarks
+    finished since its last visit. It is kept for every chunk when the whole table
+    (n_samples x n_landmarks values) fits in ``KERNEL_TABLE_BYTES``, and otherwise
+    recomputed at each visit for the visited chunk only.
+    """
+
+    def __init__(self, X, bounds, batch_size, landmarks, eta, seed):
+        self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
+        self.dtype = working_dtype(X)
+        sizes = np.diff(bounds)
+        self.permutations = [np.random.default_rng([seed, 0xB47C, c]).permutation(n)
+                             for c, n in enumerate(sizes)]
+        self.batch_bounds = [_batches(n, batch_size) for n in sizes]
+        self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
+        self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
+        self.keep = X.shape[0] * len(landmarks) * self.dtype.itemsize <= KERNEL_TABLE_BYTES
+        self.kept = {}
+
+    @property
+    def n_batches(self):
+        return int(self.first_batch[-1])
+
+    def batch_sizes(self):
+        return np.concatenate([np.diff(b) for b in self.batch_bounds])
+
+    def batch_id(self, c, j):
+        return int(self.first_batch[c]) + j
+
+    def batch_rows(self, c, j):
+        bounds = self.batch_bounds[c]
+        return self.permutations[c][bounds[j]:bounds[j + 1]]
+
+    def visit(self, c, k):
+        """(rows, their squared norms, Phi with k columns) of chunk c."""
+        Xc = take_rows(self.X, slice(int(self.bounds[c]), int(self.bounds[c + 1])))
+        if not self.keep:
+            return Xc, _row_norms(Xc), _kernel_columns(Xc, self.landmarks[:k], self.eta)
+        if c not in self.kept:
+            Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
+            self.kept[c] = [_row_norms(Xc), Phi, 0]
+        xsq, Phi, done = self.kept[c]
+        if done < k:
+            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta)
+            self.kept[c][2] = k
+        return Xc, xsq, Phi[:, :k]
+
+    def gram(self, k):
+        """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
+        if not self.keep:
+            parts = reduce_row_blocks(_kernel_gram, self.X, self.landmarks[:k], self.eta,
+                                      bounds=self.bounds)
+        else:
+            parts = []
+            for c in range(len(self.bounds) - 1):
+                Phi = self.visit(c, k)[2].astype(np.float64)
+                parts.append(Phi.T @ Phi)
+        total = np.zeros((k, k))
+        for part in parts:
+            total += part
+        return total
+
+
+def _objectives(gram, n_samples, start):
+    """(1/N) phi_k^T M phi_k on all the data for landmarks k >= start.
+
+    From the Gram matrix of all kernel columns, Phi^T Phi: the Schur complement of
+    landmark k against the landmarks before it, with the fit's ridge.
+    """
+    factor = _CholeskyFactor(len(gram), RIDGE * n_samples)
+    objectives = []
+    for k in range(len(gram)):
+        if k >= start:
+            objectives.append(_full_objective(gram[k, k], gram[:k, k], factor, n_samples))
+        factor.append(gram[:k, k], gram[k, k])
+    return np.asarray(objectives)
+
+
 def _full_objective(square_norm, cross, full_factor, n_samples):
     """(1/N) phi^T M phi on all the data: the posterior variance at the landmark.
 
@@ -246,29 +377,38 @@ def _full_objective(square_norm, cross, full_factor, n_samples):
 
 def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size=1000,
                        s0=10.0, tau=0.51, space="euclidean", init="gaussian",
-                       previous_landmarks=None, seed=0, verbose=False):
+                       previous_landmarks=None, seed=0, chunk_size=None, callback=None,
+                       verbose=False):
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
-    already be validated (finite, 2-D, feasible for ``space``).
+    already be validated (finite, 2-D, feasible for ``space``). It may be a NumPy
+    array, a CSR matrix, a memory map, a Zarr array or a Dask array: X is read one
+    chunk at a time and never copied whole.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float32 or float64
+    X : array of shape (n_samples, n_features), float32 or float64 (or any kind
+        :func:`landmarking._blocks.check_rows` accepts)
     n_landmarks : int
         Total number of landmarks, counting ``previous_landmarks``.
     kernel_width : float
         eta > 0.
-    n_steps, batch_size, s0, tau : see :class:`landmarking.GPLandmarks`
+    n_steps, batch_size, s0, tau, chunk_size : see :class:`landmarking.GPLandmarks`
     space : {"euclidean", "nonnegative", "sphere"}
     init : "gaussian" or ndarray (n_landmarks, n_features)
     previous_landmarks : ndarray (k, n_features), optional
         Landmarks of an earlier run on the same data with the same settings; they
         are kept and the run continues with landmark k + 1.
     seed : int
-        Landmark k draws its start and its batch order from ``(seed, k)`` and the
-        batches come from a permutation drawn from ``seed``, so landmark k never
-        depends on how many landmarks are asked for.
+        Landmark k draws its start and its order of chunks and batches from
+        ``(seed, k)``, and the batches of chunk c come from a permutation drawn from
+        ``(seed, c)``, so landmark k never depends on how many landmarks are asked
+        for.
+    callback : callable, optional
+        Called as ``callback(landmarks, seconds)`` after each finished landmark with
+        all landmarks so far and the seconds of the new ones (e.g. to save a
+        checkpoint).
     verbose : bool
         tqdm progress bars over landmarks and steps.
 
@@ -282,6 +422,14 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
 
     If interrupted (``KeyboardInterrupt``), the exception carries the partial
     result in its ``partial_result`` attribute before it propagates.
+
+    Notes
+    -----
+    Memory: one chunk of X (rows x n_features) at a time, plus the kernel table
+    Phi, n_samples x n_landmarks values of X's dtype, when it fits in
+    ``KERNEL_TABLE_BYTES`` (else only the visited chunk's Phi, recomputed at each
+    visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``).
+    The objectives are computed after the last landmark, in one more pass.
     """
     n_samples, n_features = X.shape
     previous = (np.zeros((0, n_features)) if previous_landmarks is None
@@ -290,34 +438,11 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     landmarks = np.zeros((n_landmarks, n_features))
     landmarks[:n_previous] = previous
 
-    permutation = np.random.default_rng([seed, 0xB47C]).permutation(n_samples)
-    X_perm = np.ascontiguousarray(X[permutation])
-    xsq_perm = np.einsum("ij,ij->i", X_perm, X_perm)
-    bounds = _batches(n_samples, batch_size)
-    n_batches = len(bounds) - 1
-    data = (X_perm, xsq_perm, bounds)
-
-    # Kernel values of finished landmarks on all points, in permuted order.
-    Phi = np.zeros((n_samples, n_landmarks), dtype=X.dtype)
-    full_factor = _CholeskyFactor(n_landmarks, RIDGE * n_samples)
-    gram = _BatchGram(n_batches, n_landmarks, np.diff(bounds))
-
-    def add_column(k, t):
-        column = gaussian_features(X_perm, t[None, :].astype(X.dtype), kernel_width)[:, 0]
-        column64 = column.astype(np.float64)
-        square_norm = float(column64 @ column64)
-        cross = Phi[:, :k].T.astype(np.float64) @ column64
-        objective = _full_objective(square_norm, cross, full_factor, n_samples)
-        full_factor.append(cross, square_norm)
-        Phi[:, k] = column
-        return objective
-
-    for k in range(n_previous):
-        add_column(k, landmarks[k])
-
-    mean = X.mean(axis=0, dtype=np.float64)
-    std = X.std(axis=0, dtype=np.float64)
-    objectives, seconds = [], []
+    bounds = chunk_bounds(X, chunk_size)
+    chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed)
+    gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes())
+    mean, std = column_mean_std(X, bounds)
+    seconds = []
     outer = tqdm(range(n_previous, n_landmarks), desc="landmarks", disable=not verbose,
                  unit="landmark")
     try:
@@ -325,28 +450,24 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
             start = time.perf_counter()
             rng = np.random.default_rng([seed, k])
             t0 = _initial_point(k, init, mean, std, rng, space)
-            order = _batch_order(rng, n_batches, n_steps)
+            order = _batch_order(rng, chunks.batches_per_chunk, n_steps)
             with tqdm(total=n_steps, desc=f"landmark {k + 1}", leave=False,
                       disable=not verbose, unit="step") as step_bar, \
                     threadpool_limits(limits=1, user_api="blas"):
-                t = _optimise_landmark(t0, data, Phi[:, :k], gram, kernel_width, order,
-                                       s0=s0, tau=tau, space=space, step_bar=step_bar)
-            landmarks[k] = t
-            objectives.append(add_column(k, t))
+                landmarks[k] = _optimise_landmark(t0, chunks, gram, kernel_width, order, k=k,
+                                                  s0=s0, tau=tau, space=space,
+                                                  step_bar=step_bar)
             seconds.append(time.perf_counter() - start)
-            outer.set_postfix(objective=f"{objectives[-1]:.3g}")
+            if callback is not None:
+                callback(landmarks[:k + 1], np.asarray(seconds))
     except KeyboardInterrupt as interrupt:
-        done = n_previous + len(objectives)
-        interrupt.partial_result = (landmarks[:done].copy(), np.asarray(objectives),
+        done = n_previous + len(seconds)
+        objectives = _objectives(chunks.gram(done), n_samples, n_previous)
+        interrupt.partial_result = (landmarks[:done].copy(), objectives,
                                     np.asarray(seconds))
         raise
-    return landmarks, np.asarray(objectives), np.asarray(seconds)
-
-
-def _batch_order(rng, n_batches, n_steps):
-    """Batch indices for the steps: random orders of all batches, one after another."""
-    n_epochs = -(-n_steps // n_batches)
-    return np.concatenate([rng.permutation(n_batches) for _ in range(n_epochs)])[:n_steps]
+    objectives = _objectives(chunks.gram(n_landmarks), n_samples, n_previous)
+    return landmarks, objectives, np.asarray(seconds)
 
 
 class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -382,6 +503,16 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     init : "gaussian" or array of shape (n_landmarks, n_features), default="gaussian"
         Starting points: draws from a Gaussian with the data's mean and
         per-dimension variance (the paper's), or one given row per landmark.
+    chunk_size : int or None, default=None
+        Rows per chunk the minibatches are drawn from. Each landmark visits the
+        chunks in a random order and, within a chunk, its batches (slices of a
+        fixed random permutation of the chunk's rows) in a random order, so one
+        chunk at a time is read. None: the storage chunks of a Zarr or Dask array,
+        and all rows as one chunk for other input (the paper's sampling). The
+        landmarks depend on the chunks: the same data in any container with the
+        same chunks gives the same landmarks. Data sorted by class should be
+        shuffled, or cut into small chunks, since the last chunk a landmark visits
+        weighs most.
     warm_start : bool, default=False
         When True and the estimator is fitted, ``fit`` keeps the landmarks it has
         and continues the list up to ``n_landmarks``.
@@ -402,6 +533,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         Wall time spent on each landmark.
     n_features_in_ : int
         Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame given to ``fit``.
     seed_ : int
         The seed drawn from ``random_state``; landmark k depends only on it, k and
         the landmarks before it.
@@ -417,7 +550,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, n_landmarks=10, n_steps=1000, batch_size=1000, s0=10.0, tau=0.51,
-                 kernel_width="auto", space="euclidean", init="gaussian",
+                 kernel_width="auto", space="euclidean", init="gaussian", chunk_size=None,
                  warm_start=False, random_state=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.n_steps = n_steps
@@ -427,6 +560,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.kernel_width = kernel_width
         self.space = space
         self.init = init
+        self.chunk_size = chunk_size
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
@@ -437,6 +571,9 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            A NumPy array, a scipy sparse matrix (CSR; the landmarks are dense), a
+            memory map, a Zarr array or a Dask array; never read whole into memory
+            (see :func:`learn_gp_landmarks` for the memory used).
         y : ignored
         previous_landmarks : array of shape (k, n_features), optional
             Landmarks of an earlier run with the same data, settings and seed
@@ -473,7 +610,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "landmarks_")
         n_more = check_positive_int(n_more, "n_more")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = check_rows(X, estimator=self, reset=False)
         check_feasible_for_space(X, self.space)
         total = len(self.landmarks_) + n_more
         if not isinstance(self.init, str) and len(self.init) < total:
@@ -492,7 +629,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 X, n_landmarks, kernel_width=self.kernel_width_, n_steps=self.n_steps,
                 batch_size=self.batch_size, s0=self.s0, tau=self.tau, space=self.space,
                 init=self.init, previous_landmarks=previous, seed=self.seed_,
-                verbose=self.verbose)
+                chunk_size=self.chunk_size, verbose=self.verbose)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
@@ -511,6 +648,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         check_positive_int(self.n_steps, "n_steps")
         check_positive_int(self.batch_size, "batch_size")
         check_choice(self.space, "space", SPACES)
+        if self.chunk_size is not None:
+            check_positive_int(self.chunk_size, "chunk_size")
         if isinstance(self.s0, bool) or not isinstance(self.s0, Real) or self.s0 < 0:
             raise ValueError(f"s0 must be a number >= 0, got {self.s0!r}.")
         if isinstance(self.tau, bool) or not isinstance(self.tau, Real) or not 0 < self.tau <= 1:
@@ -519,7 +658,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"got {self.tau!r}."
             )
         reset = not (self.warm_start and hasattr(self, "landmarks_"))
-        X = validate_data(self, X, reset=reset, dtype=[np.float64, np.float32])
+        X = check_rows(X, estimator=self, reset=reset)
         check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_feasible_for_space(X, self.space)
         if not isinstance(self.init, str):
@@ -558,4 +697,5 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags

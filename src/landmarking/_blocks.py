@@ -1,0 +1,328 @@
+"""Row blocks: the one place that knows where the data lives.
+
+Every pass over all N rows goes through the helpers here, so that the same code
+runs on in-memory arrays, scipy sparse matrices, memory maps, Zarr arrays and Dask
+arrays. Callers say *what* to compute on a block of rows, in a plain module-level
+function of the block and explicit arguments; the helpers decide *where*:
+
+- :func:`check_rows` validates X once, at the top of ``fit``/``transform``.
+  In-memory input goes through scikit-learn's ``validate_data``; out-of-core input
+  (memory maps, Zarr, Dask) is checked one block at a time and never loaded whole.
+- :func:`block_bounds` gives the row blocks: the storage chunks of a Zarr or Dask
+  array, else blocks of a given number of rows.
+- :func:`take_rows` reads rows (a slice or any indices) into memory.
+- :func:`row_blocks` yields ``(slice, block)`` pairs, each block in memory.
+- :func:`map_row_blocks` applies a function to every block and returns an array
+  of the same kind as the input: a lazy Dask array for Dask input (so
+  ``est.transform(big).to_zarr(...)`` streams), else a NumPy array filled block by
+  block (or any array-like target given as ``out``, e.g. a memory map or a Zarr
+  array, written block by block).
+- :func:`reduce_row_blocks` applies a function to every block and returns the
+  per-block results in block order; on Dask the blocks are computed by the workers,
+  and the caller combines the results in the same order, so the result does not
+  depend on where the data lives.
+- :func:`to_memory` gathers all rows for a method that needs them at once, after
+  checking that they fit.
+
+Blocks always arrive as C-ordered NumPy arrays of :func:`working_dtype` (float32
+stays float32; other numeric types become float64), or as CSR matrices for sparse
+input. A block function must be pure (a function of the block and its arguments
+only), so that Dask may recompute a block lost with a worker and get the same bytes.
+"""
+
+import sys
+
+import numpy as np
+from scipy import sparse
+from sklearn import get_config
+from sklearn.utils import gen_batches
+from sklearn.utils.validation import validate_data
+
+__all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
+           "take_rows",
+           "row_blocks", "map_row_blocks", "reduce_row_blocks", "to_memory",
+           "is_lazy"]
+
+_FLOATS = (np.float64, np.float32)
+
+
+# --------------------------------------------------------------------------- kinds
+
+def _is_dask(X):
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
+
+
+def _is_zarr(X):
+    zarr = sys.modules.get("zarr")
+    return zarr is not None and isinstance(X, zarr.Array)
+
+
+def _is_out_of_core(X):
+    """Memory maps, Zarr and Dask arrays: checked and read one block at a time."""
+    return isinstance(X, np.memmap) or _is_zarr(X) or _is_dask(X)
+
+
+def is_lazy(X):
+    """True when results on X should stay lazy (Dask input)."""
+    return _is_dask(X)
+
+
+def working_dtype(X):
+    """The dtype blocks of X arrive in: float32 stays float32, else float64."""
+    return np.dtype(np.float32) if np.dtype(X.dtype) == np.float32 else np.dtype(np.float64)
+
+
+# --------------------------------------------------------------------------- validation
+
+def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_samples=1,
+               dtype=_FLOATS):
+    """Validate X as a 2-D table of finite numbers, without loading it if it is large.
+
+    Parameters
+    ----------
+    X : array-like, scipy sparse matrix, numpy.memmap, zarr.Array or dask.array.Array
+    estimator : estimator, optional
+        When given, ``n_features_in_`` (and feature names) are set (``reset=True``)
+        or checked against it, as scikit-learn's ``validate_data`` does.
+    reset : bool
+    accept_sparse : str, list or False
+        Sparse formats accepted (others are converted); False refuses sparse input.
+    min_samples : int
+        Fewest rows accepted.
+    dtype : dtype or tuple of dtypes
+        For in-memory input, scikit-learn's ``dtype`` argument. Out-of-core input
+        keeps its dtype and every block is converted to :func:`working_dtype`.
+
+    Returns
+    -------
+    X : validated array
+        In-memory input as scikit-learn returns it (ndarray or CSR); a memory map,
+        Zarr or Dask array is returned as it was given, after a blockwise check.
+    """
+    if not _is_out_of_core(X):
+        kwargs = dict(accept_sparse=accept_sparse, dtype=dtype,
+                      ensure_min_samples=min_samples)
+        if estimator is None:
+            from sklearn.utils import check_array
+            return check_array(X, **kwargs)
+        return validate_data(estimator, X, reset=reset, **kwargs)
+    _check_out_of_core(X, min_samples)
+    if estimator is not None:
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+    return X
+
+
+def _check_out_of_core(X, min_samples):
+    kind = type(X).__name__
+    if _is_dask(X) and any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            "the Dask array has unknown chunk sizes (NaN in X.chunks), so its rows "
+            "cannot be addressed; call X.compute_chunk_sizes() first, or build it "
+            "with known chunks (e.g. dask.array.from_zarr)."
+        )
+    if len(X.shape) != 2:
+        raise ValueError(
+            f"expected a 2-D array of shape (n_samples, n_features), got a {kind} of "
+            f"shape {tuple(X.shape)}; reshape the stored array to two dimensions."
+        )
+    dt = np.dtype(X.dtype)
+    if dt.kind not in "biuf":
+        raise TypeError(
+            f"expected numbers, got a {kind} of dtype {dt}; store the data as "
+            "float32 or float64."
+        )
+    if X.shape[0] < min_samples:
+        raise ValueError(
+            f"found an array with {X.shape[0]} sample(s) (shape={tuple(X.shape)}) while "
+            f"a minimum of {min_samples} is required; pass more rows."
+        )
+    if X.shape[1] < 1:
+        raise ValueError(f"found an array with 0 feature(s) (shape={tuple(X.shape)}); "
+                         "pass at least one column.")
+    bounds = block_bounds(X)
+    first_bad = reduce_row_blocks(_first_nonfinite_row, X, bounds=bounds)
+    for start, stop, bad in zip(bounds[:-1], bounds[1:], first_bad):
+        if bad >= 0:
+            raise ValueError(
+                f"X contains NaN or infinity at row {start + bad} (in the block of "
+                f"rows {start}-{stop - 1}); remove or impute the non-finite values."
+            )
+
+
+def _first_nonfinite_row(block):
+    bad = ~np.isfinite(block).all(axis=1)
+    return int(np.argmax(bad)) if bad.any() else -1
+
+
+# --------------------------------------------------------------------------- blocks
+
+def rows_per_block(row_bytes, *, working_memory=None):
+    """Rows that fit in scikit-learn's ``working_memory`` budget (MiB), at least 1.
+
+    The rule of ``sklearn.utils._chunking.get_chunk_n_rows``: reading the budget
+    from ``sklearn.get_config()`` lets ``sklearn.config_context`` bound our memory too.
+    """
+    if working_memory is None:
+        working_memory = get_config()["working_memory"]
+    return max(1, int(working_memory * 2**20 // max(1, row_bytes)))
+
+
+def block_bounds(X, block_rows=None):
+    """Row offsets ``[0, ..., n_samples]`` of the blocks of X.
+
+    Zarr and Dask arrays keep their storage chunks (a block never straddles two
+    chunks); other input is cut into blocks of ``block_rows`` rows (default: as many
+    rows of float64 as fit in ``working_memory``).
+    """
+    n = X.shape[0]
+    if _is_dask(X):
+        return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+    if _is_zarr(X):
+        block_rows = X.chunks[0]
+    elif block_rows is None:
+        block_rows = rows_per_block(8 * max(1, X.shape[1]))
+    return np.append(np.arange(0, n, block_rows, dtype=np.int64), n)
+
+
+def chunk_bounds(X, chunk_rows=None):
+    """Row offsets of the chunks a minibatch method samples from.
+
+    ``chunk_rows`` rows per chunk when given; otherwise the storage chunks of a Zarr
+    or Dask array, and all rows as one chunk for any other input (in memory, or
+    paged in by the operating system for a memory map).
+    """
+    n = X.shape[0]
+    if chunk_rows is None:
+        if _is_dask(X) or _is_zarr(X):
+            return block_bounds(X)
+        chunk_rows = max(1, n)
+    return np.append(np.arange(0, n, chunk_rows, dtype=np.int64), n)
+
+
+def _as_block(block, dtype):
+    if sparse.issparse(block):
+        return sparse.csr_matrix(block, dtype=dtype)
+    return np.ascontiguousarray(block, dtype=dtype)
+
+
+def take_rows(X, rows):
+    """Rows of X in memory, in the order asked for, as :func:`working_dtype`.
+
+    Parameters
+    ----------
+    X : validated array (any kind :func:`check_rows` accepts)
+    rows : slice or array of int
+        Indices may repeat and come in any order; a memory map or Zarr array is
+        read front to back (indices sorted, then put back in the order asked for).
+    """
+    dtype = working_dtype(X)
+    if isinstance(rows, slice):
+        block = X[rows]
+        if _is_dask(X):
+            block = block.compute()
+        return _as_block(block, dtype)
+    rows = np.asarray(rows, dtype=np.int64)
+    if not _is_out_of_core(X):
+        return _as_block(X[rows], dtype)
+    unique, inverse = np.unique(rows, return_inverse=True)
+    if _is_zarr(X):
+        block = X.oindex[unique, :]
+    elif _is_dask(X):
+        block = X[unique].compute()
+    else:
+        block = X[unique]
+    return _as_block(block, dtype)[inverse]
+
+
+def row_blocks(X, *, bounds=None, block_rows=None):
+    """Yield ``(slice, block)`` for consecutive row blocks of X, each in memory."""
+    if bounds is None:
+        bounds = block_bounds(X, block_rows)
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        rows = slice(int(start), int(stop))
+        yield rows, take_rows(X, rows)
+
+
+def _apply(block, func, args, dtype):
+    return func(_as_block(block, dtype), *args)
+
+
+def map_row_blocks(func, X, *args, n_out, dtype, block_rows=None, out=None):
+    """``func(block, *args)`` for every row block, stacked into one array.
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function of a block (n_b rows) returning an array of shape
+        (n_b, n_out).
+    X : validated array
+    *args : small arguments passed to every call (landmarks, widths, ...)
+    n_out : int
+        Columns of the output.
+    dtype : dtype
+        Output dtype.
+    block_rows : int, optional
+        Rows per block for input without storage chunks.
+    out : array-like, optional
+        Where to write (a memory map, a Zarr array, ...), one block at a time.
+
+    Returns
+    -------
+    dask.array.Array for Dask input (lazy, one output block per input block; with
+    ``out`` given, it is stored there and ``out`` is returned), else ``out`` or a new
+    ndarray of shape (n_samples, n_out).
+    """
+    dtype = np.dtype(dtype)
+    if _is_dask(X):
+        import dask.array as da
+
+        if len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        result = X.map_blocks(_apply, func, args, working_dtype(X), dtype=dtype,
+                              chunks=(X.chunks[0], (n_out,)),
+                              meta=np.empty((0, 0), dtype=dtype))
+        if out is None:
+            return result
+        da.store(result, out, lock=True)
+        return out
+    if out is None:
+        out = np.empty((X.shape[0], n_out), dtype=dtype)
+    for rows, block in row_blocks(X, block_rows=block_rows):
+        out[rows] = func(block, *args)
+    return out
+
+
+def reduce_row_blocks(func, X, *args, bounds=None, block_rows=None):
+    """``[func(block, *args) for each row block]``, in block order.
+
+    On Dask input the blocks are computed where the data is (the workers of a
+    ``dask.distributed`` client, when one is active) and only the results travel.
+    Combine the results in the order returned so that the outcome is the same for
+    every kind of input with the same blocks.
+    """
+    if bounds is None:
+        bounds = block_bounds(X, block_rows)
+    if _is_dask(X):
+        import dask
+
+        dtype = working_dtype(X)
+        parts = [dask.delayed(_apply)(X[int(a):int(b)], func, args, dtype)
+                 for a, b in zip(bounds[:-1], bounds[1:])]
+        return list(dask.compute(*parts))
+    return [func(block, *args) for _, block in row_blocks(X, bounds=bounds)]
+
+
+def to_memory(X, *, what, alternative):
+    """All of X in memory, for a method that needs every row at once.
+
+    Raises ``MemoryError`` naming ``alternative`` when X (as float64 or float32)
+    would not fit in the memory available.
+    """
+    if not _is_out_of_core(X):
+        return X
+    from ._memory import check_memory
+
+    dtype = working_dtype(X)
+    check_memory(X.shape[0] * X.shape[1] * dtype.itemsize, what=what, way_out=alternative)
+    return take_rows(X, slice(0, X.shape[0]))
