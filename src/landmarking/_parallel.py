@@ -1,0 +1,52 @@
+"""``n_jobs`` with scikit-learn's meaning, applied only for the duration of a call.
+
+``n_jobs=None`` means 1 thread, unless the call runs inside
+``joblib.parallel_config(n_jobs=...)``; ``-1`` means all cores, ``-2`` all but one.
+:func:`thread_limits` sets numba's thread count and caps the BLAS thread pools for
+the duration of a ``with`` block and restores both afterwards, so nothing leaks into
+the user's session.
+"""
+
+from contextlib import contextmanager
+from numbers import Integral
+
+from joblib import effective_n_jobs
+from threadpoolctl import threadpool_limits
+
+__all__ = ["check_n_jobs", "resolve_n_jobs", "thread_limits"]
+
+
+def check_n_jobs(n_jobs):
+    """Check the ``n_jobs`` parameter: None or a nonzero integer."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0:
+        raise ValueError(
+            f"n_jobs must be None, a positive number of threads, or -1 for all cores "
+            f"(-2 for all but one, ...); got {n_jobs!r}."
+        )
+    return int(n_jobs)
+
+
+def resolve_n_jobs(n_jobs):
+    """The number of threads ``n_jobs`` stands for, at least 1."""
+    return max(1, int(effective_n_jobs(check_n_jobs(n_jobs))))
+
+
+@contextmanager
+def thread_limits(n_jobs):
+    """Run the block with ``n_jobs`` numba threads and at most ``n_jobs`` BLAS threads.
+
+    Yields the resolved thread count. numba is imported only when this is entered,
+    so that ``import landmarking`` does not load it.
+    """
+    import numba
+
+    n_threads = resolve_n_jobs(n_jobs)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        with threadpool_limits(limits=n_threads, user_api="blas"):
+            yield n_threads
+    finally:
+        numba.set_num_threads(previous)
