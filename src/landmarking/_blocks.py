@@ -41,7 +41,7 @@ from sklearn.utils.validation import validate_data
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
            "take_rows",
            "row_blocks", "map_row_blocks", "reduce_row_blocks", "to_memory",
-           "is_lazy"]
+           "is_lazy", "find_nonfinite_row", "as_dask"]
 
 _FLOATS = (np.float64, np.float32)
 
@@ -141,18 +141,34 @@ def _check_out_of_core(X, min_samples):
         raise ValueError(f"found an array with 0 feature(s) (shape={tuple(X.shape)}); "
                          "pass at least one column.")
     bounds = block_bounds(X)
-    first_bad = reduce_row_blocks(_first_nonfinite_row, X, bounds=bounds)
-    for start, stop, bad in zip(bounds[:-1], bounds[1:], first_bad):
+    row = find_nonfinite_row(X, bounds=bounds)
+    if row >= 0:
+        block = np.searchsorted(bounds, row, side="right") - 1
+        raise ValueError(
+            f"X contains NaN or infinity at row {row} (in the block of rows "
+            f"{bounds[block]}-{bounds[block + 1] - 1}); remove or impute the non-finite "
+            "values."
+        )
+
+
+def find_nonfinite_row(X, *, bounds=None):
+    """Index of the first row of X holding NaN or infinity, or -1; one block at a time."""
+    if bounds is None:
+        bounds = block_bounds(X)
+    for start, bad in zip(bounds[:-1], reduce_row_blocks(_first_nonfinite_row, X,
+                                                         bounds=bounds)):
         if bad >= 0:
-            raise ValueError(
-                f"X contains NaN or infinity at row {start + bad} (in the block of "
-                f"rows {start}-{stop - 1}); remove or impute the non-finite values."
-            )
+            return int(start + bad)
+    return -1
 
 
 def _first_nonfinite_row(block):
-    bad = ~np.isfinite(block).all(axis=1)
-    return int(np.argmax(bad)) if bad.any() else -1
+    values = block.data if sparse.issparse(block) else block
+    if np.isfinite(values).all():
+        return -1
+    if sparse.issparse(block):
+        block = block.toarray()
+    return int(np.argmax(~np.isfinite(block).all(axis=1)))
 
 
 # --------------------------------------------------------------------------- blocks
@@ -311,6 +327,39 @@ def reduce_row_blocks(func, X, *args, bounds=None, block_rows=None):
                  for a, b in zip(bounds[:-1], bounds[1:])]
         return list(dask.compute(*parts))
     return [func(block, *args) for _, block in row_blocks(X, bounds=bounds)]
+
+
+def as_dask(X, chunk_rows=None):
+    """X as a Dask array whose blocks are read where they are computed.
+
+    A Zarr array keeps its chunks; a memory map is read by each worker from its
+    file (never shipped from here, and never copied whole, which
+    ``dask.array.from_array`` would do); an in-memory array is cut into blocks of
+    ``chunk_rows`` rows. A Dask array is returned as it is.
+    """
+    import dask.array as da
+
+    if _is_dask(X):
+        return X
+    if _is_zarr(X):
+        return da.from_zarr(X)
+    bounds = block_bounds(X, chunk_rows)
+    if isinstance(X, np.memmap) and X.filename is not None:
+        import dask
+
+        parts = [da.from_delayed(
+            dask.delayed(_read_memmap_rows)(X.filename, X.dtype.str, X.shape, X.offset,
+                                            int(a), int(b)),
+            shape=(int(b - a), X.shape[1]), dtype=X.dtype)
+            for a, b in zip(bounds[:-1], bounds[1:])]
+        return da.concatenate(parts, axis=0)
+    return da.from_array(X, chunks=(tuple(np.diff(bounds).tolist()), X.shape[1]))
+
+
+def _read_memmap_rows(filename, dtype, shape, offset, start, stop):
+    rows = np.memmap(filename, dtype=np.dtype(dtype), mode="r", shape=tuple(shape),
+                     offset=offset)
+    return np.array(rows[start:stop])
 
 
 def to_memory(X, *, what, alternative):

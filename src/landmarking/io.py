@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._blocks import block_bounds, find_nonfinite_row, reduce_row_blocks, take_rows
+
 from ._io_formats import (
     IMAGE_SUFFIXES,
     InputError,
@@ -54,7 +56,7 @@ __all__ = [
 
 #: Name of the entry of a result ``.npz`` that names its main array.
 RESULT_KEY = "landmarking_result"
-_DATA_SUFFIXES = (".npy", ".npz", ".csv", ".tsv")
+_DATA_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".zarr")
 _SPARSE_KEYS = {"format", "shape", "data"}
 
 
@@ -90,7 +92,9 @@ def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
     Parameters
     ----------
     path : str or Path
-        A ``.npy``, ``.npz``, ``.csv`` or ``.tsv`` file, or a folder of PNG/PGM
+        A ``.npy`` (memory-mapped, read-only: never loaded whole), ``.npz``,
+        ``.csv`` or ``.tsv`` file, a Zarr array store (a folder named ``*.zarr``;
+        read chunk by chunk, needs the ``scale`` extra), or a folder of PNG/PGM
         images of equal size.
     key : str, optional
         The array to read from an ``.npz`` file holding several.
@@ -102,7 +106,9 @@ def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
     Returns
     -------
     DataFile
-        ``X`` is a finite 2-D float array (float32 kept as float32).
+        ``X`` is a finite 2-D array of numbers: float32 kept as float32, other
+        in-memory types as float64; a memory map or Zarr array keeps its dtype (the
+        library converts it one block at a time).
 
     Raises
     ------
@@ -121,7 +127,11 @@ def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder; check the name and the working folder.")
-    if path.is_dir():
+    if path.is_dir() and path.suffix.lower() == ".zarr":
+        if key is not None:
+            raise InputError(f"{path}: --key applies to .npz files, but this is a Zarr store; drop --key.")
+        data = DataFile(_open_zarr(path), path)
+    elif path.is_dir():
         if key is not None:
             raise InputError(f"{path}: --key applies to .npz files, but this is a folder; drop --key.")
         X, found_shape = _read_image_folder(path)
@@ -377,11 +387,32 @@ def input_sha256(path, suffixes=IMAGE_SUFFIXES):
     return digest.hexdigest()
 
 
+def _open_zarr(path):
+    try:
+        import zarr
+    except ImportError:
+        raise InputError(
+            f"{path}: reading Zarr stores needs the zarr package; install the scale extra "
+            "(pip install 'landmarking[scale]')."
+        ) from None
+    try:
+        return zarr.open_array(str(path), mode="r")
+    except Exception as exc:  # zarr raises several kinds for a folder that is no array
+        raise InputError(
+            f"{path}: not a readable Zarr array ({_short(exc)}); write one with "
+            "zarr.create_array or dask.array.to_zarr."
+        ) from None
+
+
 def _load_npy(path):
     try:
-        return np.load(path, allow_pickle=False)
+        # Memory-mapped: pages are read when a block is used, so a file larger
+        # than memory works and nothing is loaded twice. Other dtypes than
+        # float32/float64 are loaded and converted (the readers' contract).
+        X = np.load(path, mmap_mode="r", allow_pickle=False)
+        return X if X.dtype in (np.float32, np.float64) else np.array(X)
     except ValueError as exc:
-        if "allow_pickle" in str(exc):
+        if "allow_pickle" in str(exc) or "Python objects" in str(exc):
             raise InputError(
                 f"{path}: holds Python objects (a pickled array), which are never loaded; "
                 "save a numeric array with np.save."
@@ -443,8 +474,10 @@ def _as_matrix(X, path):
                 "remove or impute those entries first."
             )
         return X, None
-    X = np.asarray(X)
-    if X.dtype == bool:
+    out_of_core = not isinstance(X, np.ndarray) or isinstance(X, np.memmap)
+    if not out_of_core:
+        X = np.asarray(X)
+    if X.dtype == bool and not out_of_core:
         X = X.astype(np.float64)
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
         raise InputError(
@@ -452,7 +485,7 @@ def _as_matrix(X, path):
             "(text labels belong in a separate --labels file)."
         )
     image_shape = None
-    if X.ndim in (3, 4):
+    if X.ndim in (3, 4) and isinstance(X, np.ndarray):
         # (n, height, width[, channels]): a stack of images, one per row.
         image_shape = X.shape[1:]
         X = X.reshape(X.shape[0], -1)
@@ -463,18 +496,39 @@ def _as_matrix(X, path):
         )
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
+    if out_of_core:
+        # Checked block by block; the library converts each block when it reads it.
+        if find_nonfinite_row(X) >= 0:
+            bounds = block_bounds(X)
+            cells = np.concatenate([part + [start, 0] for start, part in zip(
+                bounds, reduce_row_blocks(_nonfinite_cells, X, bounds=bounds))])
+            _raise_nonfinite(path, cells, take_rows(X, cells[:1, 0]))
+        return X, image_shape
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     bad = ~np.isfinite(X)
     if bad.any():
-        row, col = (int(i) for i in np.argwhere(bad)[0])
-        kind = "NaN" if np.isnan(X[row, col]) else "infinite"
-        raise InputError(
-            f"{path}: {kind} value in row {row + 1}, column {col + 1} "
-            f"({int(bad.any(axis=1).sum())} rows affected); remove or impute those rows first "
-            "(e.g. sklearn.impute.SimpleImputer)."
-        )
+        _raise_nonfinite(path, np.argwhere(bad), X[np.argwhere(bad)[0, 0]:])
     return X, image_shape
+
+
+def _nonfinite_cells(block):
+    return np.argwhere(~np.isfinite(block))
+
+
+def _raise_nonfinite(path, cells, rows):
+    """InputError for the first non-finite cell.
+
+    ``cells`` are the (row, column) pairs of all non-finite values, ``rows`` the
+    data's rows from the first of them on.
+    """
+    row, col = (int(i) for i in cells[0])
+    kind = "NaN" if np.isnan(rows[0, col]) else "infinite"
+    raise InputError(
+        f"{path}: {kind} value in row {row + 1}, column {col + 1} "
+        f"({len(np.unique(cells[:, 0]))} rows affected); remove or impute those rows first "
+        "(e.g. sklearn.impute.SimpleImputer)."
+    )
 
 
 # --------------------------------------------------------------------- writers
