@@ -44,6 +44,8 @@ __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_
            "is_lazy", "find_nonfinite_row", "as_dask"]
 
 _FLOATS = (np.float64, np.float32)
+#: Dask blocks computed at once when their results are written by this process.
+_BLOCKS_IN_FLIGHT = 8
 
 
 # --------------------------------------------------------------------------- kinds
@@ -300,7 +302,20 @@ def map_row_blocks(func, X, *args, n_out, dtype, block_rows=None, out=None):
                               meta=np.empty((0, 0), dtype=dtype))
         if out is None:
             return result
-        da.store(result, out, lock=True)
+        if _is_zarr(out):
+            # The workers write their own blocks; rechunked to the store's chunks,
+            # no two writers share a chunk.
+            da.store(result.rechunk({0: out.chunks[0]}), out, lock=False)
+            return out
+        # Any other target (a memory map) lives in this process: the workers
+        # compute a few blocks at a time and this process writes them.
+        import dask
+
+        blocks = list(zip(np.cumsum((0,) + result.chunks[0][:-1]), result.to_delayed()[:, 0]))
+        for group in range(0, len(blocks), _BLOCKS_IN_FLIGHT):
+            batch = blocks[group:group + _BLOCKS_IN_FLIGHT]
+            for (start, _), values in zip(batch, dask.compute(*[b for _, b in batch])):
+                out[int(start):int(start) + len(values)] = values
         return out
     if out is None:
         out = np.empty((X.shape[0], n_out), dtype=dtype)

@@ -44,11 +44,17 @@ def build_parser():
 
     data = argparse.ArgumentParser(add_help=False)
     data.add_argument("data", metavar="DATA",
-                      help=".npy, .npz, .csv/.tsv file or a folder of .png/.pgm images "
-                           "(one sample per row)")
+                      help=".npy (memory-mapped), .npz, .csv/.tsv file, a .zarr store or "
+                           "a folder of .png/.pgm images (one sample per row)")
     data.add_argument("--key", help="the array to read from an .npz holding several")
     data.add_argument("--image-shape", type=_image_shape, metavar="HxW",
                       help="shape of one image, e.g. 28x28: plots landmarks as images")
+    dask = data.add_mutually_exclusive_group()
+    dask.add_argument("--scheduler", metavar="ADDRESS",
+                      help="run passes over the data on a running dask.distributed "
+                           "scheduler (e.g. tcp://host:8786); needs the scale extra")
+    dask.add_argument("--dask-workers", type=_positive_int, metavar="N",
+                      help="start a local Dask cluster of N worker processes for the run")
 
     output = argparse.ArgumentParser(add_help=False)
     output.add_argument("-o", "--output", required=True, metavar="FILE",

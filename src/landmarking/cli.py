@@ -15,9 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ._blocks import as_dask, map_row_blocks, working_dtype
 from ._cli_parser import EMBED_METHODS, EXPERIMENTS, LANDMARK_METHODS, build_parser
+from ._cluster import dask_client
 from .io import (
     InputError,
+    array_writer,
     check_output,
     input_sha256,
     read_corpus,
@@ -65,7 +68,10 @@ def main(argv=None):
                "reproduce": _cmd_reproduce}[args.command]
     start = time.perf_counter()
     try:
-        status = handler(args)
+        with dask_client(getattr(args, "scheduler", None),
+                         getattr(args, "dask_workers", None)) as client:
+            args.dask = client is not None
+            status = handler(args)
     except InputError as exc:
         if args.debug:
             raise
@@ -124,10 +130,37 @@ def _one_line(exc):
 
 
 def _load(args, *, dense=False):
+    """Read DATA; with --scheduler/--dask-workers, as a Dask array read by the workers."""
     data = read_data(args.data, key=args.key, image_shape=args.image_shape)
     if dense and hasattr(data.X, "toarray"):
         data.X = data.X.toarray()
+    if getattr(args, "dask", False):
+        if hasattr(data.X, "toarray"):
+            raise InputError(
+                f"{args.data}: sparse data cannot go to a Dask cluster here; drop "
+                "--scheduler/--dask-workers, or store the data densely (.npy or .zarr)."
+            )
+        data.X = as_dask(data.X)
     return data
+
+
+#: Outputs written block by block, for inputs larger than memory.
+STREAMED_SUFFIXES = (".npy", ".zarr")
+
+
+def _streamed(args):
+    return Path(args.output).suffix.lower() in STREAMED_SUFFIXES
+
+
+def _write_rows(args, func, X, *func_args, n_out, dtype):
+    """Write ``func(block, *func_args)`` of every row block of X to the .npy/.zarr output.
+
+    Nothing is gathered in memory: each block is computed and written (computed by
+    the Dask workers for Dask input), and the file appears complete or not at all.
+    """
+    with array_writer(args.output, (X.shape[0], n_out), dtype, force=args.force) as out:
+        map_row_blocks(func, X, *func_args, n_out=n_out, dtype=dtype, out=out)
+    return (X.shape[0], n_out)
 
 
 def _check_outputs(args, *extra, force_output=False):
@@ -376,9 +409,9 @@ def _write_interrupted(args, estimator, data, fmt, previous):
 
 
 def _cmd_features(args):
-    from .kernels import gaussian_features, row_chunks
+    from .kernels import gaussian_features
 
-    fmt = _check_outputs(args)
+    fmt = None if _streamed(args) else _check_outputs(args)
     saved = read_result(args.landmarks, required=["landmarks"])
     landmarks = np.asarray(saved["landmarks"], dtype=float)
     width = args.kernel_width
@@ -395,12 +428,12 @@ def _cmd_features(args):
             f"{args.data}: has {X.shape[1]} columns but the landmarks in {args.landmarks} have "
             f"{landmarks.shape[1]}; give data with the columns the landmarks were learnt on."
         )
-    if hasattr(X, "toarray"):
-        # Densify a block of rows at a time, never the whole matrix.
-        features = np.vstack([gaussian_features(X[rows].toarray(), landmarks, width)
-                              for rows in row_chunks(X.shape[0], 4096)])
-    else:
-        features = gaussian_features(X, landmarks, width)
+    if _streamed(args):
+        shape = _write_rows(args, gaussian_features, X, landmarks, width, n_out=len(landmarks),
+                            dtype=working_dtype(X))
+        _say(args, f"wrote features of shape {shape} to {args.output}")
+        return 0
+    features = np.asarray(gaussian_features(X, landmarks, width))
     parameters = {"landmarks": str(args.landmarks), "landmarks_sha256": input_sha256(args.landmarks),
                   "kernel_width": width, "key": args.key}
     write_result(args.output, {"features": features}, parameters=parameters, source=args.data,
@@ -509,7 +542,7 @@ def _resolved(estimator, name, required=True):
 def _cmd_transform(args):
     from .embedding.lll import lll_out_of_sample
 
-    fmt = _check_outputs(args, ("--plot", args.plot, "png"))
+    fmt = (None if _streamed(args) else _check_outputs(args, ("--plot", args.plot, "png")))
     model = read_result(args.model, required=["landmarks", "landmark_embedding", "n_landmark_neighbors"])
     data = _load(args, dense=True)
     X = data.X
@@ -523,6 +556,15 @@ def _cmd_transform(args):
     kwargs = {"n_landmark_neighbors": int(model["n_landmark_neighbors"])}
     if "reg" in model:
         kwargs["reg"] = float(model["reg"])
+    if _streamed(args):
+        if args.plot:
+            raise InputError("--plot draws from an embedding in memory; drop --plot when "
+                             "writing a .npy or .zarr output.")
+        shape = _write_rows(args, lll_out_of_sample, X, landmarks, model["landmark_embedding"],
+                            kwargs["n_landmark_neighbors"], kwargs.get("reg", 1e-3),
+                            n_out=model["landmark_embedding"].shape[1], dtype=np.float64)
+        _say(args, f"wrote an embedding of shape {shape} to {args.output}")
+        return 0
     embedding = lll_out_of_sample(X, landmarks, model["landmark_embedding"], **kwargs)
     parameters = {"model": str(args.model), "model_sha256": input_sha256(args.model), "key": args.key}
     write_result(args.output, {"embedding": np.asarray(embedding)}, parameters=parameters,

@@ -20,7 +20,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,7 @@ from ._io_formats import (
 __all__ = [
     "InputError",
     "DataFile",
+    "array_writer",
     "read_data",
     "read_labels",
     "read_result",
@@ -532,6 +535,44 @@ def _raise_nonfinite(path, cells, rows):
 
 
 # --------------------------------------------------------------------- writers
+
+
+@contextmanager
+def array_writer(path, shape, dtype, *, force=False, chunk_rows=100_000):
+    """An array to fill block by block, that becomes ``path`` only when complete.
+
+    ``path`` ends in ``.npy`` (a memory-mapped file) or ``.zarr`` (a Zarr store with
+    ``chunk_rows``-row chunks, written by Dask workers in parallel). The array is
+    written under a temporary name in the same folder and renamed at the end, so
+    an interrupted run leaves no partial output.
+    """
+    path = Path(path)
+    if path.exists() and not force:
+        raise InputError(f"{path}: already exists; pass --force to overwrite it, or choose another -o name.")
+    if not path.parent.exists():
+        raise InputError(f"{path}: the folder {path.parent} does not exist; create it first.")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial{path.suffix}")
+    try:
+        if path.suffix.lower() == ".zarr":
+            import zarr
+
+            out = zarr.create_array(store=str(temporary), shape=shape, dtype=dtype,
+                                    chunks=(min(chunk_rows, max(1, shape[0])), shape[1]),
+                                    overwrite=True)
+        else:
+            out = np.lib.format.open_memmap(temporary, mode="w+", dtype=dtype, shape=shape)
+        yield out
+        if isinstance(out, np.memmap):
+            out.flush()
+            del out
+        if path.is_dir():
+            shutil.rmtree(path)
+        os.replace(temporary, path)
+    finally:
+        if temporary.is_dir():
+            shutil.rmtree(temporary)
+        elif temporary.exists():
+            temporary.unlink()
 
 
 def output_format(path, fmt=None):

@@ -1,0 +1,275 @@
+"""Past one machine: GP landmarks and LLL on 10 million points, out of core and on Dask.
+
+The data: a 5-dimensional curved manifold in 100 dimensions plus noise, float32,
+written chunk by chunk to a Zarr store in 100,000-row chunks (about 4 GB raw), and
+to a ``.npy`` file for the memory-map run. No one can hold it twice in this
+machine's memory budget for the run (8 GB for all processes together).
+
+    python benchmarks/scale.py generate --store /tmp/scale     # writes the data once
+    python benchmarks/scale.py gp --store /tmp/scale           # GP at 1e5, 1e6, 1e7 (Dask), 1e7 (memmap)
+    python benchmarks/scale.py lll --store /tmp/scale          # LLL on a 1e6 sample, map all 1e7
+
+Each measurement runs in a fresh process, so that peak resident memory (ru_maxrss)
+is that run's own: the driver's, and every Dask worker's (asked from the workers
+at the end). Results are appended to ``benchmarks/output/scale.json``; ``table``
+prints them and draws ``benchmarks/output/scale_seconds_per_landmark.png``.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+N_TOTAL = 10_000_000
+N_FEATURES = 100
+LATENT = 5
+CHUNK = 100_000
+SEED = 20261123
+OUT = Path("benchmarks/output")
+
+
+# --------------------------------------------------------------------------- data
+
+def _manifold_parameters():
+    rng = np.random.default_rng(SEED)
+    W = rng.normal(size=(LATENT, N_FEATURES)) * 2.0
+    phase = rng.uniform(0, 2 * np.pi, size=N_FEATURES)
+    return W, phase
+
+
+def manifold_chunk(c, rows=CHUNK):
+    """Rows of chunk c: x = sin(u W + phase) + noise, u uniform in [0, 1]^5.
+
+    Also returns labels: ten classes from the first latent coordinate, so the
+    out-of-sample map can be scored by 1-NN classification as on MNIST.
+    """
+    W, phase = _manifold_parameters()
+    rng = np.random.default_rng([SEED, c])
+    u = rng.random((rows, LATENT))
+    X = np.sin(u @ W + phase) + 0.02 * rng.standard_normal((rows, N_FEATURES))
+    labels = np.minimum((u[:, 0] * 10).astype(np.int8), 9)
+    return X.astype(np.float32), labels
+
+
+def generate(store):
+    import zarr
+
+    store = Path(store)
+    store.mkdir(parents=True, exist_ok=True)
+    z = zarr.create_array(store=str(store / "X.zarr"), shape=(N_TOTAL, N_FEATURES),
+                          chunks=(CHUNK, N_FEATURES), dtype="float32", overwrite=True)
+    mm = np.lib.format.open_memmap(store / "X.npy", mode="w+", dtype=np.float32,
+                                   shape=(N_TOTAL, N_FEATURES))
+    labels = np.empty(N_TOTAL, dtype=np.int8)
+    start = time.perf_counter()
+    for c in range(N_TOTAL // CHUNK):
+        X, y = manifold_chunk(c)
+        rows = slice(c * CHUNK, (c + 1) * CHUNK)
+        z[rows] = X
+        mm[rows] = X
+        labels[rows] = y
+    mm.flush()
+    del mm
+    np.save(store / "labels.npy", labels)
+    print(f"wrote {N_TOTAL:,} x {N_FEATURES} float32 to {store} in "
+          f"{time.perf_counter() - start:.0f} s")
+
+
+# --------------------------------------------------------------------------- runs
+
+def _peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _worker_peaks(client):
+    peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return sorted(peaks.values())
+
+
+def _cluster(n_workers, memory_limit):
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                           memory_limit=memory_limit, dashboard_address=None)
+    return cluster, Client(cluster)
+
+
+def run_gp(store, n, source, n_landmarks, n_workers, memory_limit):
+    """One GP fit on the first n rows, in this process; returns a result record."""
+    from landmarking import GPLandmarks
+
+    store = Path(store)
+    client = cluster = None
+    if source == "dask":
+        import dask.array as da
+
+        cluster, client = _cluster(n_workers, memory_limit)
+        X = da.from_zarr(str(store / "X.zarr"))[:n]
+    else:
+        X = np.load(store / "X.npy", mmap_mode="r")[:n]
+    gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width="auto", chunk_size=CHUNK,
+                     random_state=0)
+    start = time.perf_counter()
+    gp.fit(X)
+    total = time.perf_counter() - start
+    record = {
+        "run": "gp", "source": source, "n": n, "n_landmarks": n_landmarks,
+        "seconds": total, "seconds_per_landmark": total / n_landmarks,
+        "step_seconds_per_landmark": float(np.mean(gp.landmark_seconds_)),
+        "driver_peak_mib": _peak_mib(), "worker_peaks_mib": [],
+        "loadavg": os.getloadavg(), "kernel_width": gp.kernel_width_,
+    }
+    if client is not None:
+        record["worker_peaks_mib"] = _worker_peaks(client)
+        client.close()
+        cluster.close()
+    record["all_processes_peak_mib"] = record["driver_peak_mib"] + sum(record["worker_peaks_mib"])
+    np.save(OUT / f"scale_gp_{source}_{n}.npy", gp.landmarks_)
+    return record
+
+
+def run_lll(store, n_sample, n_landmarks, n_workers, memory_limit):
+    """LLL on the first n_sample rows, then the out-of-sample map of all rows to Zarr."""
+    import dask.array as da
+    import zarr
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from landmarking import LocallyLinearLandmarks
+
+    store = Path(store)
+    labels = np.load(store / "labels.npy")
+    X_sample = np.load(store / "X.npy", mmap_mode="r")[:n_sample]
+    lll = LocallyLinearLandmarks(n_components=10, n_landmarks=n_landmarks,
+                                 n_landmark_neighbors=10, n_neighbors=10,
+                                 neighbors_method="approximate", random_state=0)
+    start = time.perf_counter()
+    embedding = lll.fit_transform(np.asarray(X_sample))
+    fit_seconds = time.perf_counter() - start
+
+    cluster, client = _cluster(n_workers, memory_limit)
+    X = da.from_zarr(str(store / "X.zarr"))
+    target = zarr.create_array(store=str(store / "embedding.zarr"), shape=(X.shape[0], 10),
+                               chunks=(CHUNK, 10), dtype="float32", overwrite=True)
+    start = time.perf_counter()
+    lll.transform(X).astype(np.float32).to_zarr(target)
+    map_seconds = time.perf_counter() - start
+    worker_peaks = _worker_peaks(client)
+    client.close()
+    cluster.close()
+
+    # 1-NN error of held-out points against the in-sample embedding, as
+    # benchmarks/lll_out_of_sample.py measures it on MNIST.
+    mapped = zarr.open_array(str(store / "embedding.zarr"), mode="r")
+    rng = np.random.default_rng(0)
+    ref = rng.choice(n_sample, 20_000, replace=False)
+    test_in = np.setdiff1d(rng.choice(n_sample, 6_000, replace=False), ref)[:5_000]
+    test_out = np.sort(rng.choice(np.arange(n_sample, X.shape[0]), 5_000, replace=False))
+    clf = KNeighborsClassifier(n_neighbors=1).fit(embedding[ref], labels[ref])
+    err_in = float(np.mean(clf.predict(embedding[test_in]) != labels[test_in]))
+    err_out = float(np.mean(clf.predict(mapped.oindex[test_out, :]) != labels[test_out]))
+    return {
+        "run": "lll", "n_sample": n_sample, "n": int(X.shape[0]), "n_landmarks": n_landmarks,
+        "fit_seconds": fit_seconds, "map_seconds": map_seconds,
+        "one_nn_error_in_sample": err_in, "one_nn_error_out_of_sample": err_out,
+        "driver_peak_mib": _peak_mib(), "worker_peaks_mib": worker_peaks,
+        "loadavg": os.getloadavg(),
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+def _append(record):
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / "scale.json"
+    records = json.loads(path.read_text()) if path.exists() else []
+    records.append(record)
+    path.write_text(json.dumps(records, indent=1))
+    print(json.dumps(record))
+
+
+def table():
+    records = json.loads((OUT / "scale.json").read_text())
+    print("| run | source | N | s / landmark | step s / landmark | driver peak MiB "
+          "| worker peaks MiB | all processes MiB | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in records:
+        if r["run"] != "gp":
+            continue
+        print(f"| gp | {r['source']} | {r['n']:,} | {r['seconds_per_landmark']:.2f} | "
+              f"{r['step_seconds_per_landmark']:.2f} | {r['driver_peak_mib']:.0f} | "
+              f"{', '.join(f'{p:.0f}' for p in r['worker_peaks_mib']) or '-'} | "
+              f"{r['all_processes_peak_mib']:.0f} | {r['loadavg'][0]:.1f} |")
+    for r in records:
+        if r["run"] == "lll":
+            print(f"\nLLL: fit on {r['n_sample']:,} in {r['fit_seconds']:.0f} s; mapped "
+                  f"{r['n']:,} to Zarr in {r['map_seconds']:.0f} s; 1-NN error in-sample "
+                  f"{r['one_nn_error_in_sample']:.4f}, out-of-sample "
+                  f"{r['one_nn_error_out_of_sample']:.4f}; driver peak "
+                  f"{r['driver_peak_mib']:.0f} MiB, workers "
+                  f"{', '.join(f'{p:.0f}' for p in r['worker_peaks_mib'])} MiB; load "
+                  f"{r['loadavg'][0]:.1f}")
+    _plot(records)
+
+
+def _plot(records):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for source, marker in (("dask", "o"), ("memmap", "s")):
+        rs = sorted((r for r in records if r["run"] == "gp" and r["source"] == source),
+                    key=lambda r: r["n"])
+        if rs:
+            ax.plot([r["n"] for r in rs], [r["seconds_per_landmark"] for r in rs],
+                    marker=marker, label=source)
+    ax.set_xscale("log")
+    ax.set_xlabel("N (rows)")
+    ax.set_ylabel("seconds per landmark")
+    ax.set_title("GPLandmarks(n_landmarks=50), 100 dimensions")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "scale_seconds_per_landmark.png", dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("what", choices=["generate", "gp", "lll", "table", "one"])
+    p.add_argument("--store", default="/tmp/landmarking-scale")
+    p.add_argument("--sizes", default="100000,1000000,10000000")
+    p.add_argument("--landmarks", type=int, default=50)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--memory-limit", default="3GB")
+    p.add_argument("--sample", type=int, default=1_000_000)
+    p.add_argument("--lll-landmarks", type=int, default=1000)
+    p.add_argument("--source", default="dask", choices=["dask", "memmap"])
+    p.add_argument("--n", type=int, default=0)
+    args = p.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    if args.what == "generate":
+        generate(args.store)
+    elif args.what == "one":
+        _append(run_gp(args.store, args.n, args.source, args.landmarks, args.workers,
+                       args.memory_limit))
+    elif args.what == "gp":
+        runs = [(int(n), "dask") for n in args.sizes.split(",")]
+        runs.append((N_TOTAL, "memmap"))
+        for n, source in runs:
+            subprocess.run([sys.executable, __file__, "one", "--store", args.store, "--n",
+                            str(n), "--source", source, "--landmarks", str(args.landmarks),
+                            "--workers", str(args.workers), "--memory-limit",
+                            args.memory_limit], check=True)
+        table()
+    elif args.what == "lll":
+        _append(run_lll(args.store, args.sample, args.lll_landmarks, args.workers,
+                        args.memory_limit))
+    else:
+        table()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""A Dask client for the command line: connect to a scheduler or start a local cluster.
+
+The library itself never starts or looks for a cluster: Dask input runs on whatever
+client is active (``dask.distributed`` makes the last one created the default).
+"""
+
+from contextlib import contextmanager
+
+from .io import InputError
+
+__all__ = ["dask_client", "SCHEDULER_TIMEOUT"]
+
+#: Seconds to wait for a scheduler before giving up with an error.
+SCHEDULER_TIMEOUT = 10
+
+
+@contextmanager
+def dask_client(scheduler=None, n_workers=None, *, timeout=SCHEDULER_TIMEOUT):
+    """Yield a ``dask.distributed.Client`` (or None when neither option is given).
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler, e.g. ``tcp://10.0.0.5:8786``.
+    n_workers : int, optional
+        Start a ``LocalCluster`` of this many single-threaded worker processes for
+        the duration of the block, and close it after.
+    timeout : float
+        Seconds to wait for the scheduler to answer.
+    """
+    if scheduler is None and n_workers is None:
+        yield None
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError(
+            "--scheduler and --dask-workers need dask.distributed; install the scale extra "
+            "(pip install 'landmarking[scale]')."
+        ) from None
+    cluster = None
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise InputError(
+                f"could not reach the Dask scheduler at {scheduler} within {timeout:g} s "
+                f"({type(exc).__name__}); check the address and that `dask scheduler` is "
+                "running there, or use --dask-workers N for a local cluster."
+            ) from None
+    else:
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
