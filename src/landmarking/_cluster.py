@@ -15,7 +15,7 @@ SCHEDULER_TIMEOUT = 10
 
 
 @contextmanager
-def dask_client(scheduler=None, n_workers=None, *, timeout=SCHEDULER_TIMEOUT):
+def dask_client(scheduler=None, n_workers=None, *, timeout=None):
     """Yield a ``dask.distributed.Client`` (or None when neither option is given).
 
     Parameters
@@ -25,9 +25,10 @@ def dask_client(scheduler=None, n_workers=None, *, timeout=SCHEDULER_TIMEOUT):
     n_workers : int, optional
         Start a ``LocalCluster`` of this many single-threaded worker processes for
         the duration of the block, and close it after.
-    timeout : float
-        Seconds to wait for the scheduler to answer.
+    timeout : float, optional
+        Seconds to wait for the scheduler to answer (default ``SCHEDULER_TIMEOUT``).
     """
+    timeout = SCHEDULER_TIMEOUT if timeout is None else timeout
     if scheduler is None and n_workers is None:
         yield None
         return
