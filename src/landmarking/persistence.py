@@ -34,7 +34,8 @@ kind                   holds
                        ``indices``, ``indptr``, and ``shape``, ``format``,
                        ``container``
 ``list``, ``tuple``    ``"items"``: the values
-``dict``               ``"items"``: string keys to values (e.g. ``timings_``)
+``dict``               ``"items"``: [key, value] pairs, string keys in order
+                       (e.g. ``timings_``)
 ``random_state``       a ``numpy.random.RandomState`` by its Mersenne Twister state
 ``estimator``          ``"class"`` (a name of :data:`ESTIMATORS`, never an import
                        path), ``"params"`` (``get_params(deep=False)``) and
@@ -145,6 +146,11 @@ class _Writer:
         return unique
 
     def value(self, value, path, where):
+        # NumPy scalars first: np.float64 and np.str_ are also float and str.
+        if isinstance(value, np.generic):
+            if value.dtype.hasobject:
+                raise _unsupported(where, value)
+            return {"kind": "scalar", "array": self.member(path, np.asarray(value))}
         if value is None or isinstance(value, (bool, str)):
             return value
         if isinstance(value, int):
@@ -153,10 +159,6 @@ class _Writer:
             if math.isfinite(value):
                 return float(value)
             return {"kind": "float", "value": repr(float(value))}
-        if isinstance(value, np.generic):
-            if value.dtype.hasobject:
-                raise _unsupported(where, value)
-            return {"kind": "scalar", "array": self.member(path, np.asarray(value))}
         if type(value) is np.ndarray or isinstance(value, np.memmap):
             return self.ndarray(value, path, where)
         if sparse.issparse(value):
@@ -171,8 +173,9 @@ class _Writer:
                     f"{where} is a dict with a key {bad[0]!r} that is not a string; a model "
                     "file stores dicts with string keys only. Convert the keys to strings."
                 )
-            return {"kind": "dict", "items": {k: self.value(v, (*path, k), f"{where}[{k!r}]")
-                                              for k, v in value.items()}}
+            # Pairs, not a JSON object: the order of the keys is kept (timings_).
+            return {"kind": "dict", "items": [[k, self.value(v, (*path, k), f"{where}[{k!r}]")]
+                                              for k, v in value.items()]}
         if type(value) is np.random.RandomState:
             name, keys, pos, has_gauss, cached = value.get_state()
             return {"kind": "random_state", "bit_generator": name,
@@ -325,7 +328,7 @@ class _Reader:
         return tuple(self._list(node, where))
 
     def _dict(self, node, where):
-        return {k: self.value(v, f"{where}[{k!r}]") for k, v in node["items"].items()}
+        return {k: self.value(v, f"{where}[{k!r}]") for k, v in node["items"]}
 
     def _random_state(self, node, where):
         rng = np.random.RandomState()
@@ -445,7 +448,7 @@ def save(estimator, path):
         "estimator": tree,
         "arrays": sorted(writer.arrays),
     }
-    text = json.dumps(header, sort_keys=True, allow_nan=False)
+    text = json.dumps(header, allow_nan=False)
     members = {HEADER: np.frombuffer(text.encode("utf-8"), dtype=np.uint8)}
     members.update(writer.arrays)
     _write_atomic(Path(path), members)
