@@ -388,11 +388,20 @@ def test_older_file_without_a_newer_parameter_loads_with_its_default(model_file)
     (_set("estimator", "state", "landmarks_", "kind", "tensor"), (),
      r"model\.npz: estimator\.landmarks_ is a value of kind 'tensor', which this landmarking "
      r"cannot read"),
+    (_set("estimator", "state", "landmarks_", "kind", "__class__"), (),
+     r"model\.npz: estimator\.landmarks_ is a value of kind '__class__', which this landmarking "
+     r"cannot read"),
+    (_set("estimator", "params", "n_landmarks", {"kind": "list", "items": 3}), (),
+     r"model\.npz: estimator\.n_landmarks: the list entry cannot be rebuilt .*damaged"),
+    (_set("estimator", "state", "landmarks_", "array", "__landmarking_model__"), (),
+     r"model\.npz: an entry refers to the array '__landmarking_model__', which the file does "
+     r"not list among its arrays"),
     (_set("format", "something-else"), (),
      r"model\.npz: not a landmarking model file \(format 'something-else'\)"),
     (_set("format_version", "one"), (), r"model\.npz: has no valid format version"),
 ], ids=["newer-format-major", "newer-library-major", "missing-array", "unknown-class",
-        "unknown-parameter", "unknown-kind", "other-format", "bad-version"])
+        "unknown-parameter", "unknown-kind", "method-name-as-kind", "malformed-list",
+        "header-as-array", "other-format", "bad-version"])
 def test_bad_model_files_raise_clear_errors(model_file, edit, drop, message):
     rewrite(model_file, edit=edit, drop=drop)
     with pytest.raises(ModelFileError, match=message):
@@ -422,6 +431,18 @@ def test_truncated_and_damaged_files_are_refused(model_file, tmp_path):
     damaged.write_bytes(data[:at] + bytes(b ^ 0xFF for b in data[at:at + 4]) + data[at + 4:])
     with pytest.raises(ModelFileError, match=r"damaged\.npz: .*damaged.*save the model again"):
         load(damaged)
+
+
+def test_member_that_is_not_an_npy_file_is_refused(model_file):
+    with zipfile.ZipFile(model_file, "a") as archive:
+        archive.writestr("notes.txt", b"hello")
+    def edit(header):
+        header["estimator"]["state"]["landmarks_"]["array"] = "notes.txt"
+        header["arrays"].append("notes.txt")
+    rewrite(model_file, edit=edit)
+    with pytest.raises(ModelFileError, match=r"model\.npz: the member 'notes\.txt' is not an "
+                                             r"array; the file is damaged"):
+        load(model_file)
 
 
 def test_other_files_are_not_models(tmp_path):

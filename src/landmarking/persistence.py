@@ -112,9 +112,14 @@ ESTIMATORS = {cls.__name__: cls for cls in (
     ManifoldSculpting)}
 # scikit-learn estimators that the library's estimators hold or take as parameters
 # (NMFLandmarks.nmf_; ManifoldSculpting(preprocess=...); landmark choices).
-ESTIMATORS.update({f"sklearn.{cls.__module__.split('.')[1]}.{cls.__name__}": cls for cls in (
-    NMF, PCA, KMeans, MiniBatchKMeans, NearestNeighbors, LocallyLinearEmbedding,
-    SpectralEmbedding)})
+# Named by their public import path, which outlives scikit-learn's private modules.
+ESTIMATORS.update({
+    "sklearn.decomposition.NMF": NMF, "sklearn.decomposition.PCA": PCA,
+    "sklearn.cluster.KMeans": KMeans, "sklearn.cluster.MiniBatchKMeans": MiniBatchKMeans,
+    "sklearn.neighbors.NearestNeighbors": NearestNeighbors,
+    "sklearn.manifold.LocallyLinearEmbedding": LocallyLinearEmbedding,
+    "sklearn.manifold.SpectralEmbedding": SpectralEmbedding,
+})
 _NAME_OF = {cls: name for name, cls in ESTIMATORS.items()}
 # Estimators whose fitted state includes a compiled object: stored as parameters
 # and training data, refitted on load (the refit is deterministic).
@@ -256,20 +261,24 @@ def _unsupported(where, value):
 class _Reader:
     """Builds values back from JSON nodes and the archive's arrays."""
 
-    def __init__(self, path, archive, version):
+    def __init__(self, path, archive, version, listed):
         self.path = path
         self.archive = archive
         self.version = version
+        self.listed = set(listed) - {HEADER}
 
     def error(self, message):
         return ModelFileError(f"{self.path}: {message}")
 
     def array(self, name):
+        if not isinstance(name, str) or name not in self.listed:
+            raise self.error(f"an entry refers to the array {name!r}, which the file does not "
+                             "list among its arrays; the file is damaged: save the model again.")
         if name not in self.archive.files:
             raise self.error(f"the array {name!r} is missing from the file (it was edited or "
                              "only partly copied); save the model again.")
         try:
-            return self.archive[name]
+            array = self.archive[name]
         except ValueError as exc:
             if "pickle" in str(exc).lower():
                 raise self.error(
@@ -282,6 +291,10 @@ class _Reader:
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             raise self.error(f"the array {name!r} is damaged ({exc}); save the model "
                              "again.") from None
+        if not isinstance(array, np.ndarray):  # a member that is not a .npy file
+            raise self.error(f"the member {name!r} is not an array; the file is damaged: save "
+                             "the model again.")
+        return array
 
     def value(self, node, where):
         if node is None or isinstance(node, (bool, int, float, str)):
@@ -290,17 +303,22 @@ class _Reader:
             raise self.error(f"{where}: malformed entry {node!r}; the file is damaged: save "
                              "the model again.")
         kind = node["kind"]
-        decode = getattr(self, "_" + kind, None) if kind.isidentifier() else None
+        decode = self._DECODERS.get(kind) if isinstance(kind, str) else None
         if decode is None:
             raise self.error(
                 f"{where} is a value of kind {kind!r}, which this landmarking cannot read "
                 f"(the file was written by landmarking {self.version}); upgrade landmarking."
             )
         try:
-            return decode(node, where)
+            return decode(self, node, where)
+        except ModelFileError:
+            raise
         except KeyError as exc:
             raise self.error(f"{where}: the {kind} entry lacks its {exc} field; the file is "
                              "damaged: save the model again.") from None
+        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise self.error(f"{where}: the {kind} entry cannot be rebuilt ({exc}); the file "
+                             "is damaged: save the model again.") from None
 
     def _ndarray(self, node, where):
         return self.array(node["array"])
@@ -359,6 +377,11 @@ class _Reader:
         for key, value in node.get("state", {}).items():
             setattr(est, key, self.value(value, f"{where}.{key}"))
         return est
+
+    # Kind -> decoder; only these kinds are read (a file cannot pick another method).
+    _DECODERS = {"ndarray": _ndarray, "scalar": _scalar, "str_object_array": _str_object_array,
+                 "float": _float, "sparse": _sparse, "list": _list, "tuple": _tuple,
+                 "dict": _dict, "random_state": _random_state, "estimator": _estimator}
 
 
 # --------------------------------------------------------------------- files
@@ -529,13 +552,17 @@ def load(path):
             header = _read_header(path, archive)
             version = header.get("library_version", "unknown")
             _check_compatible(path, header, version, __version__)
-            missing = sorted(set(header.get("arrays", [])) - set(archive.files))
+            listed = header.get("arrays", [])
+            if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
+                raise ModelFileError(f"{path}: its list of arrays is malformed; the file is "
+                                     "damaged: save the model again.")
+            missing = sorted(set(listed) - set(archive.files))
             if missing:
                 raise ModelFileError(
                     f"{path}: the model's arrays {', '.join(map(repr, missing))} are missing "
                     "from the file (it was edited or only partly copied); save the model again."
                 )
-            reader = _Reader(path, archive, version)
+            reader = _Reader(path, archive, version, listed)
             estimator = reader.value(header.get("estimator"), "estimator")
     except (zipfile.BadZipFile, EOFError) as exc:
         raise ModelFileError(f"{path}: truncated or damaged archive ({exc}); save the model "
@@ -559,7 +586,7 @@ def _not_a_model(files):
 def _read_header(path, archive):
     try:
         raw = archive[HEADER]
-        if raw.dtype != np.uint8 or raw.ndim != 1:
+        if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1:
             raise ValueError("the header is not a byte array")
         header = json.loads(raw.tobytes().decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
