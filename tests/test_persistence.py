@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
+from sklearn.manifold import LocallyLinearEmbedding
 from sklearn.neighbors import NearestNeighbors
 
 import landmarking
@@ -66,6 +67,9 @@ def _cases():
         ("laplacian", LaplacianEigenmaps(n_neighbors=8, random_state=0), X, X_NEW),
         ("sculpting", ManifoldSculpting(n_neighbors=8, min_iter=4, max_iter=8, patience=2,
                                         random_state=0), X, X_NEW),
+        ("sculpting-lle-start", ManifoldSculpting(
+            n_neighbors=8, preprocess=LocallyLinearEmbedding(n_neighbors=8, random_state=0),
+            min_iter=2, max_iter=4, patience=2, random_state=0), X, X_NEW),
         ("sculpting-array-start", ManifoldSculpting(n_neighbors=8, preprocess=X[:, [0, 2]],
                                                     min_iter=2, max_iter=4, patience=2,
                                                     random_state=0), X, X_NEW),

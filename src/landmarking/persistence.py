@@ -87,7 +87,7 @@ from sklearn.manifold import LocallyLinearEmbedding, SpectralEmbedding
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
-from ._io_formats import InputError
+from .io import InputError
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
