@@ -505,12 +505,13 @@ def _read_model(args):
     if not path.is_file():
         raise InputError(f"{path}: no such file; give the model written by `landmarking embed "
                          "--model` (or `landmarks --model`, or landmarking.save).")
-    if zipfile.is_zipfile(path):
-        with np.load(path, allow_pickle=False) as content:
-            legacy = HEADER not in content.files and {
-                "landmarks", "landmark_embedding", "n_landmark_neighbors"} <= set(content.files)
-        if legacy:
-            return _read_legacy_lll_model(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            files = {name.removesuffix(".npy") for name in archive.namelist()}
+    except (zipfile.BadZipFile, OSError):
+        files = set()  # load() below names the problem
+    if HEADER not in files and {"landmarks", "landmark_embedding", "n_landmark_neighbors"} <= files:
+        return _read_legacy_lll_model(path)
     model = load(path)
     if not hasattr(model, "transform"):
         raise InputError(
