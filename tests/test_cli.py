@@ -21,7 +21,7 @@ import pytest
 import scipy.sparse
 from PIL import Image
 
-from landmarking import GPLandmarks, __version__, cli
+from landmarking import GPLandmarks, LocallyLinearLandmarks, __version__, cli, load
 from landmarking.io import read_result
 
 STEPS = 40  # optimisation steps per GP landmark in these tests: quick, still deterministic
@@ -261,8 +261,6 @@ def test_features_from_saved_landmarks_dense_and_sparse(workdir, tmp_path):
 def test_embed_lll_saves_model_that_places_new_points(tmp_path):
     from sklearn.datasets import make_swiss_roll
 
-    from landmarking.embedding.lll import LocallyLinearLandmarks
-
     X, position = make_swiss_roll(400, random_state=0)
     np.save(tmp_path / "roll.npy", X)
     np.save(tmp_path / "position.npy", position)
@@ -278,16 +276,102 @@ def test_embed_lll_saves_model_that_places_new_points(tmp_path):
                                        n_landmark_neighbors=5, random_state=0).fit(X)
     scale = np.abs(reference.embedding_).max()
     np.testing.assert_allclose(embedding, reference.embedding_, rtol=0, atol=1e-6 * scale)
-    with np.load(tmp_path / "model.npz", allow_pickle=False) as model:
-        np.testing.assert_array_equal(model["landmarks"], reference.landmarks_)
-        assert model["landmark_embedding"].shape == (80, 2)
-        assert int(model["n_landmark_neighbors"]) == 5 and float(model["reg"]) == reference.reg
+    # The model is the fitted estimator in landmarking.save's format.
+    model = load(tmp_path / "model.npz")
+    assert type(model) is LocallyLinearLandmarks
+    np.testing.assert_array_equal(model.landmarks_, reference.landmarks_)
+    assert model.landmark_embedding_.shape == (80, 2)
+    assert model.n_landmark_neighbors == 5 and model.reg == reference.reg
+    np.testing.assert_array_equal(model.embedding_, embedding)
     assert_png_drawn(tmp_path / "emb.png")
     run("transform", "some.npy", "--model", "model.npz", "-o", "placed.npz", "--plot",
         "placed.png", "-q", cwd=tmp_path)
-    placed = read_result(tmp_path / "placed.npz")["embedding"]
-    np.testing.assert_allclose(placed, reference.transform(X[:40]), rtol=0, atol=1e-6 * scale)
+    placed = read_result(tmp_path / "placed.npz")
+    np.testing.assert_allclose(placed["embedding"], reference.transform(X[:40]), rtol=0,
+                               atol=1e-6 * scale)
+    # The loaded model places them as the library does (to rounding: BLAS results
+    # depend on the alignment of the arrays, which differs between processes).
+    np.testing.assert_allclose(placed["embedding"], model.transform(X[:40]), rtol=1e-12,
+                               atol=1e-14 * scale)
+    assert placed["parameters"]["estimator"] == "LocallyLinearLandmarks"
     assert_png_drawn(tmp_path / "placed.png")
+
+
+def test_transform_still_reads_lll_models_of_version_0_1(tmp_path, monkeypatch):
+    from landmarking.io import write_result
+
+    X = circle(200)[0] @ np.array([[1.0, 0.0, 0.5], [0.0, 1.0, -0.5]])
+    lll = LocallyLinearLandmarks(n_landmarks=30, n_neighbors=8, random_state=0).fit(X)
+    # What `embed --model` wrote before models were saved with landmarking.save.
+    write_result(tmp_path / "old.npz", {
+        "landmarks": lll.landmarks_, "landmark_embedding": lll.landmark_embedding_,
+        "n_landmark_neighbors": np.asarray(lll.n_landmark_neighbors),
+        "reg": np.asarray(lll.reg)}, parameters={"method": "lll"}, result="landmark_embedding")
+    np.save(tmp_path / "new.npy", X[:20] + 0.01)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["transform", "new.npy", "--model", "old.npz", "-o", "placed.npz", "-q"]) == 0
+    np.testing.assert_allclose(read_result("placed.npz")["embedding"],
+                               lll.transform(X[:20] + 0.01), rtol=1e-12, atol=1e-15)
+
+
+def test_landmarks_model_gives_features_through_transform(workdir, tmp_path, monkeypatch, capsys):
+    folder, X, _ = workdir
+    monkeypatch.chdir(tmp_path)
+    np.save("new.npy", X[:30] * 1.1)
+    assert cli.main(["landmarks", str(folder / "circle.npy"), "-n", "5", "--method", "kmeans",
+                     "-o", "lm.npz", "--model", "lm_model.npz", "-q"]) == 0
+    model = load("lm_model.npz")
+    np.testing.assert_array_equal(model.landmarks_, read_result("lm.npz")["landmarks"])
+    assert cli.main(["transform", "new.npy", "--model", "lm_model.npz", "-o", "f.npz", "-q"]) == 0
+    features = read_result("f.npz")
+    np.testing.assert_allclose(features["features"], model.transform(X[:30] * 1.1), rtol=1e-12,
+                               atol=1e-15)
+    assert features["parameters"]["estimator"] == "KMeansLandmarks"
+    # Features are not coordinates to draw.
+    assert cli.main(["transform", "new.npy", "--model", "lm_model.npz", "-o", "g.npz",
+                     "--plot", "g.png", "-q"]) == 2
+    assert "whose transform gives landmark features, not coordinates to draw; drop --plot" in (
+        capsys.readouterr().err)
+    assert not Path("g.npz").exists()
+    np.save("wide.npy", np.ones((4, 3)))
+    assert cli.main(["transform", "wide.npy", "--model", "lm_model.npz", "-o", "h.npz", "-q"]) == 2
+    assert "wide.npy: has 3 columns but the model in lm_model.npz was fitted on 2" in (
+        capsys.readouterr().err)
+
+
+def _class_without_transform():
+    from landmarking.persistence import ESTIMATORS
+
+    for name, cls in ESTIMATORS.items():
+        if "." not in name and not hasattr(cls, "transform"):
+            return cls
+    pytest.skip("every estimator has transform now")
+
+
+def test_model_of_an_estimator_without_transform_is_refused(tmp_path, monkeypatch, capsys):
+    from landmarking import save
+
+    from landmarking._cli_parser import EMBED_METHODS
+
+    cls = _class_without_transform()
+    monkeypatch.chdir(tmp_path)
+    X = circle(60)[0] @ np.array([[1.0, 0.0, 0.5], [0.0, 1.0, -0.5]])
+    np.save("points.npy", X)
+    fitted = {"ManifoldSculpting": dict(n_neighbors=6, min_iter=2, max_iter=3, patience=1)}
+    save(cls(**fitted.get(cls.__name__, {})).fit(X), "model.npz")
+    assert cli.main(["transform", "points.npy", "--model", "model.npz", "-o", "t.npz", "-q"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line == (f"landmarking transform: error: model.npz: holds a {cls.__name__}, which "
+                    "cannot place new points (it has no transform); save a model of --method "
+                    "lll with `landmarking embed --model`.")
+    method = {v: k for k, v in EMBED_METHODS.items()}.get(cls.__name__)
+    if method is not None:
+        assert cli.main(["embed", "points.npy", "--method", method, "--model", "m.npz",
+                         "-o", "e.npz", "-q"]) == 2
+        assert (f"--model saves a model for `landmarking transform`, and --method {method} "
+                f"({cls.__name__}) cannot place new points; use --method lll, or drop --model"
+                in capsys.readouterr().err)
+        assert not Path("e.npz").exists() and not Path("m.npz").exists()
 
 
 def test_embed_laplacian_eigenmaps_and_sculpting(tmp_path, monkeypatch):
@@ -470,14 +554,19 @@ BAD_INPUTS = [
      r"--labels colours the picture; add --plot NAME\.png or drop --labels"),
     (["features", "three_cols.npy", "--landmarks", "missing.npz", "-o", "f.npz"],
      r"missing\.npz: no such file"),
-    (["embed", "tiny.npy", "--method", "le", "--model", "m.npz", "-o", "e.npz"],
-     r"--model saves LLL's out-of-sample map; --method le has none"),
     (["embed", "tiny.npy", "--method", "lll", "--n-landmarks", "9", "-o", "e.npz"],
      r"tiny\.npy: has 3 rows, fewer than the 9 landmarks requested"),
     (["embed", "tiny.npy", "--method", "sculpting", "--bandwidth", "2", "-o", "e.npz"],
      r"--bandwidth does not apply to --method sculpting"),
     (["transform", "tiny.npy", "--model", "taken.npz", "-o", "t.npz"],
-     r"taken\.npz: not a readable \.npz file"),
+     r"taken\.npz: not a landmarking model file \(not an \.npz archive\); give the file "
+     r"written by landmarking\.save"),
+    (["transform", "tiny.npy", "--model", "pair.npz", "-o", "t.npz"],
+     r"pair\.npz: not a landmarking model file \(it holds: X, y\)"),
+    (["transform", "tiny.npy", "--model", "missing.npz", "-o", "t.npz"],
+     r"missing\.npz: no such file; give the model written by `landmarking embed --model`"),
+    (["landmarks", "tiny.npy", "-n", "2", "-o", "o.npz", "--model", "taken.npz"],
+     r"taken\.npz: already exists; pass --force to overwrite it, or choose another --model"),
     (["topics", "posts.csv", "-n", "2"],
      r"posts\.csv: no such file or folder; give a folder of \.txt files or a \.jsonl file"),
 ]

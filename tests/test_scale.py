@@ -233,3 +233,14 @@ def _landmarks_file(folder, tmp_path):
     assert cli.main(["landmarks", str(folder / "X.npy"), "-n", "2", "--steps", "20", "-o",
                      str(path), "-q"]) == 0
     return path
+
+
+def test_cli_transform_streams_a_saved_model(data, tmp_path):
+    from landmarking import save
+
+    folder, X = data
+    gp = GPLandmarks(chunk_size=CHUNK, **GP).fit(X)
+    save(gp, tmp_path / "model.npz")
+    assert cli.main(["transform", str(folder / "X.zarr"), "--model", str(tmp_path / "model.npz"),
+                     "-o", str(tmp_path / "t.npy"), "-q"]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "t.npy"), gp.transform(X), rtol=1e-6)

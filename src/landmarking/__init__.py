@@ -27,3 +27,8 @@ from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: E4
 from .embedding.model_selection import sweep_lll  # noqa: E402
 
 __all__ += ["LaplacianEigenmaps", "LocallyLinearLandmarks", "lll_out_of_sample", "sweep_lll"]
+
+# Saving and loading fitted estimators without pickles.
+from .persistence import load, save  # noqa: E402
+
+__all__ += ["save", "load"]

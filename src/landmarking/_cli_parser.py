@@ -109,6 +109,9 @@ def build_parser():
     p.add_argument("--continue", dest="previous", metavar="FILE",
                    help="landmarks .npz of an earlier gp run on the same DATA to extend")
     p.add_argument("--plot", metavar="PNG", help="picture of the landmarks")
+    p.add_argument("--model", metavar="FILE",
+                   help="also save the fitted estimator (.npz, landmarking.save's format); "
+                        "`landmarking transform` then gives landmark features of new data")
     p.add_argument("--view", metavar="EMBEDDING",
                    help="draw the plot on this 2-D embedding of DATA (e.g. from `landmarking "
                         "embed`) instead of the first two principal components")
@@ -128,8 +131,9 @@ def build_parser():
     p = commands.add_parser(
         "embed", parents=[common, data, output, labels], formatter_class=raw,
         help="low-dimensional embedding (LLL, Laplacian eigenmaps, Manifold Sculpting)",
-        description="Embed DATA in -d dimensions. With --method lll, --model saves what "
-                    "`landmarking transform` needs to place new points.",
+        description="Embed DATA in -d dimensions. --model saves the fitted estimator "
+                    "(landmarking.save's format, read by landmarking.load) for "
+                    "`landmarking transform` to place new points (--method lll).",
         epilog=_example(
             "landmarking embed roll.csv --method lll -d 2 --n-landmarks 300 --neighbors 10 \\\n"
             "    -o embedding.npz --model model.npz --plot embedding.png --labels colours.txt\n"
@@ -155,16 +159,22 @@ def build_parser():
                    help="sculpting: starting configuration (default pca, the paper's; "
                         "ltsa unfolds rolled sheets such as the Swiss roll)")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
-    p.add_argument("--model", metavar="FILE", help="lll: save the out-of-sample map to this .npz")
+    p.add_argument("--model", metavar="FILE",
+                   help="lll: save the fitted model to this .npz (landmarking.save's format)")
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
     p = commands.add_parser(
         "transform", parents=[common, data, output, labels], formatter_class=raw,
-        help="place new points with a saved LLL model",
-        description="Place new points in an LLL embedding with the model saved by "
-                    "`landmarking embed --method lll --model`.",
-        epilog=_example("landmarking transform new_points.csv --model model.npz -o new_embedding.npz"))
-    p.add_argument("--model", required=True, metavar="FILE", help="model .npz from `embed --model`")
+        help="place new points with a saved model",
+        description="Apply a saved model to new points: an embedding model from `landmarking "
+                    "embed --method lll --model` places them in the embedding (the result "
+                    "is 'embedding'); a landmark model from `landmarking landmarks --model` "
+                    "gives their landmark features ('features'). Any file of "
+                    "landmarking.save works, and so do LLL models written by landmarking 0.1.",
+        epilog=_example("landmarking transform new_points.csv --model model.npz -o new_embedding.npz\n"
+                        "landmarking transform test.npy --model lm_model.npz -o features.npz"))
+    p.add_argument("--model", required=True, metavar="FILE",
+                   help="model .npz from `embed --model`, `landmarks --model` or landmarking.save")
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
     p = commands.add_parser(

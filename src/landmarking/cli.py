@@ -11,11 +11,12 @@ import shlex
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from ._blocks import as_dask, map_row_blocks, working_dtype
+from ._blocks import as_dask, map_row_blocks, take_rows, working_dtype
 from ._cli_parser import EMBED_METHODS, EXPERIMENTS, LANDMARK_METHODS, build_parser
 from ._cluster import dask_client
 from .io import (
@@ -29,6 +30,7 @@ from .io import (
     read_result,
     write_result,
 )
+from .persistence import HEADER, load, save
 
 __all__ = ["main", "build_parser"]
 
@@ -271,7 +273,8 @@ def _cmd_landmarks(args):
     # Extending a file in place is the point of --continue: no --force needed for it.
     resuming_in_place = args.previous is not None and (
         Path(args.output).resolve() == Path(args.previous).resolve())
-    fmt = _check_outputs(args, ("--plot", args.plot, "png"), force_output=resuming_in_place)
+    fmt = _check_outputs(args, ("--plot", args.plot, "png"), ("--model", args.model, "npz"),
+                         force_output=resuming_in_place)
     previous = None
     if args.previous is not None:
         previous = _read_previous(args)
@@ -311,6 +314,9 @@ def _cmd_landmarks(args):
         return _write_interrupted(args, estimator, data, fmt, previous)
     _write_landmarks(args, estimator, data, fmt, complete=True, previous=previous)
     _say(args, f"wrote {len(estimator.landmarks_)} landmarks to {args.output}")
+    if args.model:
+        save(estimator, args.model)
+        _say(args, f"wrote the fitted {cls.__name__} to {args.model}")
     if args.plot:
         _plot_landmarks(args, X, estimator.landmarks_, data.image_shape, labels, view)
     return 0
@@ -398,6 +404,9 @@ def _write_interrupted(args, estimator, data, fmt, previous):
     resume = f"landmarking landmarks {shlex.quote(args.data)} -n {args.n_landmarks}"
     if args.key:
         resume += f" --key {shlex.quote(args.key)}"
+    if args.model:
+        # The model is written once the list is complete.
+        resume += f" --model {shlex.quote(args.model)}"
     out = shlex.quote(args.output)
     print(f"\nlandmarking landmarks: interrupted; wrote the {len(landmarks)} landmarks finished "
           f"so far (of {args.n_landmarks}) to {args.output}. Resume with:\n  {resume} "
@@ -447,10 +456,11 @@ def _cmd_features(args):
 
 def _cmd_embed(args):
     fmt = _check_outputs(args, ("--plot", args.plot, "png"), ("--model", args.model, "npz"))
-    if args.model and args.method != "lll":
+    cls = _class(EMBED_METHODS[args.method])
+    if args.model and not hasattr(cls, "transform"):
         raise InputError(
-            f"--model saves LLL's out-of-sample map; --method {args.method} has none. "
-            "Use --method lll, or drop --model."
+            f"--model saves a model for `landmarking transform`, and --method {args.method} "
+            f"({cls.__name__}) cannot place new points; use --method lll, or drop --model."
         )
     data = _load(args, dense=True)
     X = data.X
@@ -482,7 +492,6 @@ def _cmd_embed(args):
             f"{args.data}: has {X.shape[0]} rows, too few for --neighbors {args.neighbors}; "
             f"pass fewer than {X.shape[0]} neighbours."
         )
-    cls = _class(EMBED_METHODS[args.method])
     given = {
         "n_components": ("-d", args.n_components),
         "n_neighbors": ("--neighbors", args.neighbors),
@@ -508,71 +517,96 @@ def _cmd_embed(args):
                  command=args.command_line, fmt=fmt, force=args.force)
     _say(args, f"wrote an embedding of shape {embedding.shape} to {args.output}")
     if args.model:
-        _write_model(args, estimator, parameters)
-        _say(args, f"wrote the out-of-sample model to {args.model}")
+        save(estimator, args.model)
+        _say(args, f"wrote the fitted {type(estimator).__name__} to {args.model}")
     if args.plot:
         _plot_embedding(args, embedding, labels, f"{args.method}: {Path(args.data).name}")
     return 0
 
 
-def _write_model(args, estimator, parameters):
-    arrays = {
-        "landmarks": np.asarray(estimator.landmarks_),
-        "landmark_embedding": np.asarray(estimator.landmark_embedding_),
-        "n_landmark_neighbors": np.asarray(_resolved(estimator, "n_landmark_neighbors")),
-    }
-    reg = _resolved(estimator, "reg", required=False)
-    if reg is not None:
-        arrays["reg"] = np.asarray(reg)
-    write_result(args.model, arrays, parameters=parameters, source=args.data,
-                 command=args.command_line, fmt="npz", force=args.force, result="landmark_embedding")
+def _read_model(args):
+    """The model of ``--model``: ``(class, n_features, place, key)``.
 
+    ``place(X)`` is its transform, and ``key`` names what that gives: "embedding"
+    (coordinates) or "features" (landmark features).
 
-def _resolved(estimator, name, required=True):
-    """A fitted value (``name_``) if the estimator resolved one, else its parameter."""
-    for attribute in (name + "_", name):
-        value = getattr(estimator, attribute, None)
-        if value is not None and not isinstance(value, str):
-            return value
-    if required:
-        raise RuntimeError(f"the fitted {type(estimator).__name__} has no {name}")
-    return None
-
-
-def _cmd_transform(args):
-    from .embedding.lll import lll_out_of_sample
-
-    fmt = (None if _streamed(args) else _check_outputs(args, ("--plot", args.plot, "png")))
-    model = read_result(args.model, required=["landmarks", "landmark_embedding", "n_landmark_neighbors"])
-    data = _load(args, dense=True)
-    X = data.X
-    landmarks = model["landmarks"]
-    if X.shape[1] != landmarks.shape[1]:
+    Reads files of :func:`landmarking.save` and, so that they keep working, the
+    arrays-only LLL models that ``embed --model`` wrote before it (landmarks, the
+    landmark embedding, K_Z and the ridge).
+    """
+    path = Path(args.model)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file; give the model written by `landmarking embed "
+                         "--model` (or `landmarks --model`, or landmarking.save).")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            files = {name.removesuffix(".npy") for name in archive.namelist()}
+    except (zipfile.BadZipFile, OSError):
+        files = set()  # load() below names the problem
+    if HEADER not in files and {"landmarks", "landmark_embedding", "n_landmark_neighbors"} <= files:
+        return _read_legacy_lll_model(path)
+    model = load(path)
+    if not hasattr(model, "transform"):
         raise InputError(
-            f"{args.data}: has {X.shape[1]} columns but the model in {args.model} was fitted on "
-            f"{landmarks.shape[1]}; give points with the same columns."
+            f"{path}: holds a {type(model).__name__}, which cannot place new points (it has no "
+            "transform); save a model of --method lll with `landmarking embed --model`."
         )
-    labels = _label_codes(args, X.shape[0])
+    key = "embedding" if hasattr(model, "embedding_") else "features"
+    return type(model), model.n_features_in_, model.transform, key
+
+
+def _read_legacy_lll_model(path):
+    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample
+
+    model = read_result(path, required=["landmarks", "landmark_embedding", "n_landmark_neighbors"])
     kwargs = {"n_landmark_neighbors": int(model["n_landmark_neighbors"])}
     if "reg" in model:
         kwargs["reg"] = float(model["reg"])
+
+    def place(X):
+        return lll_out_of_sample(X, model["landmarks"], model["landmark_embedding"], **kwargs)
+
+    return LocallyLinearLandmarks, model["landmarks"].shape[1], place, "embedding"
+
+
+def _cmd_transform(args):
+    fmt = None if _streamed(args) else _check_outputs(args, ("--plot", args.plot, "png"))
+    cls, n_features, place, key = _read_model(args)
+    if args.plot and key == "features":
+        raise InputError(
+            f"{args.model}: holds a {cls.__name__}, whose transform gives landmark features, "
+            "not coordinates to draw; drop --plot."
+        )
+    data = _load(args)
+    X = _dense_if_needed(args, cls, data.X)
+    if X.shape[1] != n_features:
+        raise InputError(
+            f"{args.data}: has {X.shape[1]} columns but the model in {args.model} was fitted on "
+            f"{n_features}; give points with the same columns."
+        )
+    labels = _label_codes(args, X.shape[0])
     if _streamed(args):
         if args.plot:
-            raise InputError("--plot draws from an embedding in memory; drop --plot when "
-                             "writing a .npy or .zarr output.")
-        shape = _write_rows(args, lll_out_of_sample, X, landmarks, model["landmark_embedding"],
-                            kwargs["n_landmark_neighbors"], kwargs.get("reg", 1e-3),
-                            n_out=model["landmark_embedding"].shape[1], dtype=np.float64)
-        _say(args, f"wrote an embedding of shape {shape} to {args.output}")
+            raise InputError("--plot draws from a result in memory; drop --plot when writing "
+                             "a .npy or .zarr output.")
+        first = np.asarray(place(take_rows(X, slice(0, 1))))
+        shape = _write_rows(args, _place_block, X, place, n_out=first.shape[1],
+                            dtype=first.dtype)
+        _say(args, f"wrote {key} of shape {shape} to {args.output}")
         return 0
-    embedding = lll_out_of_sample(X, landmarks, model["landmark_embedding"], **kwargs)
-    parameters = {"model": str(args.model), "model_sha256": input_sha256(args.model), "key": args.key}
-    write_result(args.output, {"embedding": np.asarray(embedding)}, parameters=parameters,
+    result = np.asarray(place(X))
+    parameters = {"model": str(args.model), "model_sha256": input_sha256(args.model),
+                  "estimator": cls.__name__, "key": args.key}
+    write_result(args.output, {key: result}, parameters=parameters,
                  source=args.data, command=args.command_line, fmt=fmt, force=args.force)
-    _say(args, f"wrote an embedding of shape {np.shape(embedding)} to {args.output}")
+    _say(args, f"wrote {key} of shape {result.shape} to {args.output}")
     if args.plot:
-        _plot_embedding(args, embedding, labels, f"out-of-sample: {Path(args.data).name}")
+        _plot_embedding(args, result, labels, f"out-of-sample: {Path(args.data).name}")
     return 0
+
+
+def _place_block(block, place):
+    return np.asarray(place(block))
 
 
 def _plot_embedding(args, embedding, labels, title):
