@@ -52,6 +52,7 @@ Speed
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 from numbers import Integral, Real
 
@@ -304,6 +305,7 @@ class _Chunks:
         self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
         self.keep = X.shape[0] * len(landmarks) * self.dtype.itemsize <= KERNEL_TABLE_BYTES
         self.kept = {}
+        self.planned, self.pending, self.reader = [], {}, None
 
     @property
     def n_batches(self):
@@ -319,19 +321,55 @@ class _Chunks:
         bounds = self.batch_bounds[c]
         return self.permutations[c][bounds[j]:bounds[j + 1]]
 
+    def plan(self, order):
+        """Announce the chunks the next steps visit, so each next one is read ahead.
+
+        With more than one chunk, a background thread reads the next chunk while the
+        steps run on the current one (one extra chunk in memory); it ends in
+        :meth:`close`.
+        """
+        self.planned = [c for c, _ in groupby(step[0] for step in order)]
+
+    def _read(self, c):
+        return take_rows(self.X, slice(int(self.bounds[c]), int(self.bounds[c + 1])))
+
+    def _next_read(self, c):
+        """Chunk c, read ahead if it was planned; starts reading the next planned one."""
+        if self.planned and self.planned[0] == c:
+            self.planned.pop(0)
+        pending = self.pending.pop(c, None)
+        Xc = pending.result() if pending is not None else self._read(c)
+        if self.planned and len(self.bounds) > 2 and self.planned[0] not in self.pending:
+            if self.reader is None:
+                self.reader = ThreadPoolExecutor(1, thread_name_prefix="landmarking-read")
+            self.pending[self.planned[0]] = self.reader.submit(self._read, self.planned[0])
+        return Xc
+
+    def close(self):
+        if self.reader is not None:
+            self.reader.shutdown(cancel_futures=True)
+            self.reader = None
+        self.pending.clear()
+
     def visit(self, c, k):
         """(rows, their squared norms, Phi with k columns) of chunk c."""
-        Xc = take_rows(self.X, slice(int(self.bounds[c]), int(self.bounds[c + 1])))
+        Xc = self._next_read(c)
         if not self.keep:
             return Xc, _row_norms(Xc), _kernel_columns(Xc, self.landmarks[:k], self.eta)
-        if c not in self.kept:
-            Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
-            self.kept[c] = [_row_norms(Xc), Phi, 0]
-        xsq, Phi, done = self.kept[c]
-        if done < k:
+        xsq, Phi = self._kept_columns(c, k, Xc)
+        return Xc, xsq, Phi
+
+    def _kept_columns(self, c, k, Xc=None):
+        """Squared norms and Phi (k columns) kept for chunk c; reads it only if needed."""
+        if c not in self.kept or self.kept[c][2] < k:
+            Xc = self._next_read(c) if Xc is None else Xc
+            if c not in self.kept:
+                Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
+                self.kept[c] = [_row_norms(Xc), Phi, 0]
+            xsq, Phi, done = self.kept[c]
             Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta)
             self.kept[c][2] = k
-        return Xc, xsq, Phi[:, :k]
+        return self.kept[c][0], self.kept[c][1][:, :k]
 
     def gram(self, k):
         """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
@@ -339,9 +377,12 @@ class _Chunks:
             parts = reduce_row_blocks(_kernel_gram, self.X, self.landmarks[:k], self.eta,
                                       bounds=self.bounds)
         else:
+            n_chunks = len(self.bounds) - 1
+            self.planned = [c for c in range(n_chunks)
+                            if c not in self.kept or self.kept[c][2] < k]
             parts = []
-            for c in range(len(self.bounds) - 1):
-                Phi = self.visit(c, k)[2].astype(np.float64)
+            for c in range(n_chunks):
+                Phi = self._kept_columns(c, k)[1].astype(np.float64)
                 parts.append(Phi.T @ Phi)
         total = np.zeros((k, k))
         for part in parts:
@@ -451,6 +492,7 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
             rng = np.random.default_rng([seed, k])
             t0 = _initial_point(k, init, mean, std, rng, space)
             order = _batch_order(rng, chunks.batches_per_chunk, n_steps)
+            chunks.plan(order)
             with tqdm(total=n_steps, desc=f"landmark {k + 1}", leave=False,
                       disable=not verbose, unit="step") as step_bar, \
                     threadpool_limits(limits=1, user_api="blas"):
@@ -460,13 +502,16 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
             seconds.append(time.perf_counter() - start)
             if callback is not None:
                 callback(landmarks[:k + 1], np.asarray(seconds))
+        objectives = _objectives(chunks.gram(n_landmarks), n_samples, n_previous)
     except KeyboardInterrupt as interrupt:
         done = n_previous + len(seconds)
+        chunks.close()
         objectives = _objectives(chunks.gram(done), n_samples, n_previous)
         interrupt.partial_result = (landmarks[:done].copy(), objectives,
                                     np.asarray(seconds))
         raise
-    objectives = _objectives(chunks.gram(n_landmarks), n_samples, n_previous)
+    finally:
+        chunks.close()
     return landmarks, objectives, np.asarray(seconds)
 
 
