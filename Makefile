@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+EXTRAS := test,ann,scale
 
 .PHONY: install demo test bench clean
 
@@ -11,7 +12,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[test,ann]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 install: $(STAMP)

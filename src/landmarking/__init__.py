@@ -3,7 +3,7 @@
 Estimators follow scikit-learn's conventions. See the README for a tour.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 from .landmarks.gp import GPLandmarks
 
