@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS := test,ann,scale
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q
+
+$(VENV)/.lint-installed: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS),lint]"
+	touch $@
+
+lint: $(VENV)/.lint-installed
+	$(VENV)/bin/ruff check .
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
