@@ -49,7 +49,9 @@ $(STAMP_MIN): pyproject.toml tools/min_requirements.py
 	touch $(STAMP_MIN)
 
 test-min: $(STAMP_MIN)
-	$(PY_MIN) -m pip freeze --exclude-editable | grep -iE "^($$(sed 's/[[=;].*//' $(VENV_MIN)/requirements-min.txt | paste -sd'|'))=="
+	@echo "Installed at the declared floors:"
+	@$(PY_MIN) -m pip freeze --exclude-editable \
+	  | grep -iE "^($$(sed -E 's/[^A-Za-z0-9_.-].*//' $(VENV_MIN)/requirements-min.txt | paste -sd'|'))=="
 	$(PY_MIN) -m pytest -q
 
 clean:
