@@ -10,8 +10,13 @@ from .landmarks.gp import GPLandmarks
 __all__ = ["__version__", "GPLandmarks"]
 
 # Landmark baselines (issue 3).
-from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,  # noqa: E402
-                                  NMFLandmarks, RandomLandmarks, RPCholeskyLandmarks)
+from .landmarks.baselines import (  # noqa: E402
+    ActiveLearningLandmarks,
+    KMeansLandmarks,
+    NMFLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+)
 
 __all__ += ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
             "KMeansLandmarks", "NMFLandmarks"]

@@ -123,7 +123,10 @@ def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
         raise InputError(f"{path}: no such file or folder; check the name and the working folder.")
     if path.is_dir():
         if key is not None:
-            raise InputError(f"{path}: --key applies to .npz files, but this is a folder; drop --key.")
+            raise InputError(
+                f"{path}: --key applies to .npz files, but this is a folder; "
+                "drop --key."
+            )
         X, found_shape = _read_image_folder(path)
         data = DataFile(X, path, found_shape)
     else:
@@ -239,7 +242,10 @@ def read_result(path, required=()):
     """
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such file; give the .npz written by an earlier landmarking run.")
+        raise InputError(
+            f"{path}: no such file; "
+            "give the .npz written by an earlier landmarking run."
+        )
     if path.suffix.lower() != ".npz":
         raise InputError(
             f"{path}: expected the .npz file written by landmarking (a {path.suffix or 'file'} "
@@ -249,7 +255,10 @@ def read_result(path, required=()):
         with np.load(path, allow_pickle=False) as content:
             out = {name: content[name] for name in content.files}
     except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable .npz file ({_short(exc)}); pass a file written by landmarking.") from None
+        raise InputError(
+            f"{path}: not a readable .npz file ({_short(exc)}); "
+            "pass a file written by landmarking."
+        ) from None
     missing = [name for name in required if name not in out]
     if missing:
         raise InputError(
@@ -294,10 +303,17 @@ def read_corpus(path, *, field="text"):
     if path.is_dir():
         files = _files(path, (".txt",))
         if not files:
-            raise InputError(f"{path}: the folder holds no .txt files; put one document per .txt file in it.")
-        return [f.read_text(encoding="utf-8", errors="replace") for f in files], [f.name for f in files]
+            raise InputError(
+                f"{path}: the folder holds no .txt files; "
+                "put one document per .txt file in it."
+            )
+        texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
+        return texts, [f.name for f in files]
     if not path.is_file():
-        raise InputError(f"{path}: no such file or folder; give a folder of .txt files or a .jsonl file.")
+        raise InputError(
+            f"{path}: no such file or folder; "
+            "give a folder of .txt files or a .jsonl file."
+        )
     if path.suffix.lower() != ".jsonl":
         raise InputError(
             f"{path}: a corpus is a folder of .txt files or a .jsonl file, not a "
@@ -343,7 +359,8 @@ def parse_image_shape(text):
         shape = ()
     if len(shape) not in (2, 3) or min(shape) < 1:
         raise InputError(
-            f"--image-shape {text!r} is not HEIGHTxWIDTH; write it like 28x28 (or 32x32x3 for colour)."
+            f"--image-shape {text!r} is not HEIGHTxWIDTH; write it like 28x28 "
+            "(or 32x32x3 for colour)."
         )
     return shape
 
@@ -386,16 +403,25 @@ def _load_npy(path):
                 f"{path}: holds Python objects (a pickled array), which are never loaded; "
                 "save a numeric array with np.save."
             ) from None
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+        raise InputError(
+            f"{path}: not a valid .npy file ({_short(exc)}); "
+            "save it with np.save."
+        ) from None
     except OSError as exc:
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+        raise InputError(
+            f"{path}: not a valid .npy file ({_short(exc)}); "
+            "save it with np.save."
+        ) from None
 
 
 def _load_npz(path, key, allow_sparse):
     try:
         content = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez.") from None
+        raise InputError(
+            f"{path}: not a valid .npz file ({_short(exc)}); "
+            "save it with np.savez."
+        ) from None
     with content:
         names = list(content.files)
         if _SPARSE_KEYS <= set(names) and key is None:
@@ -433,7 +459,10 @@ def _as_matrix(X, path):
     """Check dtype, dimensions and finiteness; return (2-D float data, image shape)."""
     if hasattr(X, "tocsr"):
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
-            raise InputError(f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; save real numbers.")
+            raise InputError(
+                f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; "
+                "save real numbers."
+            )
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         if not np.all(np.isfinite(X.data)):
@@ -462,7 +491,10 @@ def _as_matrix(X, path):
             f"{X.ndim}-D shape {X.shape}; reshape it, e.g. X.reshape(-1, 1) for one feature."
         )
     if X.shape[0] == 0 or X.shape[1] == 0:
-        raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
+        raise InputError(
+            f"{path}: the data is empty (shape {X.shape}); "
+            "give at least one row and one column."
+        )
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     bad = ~np.isfinite(X)
@@ -498,7 +530,10 @@ def output_format(path, fmt=None):
             )
         return by_suffix
     if by_suffix != fmt:
-        raise InputError(f"{path}: --format {fmt} needs a file name ending in .{fmt}; rename the output.")
+        raise InputError(
+            f"{path}: --format {fmt} needs a file name ending in .{fmt}; "
+            "rename the output."
+        )
     return fmt
 
 
@@ -517,7 +552,10 @@ def check_output(path, *, force=False, fmt=None, option="-o"):
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give {option} a file name.")
     if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it, or choose another {option} name.")
+        raise InputError(
+            f"{path}: already exists; "
+            f"pass --force to overwrite it, or choose another {option} name."
+        )
     if not path.parent.exists():
         raise InputError(f"{path}: the folder {path.parent} does not exist; create it first.")
     return fmt

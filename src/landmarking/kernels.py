@@ -111,9 +111,11 @@ def local_kernel_width(X, *, random_state=None):
 
     rng = check_random_state(random_state)
     n = X.shape[0]
-    rows = np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE else np.arange(n)
+    rows = (np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE
+            else np.arange(n))
     sample = X[rows]
-    sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample, dtype=np.float64)
+    sample = (sample.toarray() if hasattr(sample, "toarray")
+              else np.asarray(sample, dtype=np.float64))
     k = min(AUTO_NEIGHBOR, len(rows) - 1)
     d2 = squared_distances(sample, sample)
     np.fill_diagonal(d2, np.inf)
@@ -141,7 +143,8 @@ def resolve_kernel_width(X, kernel_width, *, random_state=None):
     if isinstance(kernel_width, str):
         if kernel_width not in KERNEL_WIDTH_RULES:
             raise ValueError(
-                f"kernel_width must be a positive number, 'auto' or 'variance'; got {kernel_width!r}."
+                "kernel_width must be a positive number, 'auto' or 'variance'; "
+                f"got {kernel_width!r}."
             )
         width = (variance_kernel_width(X) if kernel_width == "variance"
                  else local_kernel_width(X, random_state=random_state))

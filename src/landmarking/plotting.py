@@ -130,7 +130,8 @@ def plot_embedding(
     embedding = np.asarray(embedding)
     fig, ax = plt.subplots(figsize=(6, 6))
     y = embedding[:, 1] if embedding.shape[1] > 1 else np.zeros(len(embedding))
-    scatter = ax.scatter(embedding[:, 0], y, s=4, c=labels, cmap="tab10" if labels is not None else None)
+    scatter = ax.scatter(embedding[:, 0], y, s=4, c=labels,
+                         cmap="tab10" if labels is not None else None)
     if labels is not None and len(np.unique(labels)) <= 20:
         ax.legend(*scatter.legend_elements(), fontsize=7, loc="best", markerscale=0.8)
     ax.set_title(title or "embedding")

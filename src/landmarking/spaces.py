@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_choice, SPACES
+from ._validation import SPACES, check_choice
 
 __all__ = ["project", "is_feasible", "SPACES"]
 

@@ -277,6 +277,6 @@ def make_translated_image(
     rows, cols = np.meshgrid(np.arange(n_positions), np.arange(n_positions), indexing="ij")
     rows, cols = rows.ravel(), cols.ravel()
     images = np.repeat(background[None], rows.size, axis=0)
-    for k, (r, c) in enumerate(zip(rows, cols)):
+    for k, (r, c) in enumerate(zip(rows, cols, strict=True)):
         images[k, r:r + p, c:c + p] = picture
     return images.reshape(rows.size, -1), np.column_stack([cols, rows]).astype(float)

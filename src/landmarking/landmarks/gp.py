@@ -52,7 +52,7 @@ Speed
 """
 
 import time
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -62,8 +62,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .._validation import (SPACES, check_choice, check_enough_samples,
-                           check_feasible_for_space, check_positive_int)
+from .._validation import (
+    SPACES,
+    check_choice,
+    check_enough_samples,
+    check_feasible_for_space,
+    check_positive_int,
+)
 from ..kernels import gaussian_features, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
