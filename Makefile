@@ -3,15 +3,23 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+EXTRAS := test,ann,scale
 
-.PHONY: install demo test bench clean
+# `make test-min`: the oldest supported Python with every dependency at its declared
+# floor, in a venv of its own (tools/min_requirements.py reads the floors).
+PYTHON_MIN ?= python3.11
+VENV_MIN := .venv-min
+PY_MIN := $(VENV_MIN)/bin/python
+STAMP_MIN := $(VENV_MIN)/.installed
+
+.PHONY: install demo test lint test-min bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e ".[test,ann]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,5 +30,29 @@ demo: install
 test: install
 	$(PY) -m pytest -q
 
+$(VENV)/.lint-installed: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS),lint]"
+	touch $@
+
+lint: $(VENV)/.lint-installed
+	$(VENV)/bin/ruff check .
+
+# Rebuilt from scratch whenever a floor changes, so no newer package is left behind.
+$(STAMP_MIN): pyproject.toml tools/min_requirements.py
+	rm -rf $(VENV_MIN)
+	$(PYTHON_MIN) -m venv $(VENV_MIN)
+	$(PY_MIN) -m pip install --quiet --upgrade pip
+	$(PY_MIN) tools/min_requirements.py --extras $(EXTRAS) > $(VENV_MIN)/requirements-min.txt
+	$(PY_MIN) -m pip install --quiet -r $(VENV_MIN)/requirements-min.txt
+	$(PY_MIN) -m pip install --quiet --no-deps -e .
+	$(PY_MIN) -m pip check
+	touch $(STAMP_MIN)
+
+test-min: $(STAMP_MIN)
+	@echo "Installed at the declared floors:"
+	@$(PY_MIN) -m pip freeze --exclude-editable \
+	  | grep -iE "^($$(sed -E 's/[^A-Za-z0-9_.-].*//' $(VENV_MIN)/requirements-min.txt | paste -sd'|'))=="
+	$(PY_MIN) -m pytest -q
+
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(VENV_MIN) build *.egg-info src/*.egg-info

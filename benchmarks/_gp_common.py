@@ -60,10 +60,10 @@ def print_table(header, rows, *, floatfmt="{:.4f}"):
     cells = [[fmt(v) for v in row] for row in rows]
     widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h))
               for i, h in enumerate(header)]
-    print("| " + " | ".join(str(h).ljust(w) for h, w in zip(header, widths)) + " |")
+    print("| " + " | ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in cells:
-        print("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |")
+        print("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + " |")
 
 
 def pyplot():

@@ -106,7 +106,8 @@ def main():
            f"vs one run of {n_total}: {diff:.1e}")
 
     # 2. Features of new data.
-    cli_s, _ = command(["features", "test.npy", "--landmarks", "lm.npz", "-o", "features.npz"], work)
+    cli_s, _ = command(["features", "test.npy", "--landmarks", "lm.npz", "-o", "features.npz"],
+                       work)
     lib_s, features = timed(lambda: gaussian_features(X_test, saved["landmarks"],
                                                       float(saved["kernel_width"])))
     diff = np.abs(read_result(work / "features.npz")["features"] - features).max()
@@ -148,7 +149,8 @@ def main():
     print(f"start-up of a command (landmarking --version, median of 3): {startup:.2f} s")
     print(f"{'step':<36} {'command s':>9} {'library s':>9} {'overhead s':>10} {'ratio':>6}  check")
     for step, cli_s, lib_s, check in rows:
-        print(f"{step:<36} {cli_s:9.2f} {lib_s:9.2f} {cli_s - lib_s:10.2f} {cli_s / lib_s:6.2f}  {check}")
+        print(f"{step:<36} {cli_s:9.2f} {lib_s:9.2f} {cli_s - lib_s:10.2f} "
+              f"{cli_s / lib_s:6.2f}  {check}")
     print("\ntopics printed by the command:")
     print(stdout.rstrip())
 

@@ -17,8 +17,8 @@ Usage::
 import time
 
 import numpy as np
-
 from _gp_common import parse_args_with_kernel_width, print_table
+
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_faces
 from landmarking.evaluation import nearest_distances, nearest_neighbor_spacing
@@ -79,7 +79,7 @@ def run(args):
     for k in range(N_LANDMARKS):
         tiles.append(np.clip(gp.landmarks_[k], 0, None))
         titles.append(f"landmark {k + 1}")
-        for j, i in enumerate(near[k]):
+        for i in near[k]:
             tiles.append(X[i])
             titles.append(f"s{subject[i]}")
     png = args.out / f"gp_faces_olivetti_{tag}.png"

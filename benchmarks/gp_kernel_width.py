@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from landmarking import GPLandmarks
-from landmarking.datasets import (make_concentric_circles, make_noisy_swiss_roll,
-                                  make_sphere_orthant)
+from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
 from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
 from landmarking.plotting import plot_landmarks
 

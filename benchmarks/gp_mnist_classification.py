@@ -25,10 +25,15 @@ import json
 import time
 
 import numpy as np
-
 from _gp_common import parse_args, print_table, pyplot
-from landmarking import (ActiveLearningLandmarks, GPLandmarks, KMeansLandmarks,
-                         RandomLandmarks, RPCholeskyLandmarks)
+
+from landmarking import (
+    ActiveLearningLandmarks,
+    GPLandmarks,
+    KMeansLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+)
 from landmarking.datasets.real import load_mnist
 from landmarking.evaluation import landmark_geometry, select_by_validation
 from landmarking.kernels import resolve_kernel_width

@@ -2,8 +2,8 @@
 
 Each training post (headers, quoted lines and signature stripped) becomes the
 square root of its normalised word histogram over the 1,545 most frequent words
-after English stop words (the paper's vocabulary size), a point on the unit sphere in the positive orthant;
-``GPLandmarks(space="sphere")`` learns landmarks there. Printed: the 5 most
+after English stop words (the paper's vocabulary size), a point on the unit sphere
+in the positive orthant; ``GPLandmarks(space="sphere")`` learns landmarks there. Printed: the 5 most
 probable words (largest squared entries) of the first 12 landmarks, and a purity
 figure for each: the share of its 100 nearest documents (Hellinger distance) that
 come from its most common newsgroup. For scale, the same purity for 12 random
@@ -19,8 +19,8 @@ import time
 import warnings
 
 import numpy as np
-
 from _gp_common import parse_args_with_kernel_width, print_table, pyplot
+
 from landmarking import GPLandmarks, KMeansLandmarks, RandomLandmarks
 from landmarking.datasets.real import load_newsgroups
 from landmarking.kernels import squared_distances

@@ -16,8 +16,8 @@ Usage::
 import json
 
 import numpy as np
-
 from _gp_common import parse_args_with_kernel_width, print_table, pyplot
+
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_faces
 

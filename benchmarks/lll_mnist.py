@@ -39,8 +39,11 @@ import numpy as np
 from landmarking.datasets import load_mnist
 from landmarking.embedding.affinity import gaussian_affinity
 from landmarking.embedding.laplacian import spectral_embedding
-from landmarking.embedding.lll import (LocallyLinearLandmarks, reconstruction_weights,
-                                       select_landmarks)
+from landmarking.embedding.lll import (
+    LocallyLinearLandmarks,
+    reconstruction_weights,
+    select_landmarks,
+)
 from landmarking.metrics import procrustes_error, span_error
 from landmarking.neighbors import nearest_neighbors
 
@@ -307,7 +310,7 @@ def plot(results, exact_rows, path, n):
         sec = [np.mean([r["seconds"] for r in sub if r["L"] == L]) for L in Ls]
         ax_t.loglog(Ls, sec, "o-", color=color, label=method)
         ax_e.loglog(Ls, err, "o-", color=color, label=method)
-    for r, style in zip(exact_rows, ["k-", "k--", "k:"]):
+    for r, style in zip(exact_rows, ["k-", "k--", "k:"], strict=False):
         ax_t.axhline(r["seconds"], color="k", ls=style[1:], lw=1, label=r["method"])
     lll = [r for r in results if r["method"] == "lll"]
     Ls = sorted({r["L"] for r in lll})

@@ -23,9 +23,13 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from landmarking.datasets import load_mnist
 from landmarking.embedding.affinity import check_connected, gaussian_affinity
-from landmarking.embedding.lll import (lll_out_of_sample, reconstruction_weights,
-                                       reduced_problem, select_landmarks,
-                                       solve_reduced_problem)
+from landmarking.embedding.lll import (
+    lll_out_of_sample,
+    reconstruction_weights,
+    reduced_problem,
+    select_landmarks,
+    solve_reduced_problem,
+)
 from landmarking.neighbors import nearest_neighbors
 
 
@@ -125,7 +129,7 @@ def plot(rows, kws, sigmas, path):
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     for ax, key, title in zip(axes, ["seconds", "test_error", "oos_error"],
                               ["LLL seconds per setting", "1-NN error, test (embedded)",
-                               "1-NN error, out-of-sample"]):
+                               "1-NN error, out-of-sample"], strict=True):
         grid = np.array([[next(r[key] for r in rows if r["K_W"] == k and r["sigma"] == s)
                           for s in sigmas] for k in kws])
         im = ax.imshow(grid, cmap="viridis", origin="lower")

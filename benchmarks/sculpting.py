@@ -40,8 +40,12 @@ import numpy as np
 from sklearn.manifold import Isomap, LocallyLinearEmbedding
 
 from landmarking import ManifoldSculpting
-from landmarking.datasets import (make_entwined_spirals, make_sculpting_s_curve,
-                                  make_sculpting_swiss_roll, make_translated_image)
+from landmarking.datasets import (
+    make_entwined_spirals,
+    make_sculpting_s_curve,
+    make_sculpting_swiss_roll,
+    make_translated_image,
+)
 from landmarking.metrics import affine_align, affine_normalized_mse
 
 
@@ -111,7 +115,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
                 if method == "HLLE" and k <= t * (t + 3) / 2:
                     continue
                 try:
-                    Y, secs = _timed(lambda: make().fit_transform(X))
+                    Y, secs = _timed(lambda make=make, X=X: make().fit_transform(X))
                     mse = affine_normalized_mse(Y, target)
                 except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover
                     print(f"{method} failed on {name}: {exc}")
@@ -122,7 +126,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
             for sigma in (sigmas if pca else ()):
                 model = ManifoldSculpting(n_components=t, n_neighbors=k, scale_rate=sigma,
                                           random_state=seed)
-                Y, secs = _timed(lambda: model.fit_transform(X))
+                Y, secs = _timed(lambda model=model, X=X: model.fit_transform(X))
                 rows.append((name, seed, "MS (pca)", sigma, affine_normalized_mse(Y, target),
                              secs, _relative_mse(Y, target)))
                 if seed == 0 and sigma == sigmas[0]:
@@ -133,7 +137,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
             for method, rule in (("MS (ltsa)", "total"), ("MS (ltsa, point)", "point")):
                 model = ManifoldSculpting(n_components=t, n_neighbors=k, preprocess="ltsa",
                                           move_rule=rule, random_state=seed)
-                Y, secs = _timed(lambda: model.fit_transform(X))
+                Y, secs = _timed(lambda model=model, X=X: model.fit_transform(X))
                 rows.append((name, seed, method, "-", affine_normalized_mse(Y, target), secs,
                              _relative_mse(Y, target)))
                 if seed == 0:
@@ -212,7 +216,8 @@ def main(argv=None):
     parser.add_argument("--sigmas", type=float, nargs="+", help="scale rates for MS (pca)")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS,
                         help="default: swiss (all four with --full)")
-    parser.add_argument("-n", type=int, help="points per generated manifold (600; 2000 with --full)")
+    parser.add_argument("-n", type=int,
+                        help="points per generated manifold (600; 2000 with --full)")
     parser.add_argument("--no-pca", action="store_true",
                         help="skip the MS (pca) rows (the slow graduated runs)")
     args = parser.parse_args(argv)

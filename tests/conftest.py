@@ -6,7 +6,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-DATA_DIR = Path(os.environ.get("LANDMARKING_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+DATA_DIR = Path(os.environ.get("LANDMARKING_DATA",
+                               Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")

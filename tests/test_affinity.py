@@ -6,9 +6,15 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from landmarking.embedding.affinity import (DisconnectedGraphWarning, check_affinity,
-                                            check_connected, degree, gaussian_affinity,
-                                            knn_affinity, laplacian)
+from landmarking.embedding.affinity import (
+    DisconnectedGraphWarning,
+    check_affinity,
+    check_connected,
+    degree,
+    gaussian_affinity,
+    knn_affinity,
+    laplacian,
+)
 from landmarking.neighbors import nearest_neighbors
 
 

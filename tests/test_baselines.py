@@ -6,8 +6,13 @@ from scipy.spatial.distance import cdist
 from sklearn.cluster import KMeans
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from landmarking import (ActiveLearningLandmarks, KMeansLandmarks, NMFLandmarks,
-                         RandomLandmarks, RPCholeskyLandmarks)
+from landmarking import (
+    ActiveLearningLandmarks,
+    KMeansLandmarks,
+    NMFLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+)
 from landmarking.landmarks.baselines import kl_nmf_weights
 from landmarking.landmarks.cholesky import pivoted_cholesky
 

@@ -1,8 +1,13 @@
 import numpy as np
 import pytest
 
-from landmarking.datasets import (load_faces, load_mnist, load_newsgroups,
-                                  make_concentric_circles, make_sphere_orthant)
+from landmarking.datasets import (
+    load_faces,
+    load_mnist,
+    load_newsgroups,
+    make_concentric_circles,
+    make_sphere_orthant,
+)
 from landmarking.spaces import is_feasible
 
 

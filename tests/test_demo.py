@@ -1,7 +1,5 @@
 import io
 
-import numpy as np
-
 from landmarking.demo import run_demo
 
 

@@ -8,10 +8,17 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 from landmarking import RandomLandmarks
-from landmarking.evaluation import (PAPER_LAMBDAS, covering_radius, cross_validated_accuracy,
-                                    landmark_features, landmark_geometry,
-                                    landmark_to_data_distances, nearest_distances,
-                                    nearest_neighbor_spacing, select_by_validation)
+from landmarking.evaluation import (
+    PAPER_LAMBDAS,
+    covering_radius,
+    cross_validated_accuracy,
+    landmark_features,
+    landmark_geometry,
+    landmark_to_data_distances,
+    nearest_distances,
+    nearest_neighbor_spacing,
+    select_by_validation,
+)
 
 
 def test_paper_grid():
@@ -58,7 +65,7 @@ def test_select_by_validation_scores_and_choice():
     F, y = _binary(2, n=600)
     res = select_by_validation(F[:300], y[:300], F[300:450], y[300:450], F[450:], y[450:])
     assert res.scores.shape == (7,)
-    for lam, score in zip(res.lambdas, res.scores):
+    for lam, score in zip(res.lambdas, res.scores, strict=True):
         ref = LogisticRegression(C=1 / lam, max_iter=1000).fit(F[:300], y[:300])
         assert score == pytest.approx(ref.score(F[300:450], y[300:450]))
     # The best score, ties going to the strongest regularisation.

@@ -5,8 +5,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking import GPLandmarks
-from landmarking.datasets import (make_concentric_circles, make_noisy_swiss_roll,
-                                  make_sphere_orthant)
+from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
 from landmarking.kernels import gaussian_features, squared_distances
 from landmarking.landmarks import gp as gp_module
 from landmarking.landmarks.gp import gp_objective_and_gradient, step_size
@@ -315,7 +314,8 @@ def test_transform_before_fit_and_wrong_width():
 
     with pytest.raises(NotFittedError):
         GPLandmarks().transform(np.eye(3))
-    gp = GPLandmarks(n_landmarks=2, random_state=0, **FAST).fit(np.random.default_rng(0).normal(size=(50, 3)))
+    gp = GPLandmarks(n_landmarks=2, random_state=0, **FAST).fit(
+        np.random.default_rng(0).normal(size=(50, 3)))
     with pytest.raises(ValueError, match="3 features"):
         gp.transform(np.ones((4, 2)))
 

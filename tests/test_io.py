@@ -55,9 +55,11 @@ def test_npz_key_only_array_and_errors(tmp_path):
     data = read_data(tmp_path / "two.npz", key="X")
     np.testing.assert_array_equal(data.X, X)
     assert data.key == "X"
-    with pytest.raises(InputError, match=r"two\.npz: holds several arrays \(X, y\); choose one with --key"):
+    with pytest.raises(InputError,
+                       match=r"two\.npz: holds several arrays \(X, y\); choose one with --key"):
         read_data(tmp_path / "two.npz")
-    with pytest.raises(InputError, match=r"two\.npz: has no array named 'Z' \(it holds: X, y\); pass --key"):
+    with pytest.raises(InputError,
+                       match=r"two\.npz: has no array named 'Z' \(it holds: X, y\); pass --key"):
         read_data(tmp_path / "two.npz", key="Z")
     with pytest.raises(InputError, match="--key applies to .npz files only"):
         read_data(_write(tmp_path / "a.csv", "1,2\n"), key="X")
@@ -86,7 +88,8 @@ def test_image_stack_is_flattened_with_its_shape(tmp_path):
     (np.array([["a", "b"]]), r"holds <U1 values, not real numbers"),
     (np.zeros((0, 3)), r"the data is empty"),
     (np.array([[1.0, 2.0], [3.0, np.inf]]), r"infinite value in row 2, column 2"),
-    (np.array([[1.0, 2.0, 3.0], [3.0, 4.0, np.nan]]), r"NaN value in row 2, column 3 \(1 rows affected\)"),
+    (np.array([[1.0, 2.0, 3.0], [3.0, 4.0, np.nan]]),
+     r"NaN value in row 2, column 3 \(1 rows affected\)"),
 ])
 def test_bad_arrays_name_the_problem(tmp_path, array, message):
     np.save(tmp_path / "bad.npy", array)
@@ -99,12 +102,14 @@ def test_pickled_arrays_are_refused(tmp_path):
     with pytest.raises(InputError, match="Python objects .* never loaded"):
         read_data(tmp_path / "obj.npy")
     (tmp_path / "fake.npy").write_bytes(pickle.dumps([1, 2]))
-    with pytest.raises(InputError, match=r"fake\.npy: (holds Python objects|not a valid \.npy file)"):
+    with pytest.raises(InputError,
+                       match=r"fake\.npy: (holds Python objects|not a valid \.npy file)"):
         read_data(tmp_path / "fake.npy")
 
 
 def test_wrong_extension_and_missing_file(tmp_path):
-    with pytest.raises(InputError, match=r"cannot read files ending in '\.txt'; give a \.npy, \.npz"):
+    with pytest.raises(InputError,
+                       match=r"cannot read files ending in '\.txt'; give a \.npy, \.npz"):
         read_data(_write(tmp_path / "data.txt", "1 2\n"))
     with pytest.raises(InputError, match="no such file or folder"):
         read_data(tmp_path / "absent.npy")
@@ -129,7 +134,8 @@ def test_csv_single_column_stays_2d(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("a,b\n1,2\n\n3,4\n5\n", r"line 5 has 1 fields but earlier rows have 2 \(ragged CSV\); give every row"),
+    ("a,b\n1,2\n\n3,4\n5\n",
+     r"line 5 has 1 fields but earlier rows have 2 \(ragged CSV\); give every row"),
     ("1,2\n3,4,5\n", r"line 2 has 3 fields but earlier rows have 2"),
     ("a,b\n1,2\n3,abc\n", r"line 3, column 2 holds 'abc', which is not a number"),
     ("1,2\n3,x\n", r"line 2, column 2 holds 'x', which is not a number"),
@@ -196,7 +202,8 @@ def test_image_folder_errors(tmp_path):
     mixed.mkdir()
     _save_image(mixed / "a.png", np.zeros((4, 4), np.uint8))
     _save_image(mixed / "b.png", np.zeros((5, 4), np.uint8))
-    with pytest.raises(InputError, match=r"b\.png: image of size 5x4 but a\.png is 4x4; all images"):
+    with pytest.raises(InputError,
+                       match=r"b\.png: image of size 5x4 but a\.png is 4x4; all images"):
         read_data(mixed)
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -208,7 +215,8 @@ def test_image_folder_errors(tmp_path):
 def test_image_shape_is_checked(tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((3, 784)))
     assert read_data(tmp_path / "x.npy", image_shape=(28, 28)).image_shape == (28, 28)
-    with pytest.raises(InputError, match=r"image shape 20x20 has 400 pixels but the data has 784 columns"):
+    with pytest.raises(InputError,
+                       match=r"image shape 20x20 has 400 pixels but the data has 784 columns"):
         read_data(tmp_path / "x.npy", image_shape=(20, 20))
     assert parse_image_shape("28x28") == (28, 28)
     assert parse_image_shape("32X32x3") == (32, 32, 3)
@@ -221,7 +229,8 @@ def test_image_shape_is_checked(tmp_path):
 
 
 def test_labels_numbers_names_and_headers(tmp_path):
-    np.testing.assert_array_equal(read_labels(_write(tmp_path / "a.txt", "y\n1\n0\n2\n"), 3), [1, 0, 2])
+    np.testing.assert_array_equal(read_labels(_write(tmp_path / "a.txt", "y\n1\n0\n2\n"), 3),
+                                  [1, 0, 2])
     assert read_labels(tmp_path / "a.txt").dtype == np.int64
     names = read_labels(_write(tmp_path / "b.csv", "kind\ncat\ndog\ncat\n"), 3)
     assert names.tolist() == ["cat", "dog", "cat"]
@@ -230,7 +239,8 @@ def test_labels_numbers_names_and_headers(tmp_path):
     np.testing.assert_array_equal(read_labels(tmp_path / "c.npy", 2), [0.5, 1.5])
     with pytest.raises(InputError, match=r"3 labels for 4 data rows; give one label per row"):
         read_labels(tmp_path / "a.txt", 4)
-    with pytest.raises(InputError, match=r"line 2 has 2 fields; a labels file holds one label per line"):
+    with pytest.raises(InputError,
+                       match=r"line 2 has 2 fields; a labels file holds one label per line"):
         read_labels(_write(tmp_path / "d.csv", "1\n2,3\n"))
 
 
@@ -244,7 +254,8 @@ def test_corpus_folder_and_jsonl(tmp_path):
     assert documents == ["text 1", "text 2", "text 10"]
     jsonl = _write(tmp_path / "c.jsonl", '{"body": "a b"}\n\n{"body": "c"}\n')
     assert read_corpus(jsonl, field="body") == (["a b", "c"], ["line 1", "line 3"])
-    with pytest.raises(InputError, match=r"line 1 has no text field 'text' \(found: body\); name the field with --field"):
+    with pytest.raises(InputError, match=r"line 1 has no text field 'text' \(found: body\); "
+                                         r"name the field with --field"):
         read_corpus(jsonl)
     with pytest.raises(InputError, match=r"line 2 is not valid JSON"):
         read_corpus(_write(tmp_path / "b.jsonl", '{"text": "a"}\n{text: b}\n'))
@@ -273,7 +284,8 @@ def test_write_and_read_result_with_provenance(tmp_path):
         assert json.loads(str(raw["parameters"]))["n_landmarks"] == 1
     np.testing.assert_array_equal(read_data(out).X, L)
     assert {p.name for p in tmp_path.iterdir()} == {"in.csv", "r.npz"}
-    with pytest.raises(InputError, match=r"r\.npz: has no 'kernel_width' entry \(it holds: .*landmarks"):
+    with pytest.raises(InputError,
+                       match=r"r\.npz: has no 'kernel_width' entry \(it holds: .*landmarks"):
         read_result(out, required=["landmarks", "kernel_width"])
 
 
@@ -301,7 +313,8 @@ def test_csv_output_round_trips_with_metadata(tmp_path):
 
 def test_output_names_are_checked(tmp_path):
     assert output_format("a.npz") == "npz" and output_format("a.CSV") == "csv"
-    with pytest.raises(InputError, match=r"cannot write files ending in '\.txt'; name the output \.npz"):
+    with pytest.raises(InputError,
+                       match=r"cannot write files ending in '\.txt'; name the output \.npz"):
         output_format(tmp_path / "out.txt")
     with pytest.raises(InputError, match=r"--format csv needs a file name ending in \.csv"):
         output_format(tmp_path / "out.npz", "csv")

@@ -2,8 +2,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from landmarking.kernels import (gaussian_features, local_kernel_width, resolve_kernel_width,
-                                 squared_distances, variance_kernel_width)
+from landmarking.kernels import (
+    gaussian_features,
+    local_kernel_width,
+    resolve_kernel_width,
+    squared_distances,
+    variance_kernel_width,
+)
 
 
 def test_squared_distances_match_direct_formula():

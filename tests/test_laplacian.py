@@ -7,10 +7,12 @@ from sklearn.datasets import make_swiss_roll
 from sklearn.manifold import SpectralEmbedding
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from landmarking.embedding.affinity import (DisconnectedGraphWarning, degree,
-                                            knn_affinity, laplacian)
-from landmarking.embedding.laplacian import (LaplacianEigenmaps, deterministic_signs,
-                                             spectral_embedding)
+from landmarking.embedding.affinity import DisconnectedGraphWarning, degree, knn_affinity, laplacian
+from landmarking.embedding.laplacian import (
+    LaplacianEigenmaps,
+    deterministic_signs,
+    spectral_embedding,
+)
 
 
 def _roll(n=600, seed=0):

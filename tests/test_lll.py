@@ -10,9 +10,13 @@ from landmarking.embedding import _lll_kernels as lll_kernels
 from landmarking.embedding import lll as lll_module
 from landmarking.embedding.affinity import DisconnectedGraphWarning, knn_affinity
 from landmarking.embedding.laplacian import LaplacianEigenmaps
-from landmarking.embedding.lll import (LocallyLinearLandmarks, _prune_closest_pairs,
-                                       lll_out_of_sample, reconstruction_weights,
-                                       select_landmarks)
+from landmarking.embedding.lll import (
+    LocallyLinearLandmarks,
+    _prune_closest_pairs,
+    lll_out_of_sample,
+    reconstruction_weights,
+    select_landmarks,
+)
 from landmarking.embedding.model_selection import format_table, sweep_lll
 from landmarking.metrics import procrustes_error, span_error
 

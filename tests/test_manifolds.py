@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from landmarking.datasets import (make_entwined_spirals, make_sculpting_s_curve,
-                                  make_sculpting_swiss_roll, make_translated_image)
+from landmarking.datasets import (
+    make_entwined_spirals,
+    make_sculpting_s_curve,
+    make_sculpting_swiss_roll,
+    make_translated_image,
+)
 from landmarking.datasets.manifolds import swiss_roll_arc_length
 
 

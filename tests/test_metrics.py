@@ -1,10 +1,14 @@
 import numpy as np
 import pytest
-
 from scipy import sparse
 
-from landmarking.metrics import (affine_normalized_mse, mean_nearest_neighbor_distance,
-                                 procrustes_align, procrustes_error, span_error)
+from landmarking.metrics import (
+    affine_normalized_mse,
+    mean_nearest_neighbor_distance,
+    procrustes_align,
+    procrustes_error,
+    span_error,
+)
 
 
 def test_procrustes_error_is_zero_for_similarity_transforms():

@@ -93,7 +93,7 @@ def test_approximate_recall_and_seed():
     X = rng.normal(size=(1500, 8)).astype(np.float32)
     _, exact = nearest_neighbors(X, 10)
     dist, approx = nearest_neighbors(X, 10, method="approximate", random_state=0)
-    recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(approx, exact)])
+    recall = np.mean([len(set(a) & set(e)) / 10 for a, e in zip(approx, exact, strict=True)])
     assert recall > 0.9
     assert not np.any(approx == np.arange(1500)[:, None])
     _, again = nearest_neighbors(X, 10, method="approximate", random_state=0)

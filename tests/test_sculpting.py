@@ -8,8 +8,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
 from landmarking.embedding import _sculpting_kernels as K
-from landmarking.embedding.sculpting import (ManifoldSculpting, _calibrate, _Relations,
-                                             default_min_iter, estimate_intrinsic_dimension)
+from landmarking.embedding.sculpting import (
+    ManifoldSculpting,
+    _calibrate,
+    _Relations,
+    default_min_iter,
+    estimate_intrinsic_dimension,
+)
 from landmarking.metrics import affine_normalized_mse
 from landmarking.neighbors import nearest_neighbors
 
@@ -201,9 +206,10 @@ def test_reverse_lists_cover_every_term_once(roll):
     ptr, owner, which = rel.rev
     assert ptr[-1] == owner.size
     i = 42
-    got = sorted(zip(owner[ptr[i]:ptr[i + 1]], which[ptr[i]:ptr[i + 1]]))
+    got = sorted(zip(owner[ptr[i]:ptr[i + 1]], which[ptr[i]:ptr[i + 1]], strict=True))
     want = sorted((p, j) for p in range(300) for j in range(nbr.shape[1])
-                  if nbr[p, j] == i or (rel.slot[p, j] >= 0 and nbr[nbr[p, j], rel.slot[p, j]] == i))
+                  if nbr[p, j] == i
+                  or (rel.slot[p, j] >= 0 and nbr[nbr[p, j], rel.slot[p, j]] == i))
     assert got == want
 
 

@@ -32,7 +32,7 @@ def test_square_root_histograms_match_a_manual_count():
     assert sorted(vocab.tolist()) == sorted(total)
     np.testing.assert_array_equal(kept, [0, 1, 3, 5])
     X = X.toarray()
-    for row, d in zip(X, kept):
+    for row, d in zip(X, kept, strict=True):
         counts = Counter(tokens[d])
         expected = np.array([np.sqrt(counts[w] / len(tokens[d])) for w in vocab])
         np.testing.assert_allclose(row, expected)

@@ -3,15 +3,20 @@
 Estimators follow scikit-learn's conventions. See the README for a tour.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 from .landmarks.gp import GPLandmarks
 
 __all__ = ["__version__", "GPLandmarks"]
 
 # Landmark baselines (issue 3).
-from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,  # noqa: E402
-                                  NMFLandmarks, RandomLandmarks, RPCholeskyLandmarks)
+from .landmarks.baselines import (  # noqa: E402
+    ActiveLearningLandmarks,
+    KMeansLandmarks,
+    NMFLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+)
 
 __all__ += ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
             "KMeansLandmarks", "NMFLandmarks"]

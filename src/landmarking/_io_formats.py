@@ -44,10 +44,16 @@ def _read_delimited(path, delimiter):
     rows = _data_lines(path, delimiter)
     first = next(rows, None)
     if first is None:
-        raise InputError(f"{path}: the {name} file has no data rows; give at least one row of numbers.")
+        raise InputError(
+            f"{path}: the {name} file has no data rows; "
+            "give at least one row of numbers."
+        )
     header_line = first[0] if not any(_is_number(c) for c in first[1]) else 0
     if header_line and next(rows, None) is None:
-        raise InputError(f"{path}: the {name} file has a header but no data rows; add rows of numbers.")
+        raise InputError(
+            f"{path}: the {name} file has a header but no data rows; "
+            "add rows of numbers."
+        )
     try:
         # Fast C parser for the common, well-formed case.
         X = np.loadtxt(path, delimiter=delimiter, comments="#", skiprows=header_line,
@@ -58,7 +64,10 @@ def _read_delimited(path, delimiter):
         # Either malformed or with missing values: find the first bad cell by line.
         _diagnose_delimited(path, delimiter, header_line, name)
         if X is None:  # pragma: no cover - loadtxt failed on a file we could not fault
-            raise InputError(f"{path}: could not parse the {name} file; save plain numbers, one row per line.")
+            raise InputError(
+                f"{path}: could not parse the {name} file; "
+                "save plain numbers, one row per line."
+            )
     return X
 
 
@@ -82,8 +91,9 @@ def _diagnose_delimited(path, delimiter, header_line, name):
                 )
             if not _is_number(cell):
                 raise InputError(
-                    f"{path}: line {line}, column {col} holds {cell[:30]!r}, which is not a number; "
-                    f"the {name} must be numeric (only an optional header row may hold names)."
+                    f"{path}: line {line}, column {col} holds {cell[:30]!r}, which is not a "
+                    f"number; the {name} must be numeric (only an optional header row may hold "
+                    "names)."
                 )
             if not np.isfinite(float(cell)):
                 raise InputError(
@@ -98,7 +108,8 @@ def _read_label_lines(path, n_samples=None):
     for line, cells in _data_lines(path, delimiter):
         if len(cells) != 1:
             raise InputError(
-                f"{path}: line {line} has {len(cells)} fields; a labels file holds one label per line."
+                f"{path}: line {line} has {len(cells)} fields; a labels file holds one label "
+                "per line."
             )
         values.append(cells[0])
     if not values:
@@ -145,7 +156,10 @@ def _read_image_folder(folder):
             with Image.open(file) as image:
                 images.append(_image_to_array(image))
         except (OSError, UnidentifiedImageError) as exc:
-            raise InputError(f"{file}: not a readable image ({_short(exc)}); replace or remove it.") from None
+            raise InputError(
+                f"{file}: not a readable image ({_short(exc)}); "
+                "replace or remove it."
+            ) from None
         if images[-1].shape != images[0].shape:
             raise InputError(
                 f"{file}: image of size {'x'.join(map(str, images[-1].shape))} but "
@@ -169,7 +183,8 @@ def _image_to_array(image):
 
 def _palette_is_grey(image):
     palette = np.asarray(image.convert("RGB"))
-    return bool(np.all(palette[..., 0] == palette[..., 1]) and np.all(palette[..., 1] == palette[..., 2]))
+    return bool(np.all(palette[..., 0] == palette[..., 1])
+                and np.all(palette[..., 1] == palette[..., 2]))
 
 
 def _short(exc):

@@ -6,8 +6,14 @@ table per data set (landmark, objective, distance to the nearest data point rela
 to the data's nearest-neighbour spacing, seconds) and writes two PNGs.
 """
 
+from __future__ import annotations
+
+import os
 import time
 from pathlib import Path
+from typing import TextIO
+
+from numpy.typing import ArrayLike
 
 from .datasets import make_concentric_circles
 from .evaluation import landmark_to_data_distances, nearest_neighbor_spacing
@@ -17,7 +23,9 @@ from .plotting import plot_image_grid, plot_landmarks
 __all__ = ["run_demo", "landmark_table"]
 
 
-def landmark_table(X, estimator):
+def landmark_table(
+    X: ArrayLike, estimator: GPLandmarks
+) -> list[tuple[int, float, float, float, float]]:
     """Rows (index, objective, distance to data / median NN spacing, seconds)."""
     distance, _ = landmark_to_data_distances(estimator.landmarks_, X)
     spacing = nearest_neighbor_spacing(X)
@@ -34,8 +42,14 @@ def _print_table(title, rows, out):
               f"  {seconds:>8.3f}", file=out)
 
 
-def run_demo(output_dir="demo_output", *, n_steps=1000, random_state=0, verbose=False,
-             out=None):
+def run_demo(
+    output_dir: str | os.PathLike = "demo_output",
+    *,
+    n_steps: int = 1000,
+    random_state: int = 0,
+    verbose: bool = False,
+    out: TextIO | None = None,
+) -> list[Path]:
     """Learn landmarks on circles and digits; print tables and write two PNGs.
 
     Parameters

@@ -16,10 +16,14 @@ distance from a data point to its nearest landmark). Every pass over all N rows
 goes chunk by chunk, so memory stays bounded.
 """
 
+from __future__ import annotations
+
 import copy
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils import check_random_state
@@ -36,7 +40,9 @@ __all__ = ["PAPER_LAMBDAS", "landmark_features", "select_by_validation",
 PAPER_LAMBDAS = 10.0 ** np.arange(-3, 4)
 
 
-def landmark_features(model, X, *, kernel_width=None):
+def landmark_features(
+    model: Any, X: ArrayLike, *, kernel_width: float | None = None
+) -> np.ndarray:
     """Features of X from a fitted landmark estimator or from raw landmarks.
 
     Parameters
@@ -118,8 +124,19 @@ def _best(lambdas, scores):
     return float(lambdas[best].max())
 
 
-def select_by_validation(F_train, y_train, F_val, y_val, F_test=None, y_test=None, *,
-                         lambdas=PAPER_LAMBDAS, max_iter=1000, tol=1e-4, warm_start=True):
+def select_by_validation(
+    F_train: ArrayLike,
+    y_train: ArrayLike,
+    F_val: ArrayLike,
+    y_val: ArrayLike,
+    F_test: ArrayLike | None = None,
+    y_test: ArrayLike | None = None,
+    *,
+    lambdas: ArrayLike = PAPER_LAMBDAS,
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    warm_start: bool = True,
+) -> ClassificationResult:
     """Choose lambda on a validation set, as in the paper's MNIST experiment.
 
     Fits one L2 logistic regression per lambda (C = 1 / lambda; see the module
@@ -168,8 +185,18 @@ def select_by_validation(F_train, y_train, F_val, y_val, F_test=None, y_test=Non
     return ClassificationResult(lambdas, scores, best_lambda, model, test)
 
 
-def cross_validated_accuracy(F, y, *, lambdas=PAPER_LAMBDAS, cv=5, F_test=None, y_test=None,
-                             max_iter=1000, tol=1e-4, random_state=None):
+def cross_validated_accuracy(
+    F: ArrayLike,
+    y: ArrayLike,
+    *,
+    lambdas: ArrayLike = PAPER_LAMBDAS,
+    cv: int = 5,
+    F_test: ArrayLike | None = None,
+    y_test: ArrayLike | None = None,
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    random_state: int | np.random.RandomState | None = None,
+) -> ClassificationResult:
     """Choose lambda by stratified k-fold cross-validation, then refit on all of ``F``.
 
     Parameters
@@ -211,7 +238,13 @@ def cross_validated_accuracy(F, y, *, lambdas=PAPER_LAMBDAS, cv=5, F_test=None, 
     return ClassificationResult(lambdas, scores, best_lambda, refit, test)
 
 
-def nearest_distances(query, reference, *, exclude=None, chunk_size=2048):
+def nearest_distances(
+    query: ArrayLike,
+    reference: np.ndarray,
+    *,
+    exclude: np.ndarray | None = None,
+    chunk_size: int = 2048,
+) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean distance from each query row to its nearest reference row.
 
     Chunked over the reference rows (N), so memory is ``len(query) * chunk_size``.
@@ -249,7 +282,9 @@ def nearest_distances(query, reference, *, exclude=None, chunk_size=2048):
     return np.sqrt(best), best_idx
 
 
-def nearest_neighbor_spacing(X, *, n_queries=2000, random_state=None):
+def nearest_neighbor_spacing(
+    X: ArrayLike, *, n_queries: int = 2000, random_state: int | np.random.RandomState | None = None
+) -> float:
     """Median distance from a data point to its nearest other data point.
 
     Estimated from ``n_queries`` random rows (all rows when fewer) against all of
@@ -281,7 +316,9 @@ def nearest_neighbor_spacing(X, *, n_queries=2000, random_state=None):
     return float(np.median(dist))
 
 
-def landmark_to_data_distances(landmarks, X):
+def landmark_to_data_distances(
+    landmarks: ArrayLike, X: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Distance from each landmark to its nearest data point (chunked over X).
 
     Returns
@@ -293,7 +330,9 @@ def landmark_to_data_distances(landmarks, X):
     return nearest_distances(np.atleast_2d(landmarks), X)
 
 
-def covering_radius(X, landmarks, *, chunk_size=4096):
+def covering_radius(
+    X: np.ndarray, landmarks: ArrayLike, *, chunk_size: int = 4096
+) -> tuple[float, np.ndarray]:
     """Distance from each data point to its nearest landmark; the max is the radius.
 
     Parameters
@@ -325,7 +364,13 @@ def covering_radius(X, landmarks, *, chunk_size=4096):
     return float(out.max()), out
 
 
-def landmark_geometry(X, landmarks, *, n_queries=2000, random_state=None):
+def landmark_geometry(
+    X: ArrayLike,
+    landmarks: ArrayLike,
+    *,
+    n_queries: int = 2000,
+    random_state: int | np.random.RandomState | None = None,
+) -> dict[str, float | np.ndarray]:
     """Geometric summary of landmarks against the data they should sit on.
 
     Parameters

@@ -12,7 +12,10 @@
   points sit farther from their place than from their neighbours).
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg, sparse
 from scipy.linalg import orthogonal_procrustes
 
@@ -34,7 +37,7 @@ def _check_pair(X, reference):
     return X, reference
 
 
-def procrustes_align(X, reference):
+def procrustes_align(X: ArrayLike, reference: ArrayLike) -> np.ndarray:
     """Translate, rotate (or reflect) and scale X to best match ``reference``.
 
     Returns
@@ -50,7 +53,7 @@ def procrustes_align(X, reference):
     return s * (Xc @ R) + reference.mean(axis=0)
 
 
-def procrustes_error(X, reference):
+def procrustes_error(X: ArrayLike, reference: ArrayLike) -> float:
     """Relative error ||reference - align(X)||_F / ||reference - mean||_F.
 
     0 for an embedding equal to the reference up to a similarity transform;
@@ -71,7 +74,12 @@ def procrustes_error(X, reference):
     return float(np.linalg.norm(reference - aligned) / denom)
 
 
-def span_error(basis, reference, *, per_column=False):
+def span_error(
+    basis: ArrayLike | sparse.spmatrix | sparse.sparray,
+    reference: ArrayLike,
+    *,
+    per_column: bool = False,
+) -> float | tuple[float, np.ndarray]:
     """Smallest relative error of any embedding built from the columns of ``basis``.
 
     min over C and c of ||reference - (basis C + 1 c)||_F / ||reference - mean||_F,
@@ -169,7 +177,7 @@ def _normal_equation_solver(gram):
         return lambda rhs: vectors @ (inverse[:, None] * (vectors.T @ rhs))
 
 
-def affine_align(X, target):
+def affine_align(X: ArrayLike, target: ArrayLike) -> np.ndarray:
     """Least-squares affine map of X (n x p) onto ``target`` (n x q)."""
     X = np.asarray(X, dtype=float)
     target = np.asarray(target, dtype=float)
@@ -183,7 +191,7 @@ def affine_align(X, target):
     return design @ coef
 
 
-def mean_nearest_neighbor_distance(points):
+def mean_nearest_neighbor_distance(points: ArrayLike) -> float:
     """Mean Euclidean distance from each point to its nearest other point."""
     from .neighbors import nearest_neighbors
 
@@ -191,7 +199,7 @@ def mean_nearest_neighbor_distance(points):
     return float(distances.mean())
 
 
-def affine_normalized_mse(X, target):
+def affine_normalized_mse(X: ArrayLike, target: ArrayLike) -> float:
     """The Manifold Sculpting paper's normalised mean squared error.
 
     Mean squared distance between ``target`` and the best affine image of X,

@@ -4,7 +4,18 @@ Each function draws into a new figure, saves it when ``path`` is given, and
 returns the figure so that notebooks can show or restyle it.
 """
 
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
+    from matplotlib.figure import Figure
+    from scipy import sparse
 
 __all__ = ["plot_landmarks", "plot_image_grid", "plot_embedding", "two_d_view",
            "plot_landmarks_auto", "plot_rows"]
@@ -20,7 +31,9 @@ def _pyplot():
     return plt
 
 
-def two_d_view(X, landmarks=None):
+def two_d_view(
+    X: ArrayLike, landmarks: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Project data (and landmarks) on the data's first two principal components.
 
     Data with two or fewer columns is returned as it is (padded with zeros).
@@ -37,8 +50,16 @@ def two_d_view(X, landmarks=None):
     return view, lm_view
 
 
-def plot_landmarks(X, landmarks, *, labels=None, embedding=None,
-                   landmark_embedding=None, title=None, path=None):
+def plot_landmarks(
+    X: ArrayLike,
+    landmarks: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    embedding: ArrayLike | None = None,
+    landmark_embedding: ArrayLike | None = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> Figure:
     """Data as grey (or label-coloured) dots, landmarks as numbered red dots.
 
     Parameters
@@ -69,8 +90,16 @@ def plot_landmarks(X, landmarks, *, labels=None, embedding=None,
     return _finish(fig, path)
 
 
-def plot_image_grid(images, image_shape, *, n_cols=10, titles=None, title=None,
-                    cmap="gray", path=None):
+def plot_image_grid(
+    images: ArrayLike,
+    image_shape: tuple[int, ...],
+    *,
+    n_cols: int = 10,
+    titles: Sequence[str] | None = None,
+    title: str | None = None,
+    cmap: str = "gray",
+    path: str | os.PathLike | None = None,
+) -> Figure:
     """Rows of ``images`` reshaped to ``image_shape`` and laid out in a grid."""
     plt = _pyplot()
     images = np.asarray(images)
@@ -89,13 +118,20 @@ def plot_image_grid(images, image_shape, *, n_cols=10, titles=None, title=None,
     return _finish(fig, path)
 
 
-def plot_embedding(embedding, *, labels=None, title=None, path=None):
+def plot_embedding(
+    embedding: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> Figure:
     """A 2-D embedding as a scatter plot, coloured by ``labels`` when given."""
     plt = _pyplot()
     embedding = np.asarray(embedding)
     fig, ax = plt.subplots(figsize=(6, 6))
     y = embedding[:, 1] if embedding.shape[1] > 1 else np.zeros(len(embedding))
-    scatter = ax.scatter(embedding[:, 0], y, s=4, c=labels, cmap="tab10" if labels is not None else None)
+    scatter = ax.scatter(embedding[:, 0], y, s=4, c=labels,
+                         cmap="tab10" if labels is not None else None)
     if labels is not None and len(np.unique(labels)) <= 20:
         ax.legend(*scatter.legend_elements(), fontsize=7, loc="best", markerscale=0.8)
     ax.set_title(title or "embedding")
@@ -113,15 +149,23 @@ def _finish(fig, path):
 PLOT_POINTS = 5000
 
 
-def plot_rows(n_samples, max_points=PLOT_POINTS, seed=0):
+def plot_rows(n_samples: int, max_points: int = PLOT_POINTS, seed: int = 0) -> slice | np.ndarray:
     """Rows to draw: all of them, or a seeded sorted sample of ``max_points``."""
     if n_samples <= max_points:
         return slice(None)
     return np.sort(np.random.default_rng(seed).choice(n_samples, max_points, replace=False))
 
 
-def plot_landmarks_auto(X, landmarks, *, image_shape=None, labels=None, view=None, title=None,
-                        path=None):
+def plot_landmarks_auto(
+    X: np.ndarray | sparse.spmatrix | sparse.sparray,
+    landmarks: ArrayLike,
+    *,
+    image_shape: tuple[int, ...] | None = None,
+    labels: ArrayLike | None = None,
+    view: ArrayLike | None = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> Figure:
     """Landmarks as an image grid when ``image_shape`` is given, else numbered over the data.
 
     The data are drawn on ``view`` (a 2-D embedding of them) when given, else on their

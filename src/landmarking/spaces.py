@@ -10,14 +10,17 @@ eq. 9), so each feasible set S comes with the projection Proj_S onto it:
   distance); clip at 0, then normalise.
 """
 
-import numpy as np
+from __future__ import annotations
 
-from ._validation import check_choice, SPACES
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import SPACES, check_choice
 
 __all__ = ["project", "is_feasible", "SPACES"]
 
 
-def project(t, space):
+def project(t: ArrayLike, space: str) -> np.ndarray:
     """Project a point (or each row of an array) onto the feasible ``space``.
 
     Parameters
@@ -63,7 +66,7 @@ def _normalise_rows_onto_sphere(t, clipped):
     return rows.reshape(t.shape)
 
 
-def is_feasible(t, space, *, atol=1e-6):
+def is_feasible(t: ArrayLike, space: str, *, atol: float = 1e-6) -> bool:
     """Whether every point (row) of ``t`` lies in ``space`` up to ``atol``."""
     check_choice(space, "space", SPACES)
     t = np.atleast_2d(np.asarray(t, dtype=float))

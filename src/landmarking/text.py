@@ -14,11 +14,15 @@ has no histogram; it is dropped, and the indices of the kept documents are
 returned (with a warning naming the dropped ones).
 """
 
+from __future__ import annotations
+
 import re
 import warnings
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.feature_extraction.text import CountVectorizer
 
 from ._validation import check_positive_int
@@ -31,8 +35,14 @@ __all__ = ["sqrt_histograms", "top_words", "strip_headers", "strip_quotes_and_si
 WORD_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"
 
 
-def sqrt_histograms(docs, n_words=1545, *, stop_words="english", token_pattern=WORD_PATTERN,
-                    dense=False):
+def sqrt_histograms(
+    docs: Iterable[str],
+    n_words: int = 1545,
+    *,
+    stop_words: str | list[str] | None = "english",
+    token_pattern: str = WORD_PATTERN,
+    dense: bool = False,
+) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray, np.ndarray]:
     """Square roots of normalised word histograms over the most frequent words.
 
     Parameters
@@ -108,7 +118,7 @@ def sqrt_histograms(docs, n_words=1545, *, stop_words="english", token_pattern=W
     return X, vocabulary, kept_index
 
 
-def top_words(landmark, vocabulary, n=5):
+def top_words(landmark: ArrayLike, vocabulary: Sequence[str], n: int = 5) -> list[str]:
     """The ``n`` most probable words of a landmark on the sphere.
 
     A landmark t with unit norm defines the word distribution t_j^2; the top words
@@ -145,7 +155,7 @@ def top_words(landmark, vocabulary, n=5):
 _HEADER_END = re.compile(r"\r?\n\r?\n")
 
 
-def strip_headers(doc):
+def strip_headers(doc: str) -> str:
     """Drop an e-mail/news header block (everything up to the first blank line).
 
     20 Newsgroups posts start with headers (From:, Subject:, Organization:,
@@ -165,7 +175,7 @@ def strip_headers(doc):
 _QUOTE_LINE = re.compile(r"(writes in|writes:|wrote:|says:|said:|^In article|^Quoted from|^\||^>)")
 
 
-def strip_quotes_and_signature(doc):
+def strip_quotes_and_signature(doc: str) -> str:
     r"""Drop quoted lines (``>``, ``|``, "... writes:") and a trailing signature.
 
     A signature is what follows the last line that starts with ``--``, when that
@@ -185,7 +195,7 @@ def strip_quotes_and_signature(doc):
     return text.strip()
 
 
-def clean_post(doc):
+def clean_post(doc: str) -> str:
     """A news post's own words: :func:`strip_headers`, then
     :func:`strip_quotes_and_signature`."""
     return strip_quotes_and_signature(strip_headers(doc))

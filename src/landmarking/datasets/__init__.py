@@ -4,10 +4,22 @@ Real data is read from a folder (``LANDMARKING_DATA``, default ``../shared/data`
 nothing is ever downloaded.
 """
 
-from .real import (FACE_SETS, data_available, data_dir, load_coil20, load_faces,
-                   load_gtzan, load_mnist, load_newsgroups)
-from .manifolds import (make_entwined_spirals, make_sculpting_s_curve,
-                        make_sculpting_swiss_roll, make_translated_image)
+from .manifolds import (
+                   make_entwined_spirals,
+                   make_sculpting_s_curve,
+                   make_sculpting_swiss_roll,
+                   make_translated_image,
+)
+from .real import (
+                   FACE_SETS,
+                   data_available,
+                   data_dir,
+                   load_coil20,
+                   load_faces,
+                   load_gtzan,
+                   load_mnist,
+                   load_newsgroups,
+)
 from .toy import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
 
 __all__ = [

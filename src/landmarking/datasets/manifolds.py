@@ -13,8 +13,11 @@ intrinsic coordinates, so an embedding can be scored with
   625 images of 48 x 48 pixels on a 25 x 25 grid of offsets (the paper's Fig. 15).
 """
 
+from __future__ import annotations
+
 import numpy as np
 from matplotlib.path import Path
+from numpy.typing import ArrayLike
 from scipy.special import ellipeinc
 from sklearn.utils import check_random_state
 
@@ -29,7 +32,7 @@ __all__ = [
 ]
 
 
-def swiss_roll_arc_length(t):
+def swiss_roll_arc_length(t: ArrayLike) -> np.ndarray:
     """Arc length of the spiral (t sin t, t cos t) from 0 to ``t``.
 
     ``(asinh t + t sqrt(t^2 + 1)) / 2``, the paper's first target coordinate.
@@ -53,8 +56,13 @@ def _swiss_roll_points(t, y):
     return X, target
 
 
-def make_sculpting_swiss_roll(n_samples=2000, *, hole=False, star_radius=5.0,
-                              random_state=None):
+def make_sculpting_swiss_roll(
+    n_samples: int = 2000,
+    *,
+    hole: bool = False,
+    star_radius: float = 5.0,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The Swiss roll of Gashler, Ventura & Martinez (2011), Section IV-A.
 
     For ``i = 0 .. n-1``: ``t = 8 i / n + 2``, ``x = t sin t``, ``y ~ U[-6, 6)``,
@@ -109,7 +117,9 @@ def make_sculpting_swiss_roll(n_samples=2000, *, hole=False, star_radius=5.0,
     return X[chosen], target[chosen]
 
 
-def make_sculpting_s_curve(n_samples=2000, *, random_state=None):
+def make_sculpting_s_curve(
+    n_samples: int = 2000, *, random_state: int | np.random.RandomState | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The S-curve of Gashler, Ventura & Martinez (2011), Section IV-A.
 
     For ``i = 0 .. n-1``: ``t = (2.2 i - 0.1) pi / n``, ``x = t``,
@@ -138,8 +148,14 @@ def make_sculpting_s_curve(n_samples=2000, *, random_state=None):
     return X, np.column_stack([u, z])
 
 
-def make_entwined_spirals(n_samples=2000, *, n_turns=1.5, height=4.0, noise=0.0,
-                          random_state=None):
+def make_entwined_spirals(
+    n_samples: int = 2000,
+    *,
+    n_turns: float = 1.5,
+    height: float = 4.0,
+    noise: float = 0.0,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Two spiral arms joined at the centre and lifted apart: a 1-D manifold.
 
     A parameter ``s`` runs over [-1, 1]; the point lies at radius
@@ -199,8 +215,13 @@ def _default_picture(size):
     return np.clip(0.6 * rings + 0.8 * bar + 0.6 * blob, 0.0, 1.0)
 
 
-def make_translated_image(*, n_positions=25, image_size=48, picture=None,
-                          random_state=None):
+def make_translated_image(
+    *,
+    n_positions: int = 25,
+    image_size: int = 48,
+    picture: ArrayLike | None = None,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """A picture translated over a fixed background of noise (the paper's Fig. 15).
 
     The picture (``image_size - n_positions + 1`` pixels square by default) is
@@ -256,6 +277,6 @@ def make_translated_image(*, n_positions=25, image_size=48, picture=None,
     rows, cols = np.meshgrid(np.arange(n_positions), np.arange(n_positions), indexing="ij")
     rows, cols = rows.ravel(), cols.ravel()
     images = np.repeat(background[None], rows.size, axis=0)
-    for k, (r, c) in enumerate(zip(rows, cols)):
+    for k, (r, c) in enumerate(zip(rows, cols, strict=True)):
         images[k, r:r + p, c:c + p] = picture
     return images.reshape(rows.size, -1), np.column_stack([cols, rows]).astype(float)

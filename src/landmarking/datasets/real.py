@@ -6,6 +6,8 @@ relative to the working directory). The files and their layout are described in
 that folder's README.
 """
 
+from __future__ import annotations
+
 import gzip
 import json
 import lzma
@@ -13,6 +15,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 __all__ = ["data_dir", "data_available", "load_mnist", "load_newsgroups",
            "load_faces", "load_coil20", "load_gtzan", "FACE_SETS"]
@@ -26,14 +29,14 @@ FACE_SETS = {
 }
 
 
-def data_dir(path=None):
+def data_dir(path: str | os.PathLike | None = None) -> Path:
     """The data folder: ``path``, else ``$LANDMARKING_DATA``, else ``../shared/data``."""
     if path is not None:
         return Path(path)
     return Path(os.environ.get("LANDMARKING_DATA", Path("..") / "shared" / "data"))
 
 
-def data_available(relative, path=None):
+def data_available(relative: str | os.PathLike, path: str | os.PathLike | None = None) -> bool:
     """Whether the file ``relative`` exists in the data folder."""
     return (data_dir(path) / relative).exists()
 
@@ -55,7 +58,14 @@ def _read_idx(file):
     return np.frombuffer(raw, np.uint8, offset=4 + 4 * n_dims).reshape(shape)
 
 
-def load_mnist(path=None, *, split="train", flatten=True, scale=True, dtype=np.float32):
+def load_mnist(
+    path: str | os.PathLike | None = None,
+    *,
+    split: str = "train",
+    flatten: bool = True,
+    scale: bool = True,
+    dtype: DTypeLike = np.float32,
+) -> tuple[np.ndarray, np.ndarray]:
     """MNIST digits from the four original IDX files.
 
     Parameters
@@ -79,7 +89,7 @@ def load_mnist(path=None, *, split="train", flatten=True, scale=True, dtype=np.f
     Examples
     --------
     >>> X, y = load_mnist(split="test")  # doctest: +SKIP
-    >>> X.shape, X.dtype
+    >>> X.shape, X.dtype  # doctest: +SKIP
     ((10000, 784), dtype('float32'))
     """
     prefix = {"train": "train", "test": "t10k"}.get(split)
@@ -95,7 +105,9 @@ def load_mnist(path=None, *, split="train", flatten=True, scale=True, dtype=np.f
     return images, labels.astype(np.int64)
 
 
-def load_newsgroups(path=None, *, subset="train"):
+def load_newsgroups(
+    path: str | os.PathLike | None = None, *, subset: str = "train"
+) -> tuple[list[str], np.ndarray, list[str]]:
     """20 Newsgroups "bydate" posts (raw text with headers).
 
     Returns
@@ -112,7 +124,9 @@ def load_newsgroups(path=None, *, subset="train"):
     return part["data"], np.asarray(part["target"], dtype=np.int64), content["target_names"]
 
 
-def load_faces(name="olivetti", path=None):
+def load_faces(
+    name: str = "olivetti", path: str | os.PathLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """A face collection: ``images`` (n, h, w) uint8 and ``target`` subject ids.
 
     ``name`` is one of :data:`FACE_SETS`: "olivetti" (400, 64x64), "orl" (400,
@@ -124,13 +138,13 @@ def load_faces(name="olivetti", path=None):
         return data["images"], data["target"].astype(np.int64)
 
 
-def load_coil20(path=None):
+def load_coil20(path: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """COIL-20: ``images`` (1440, 32, 32) float32, ``target`` object, ``pose``."""
     with np.load(_require("coil20_32x32.npz", path)) as data:
         return data["images"], data["target"].astype(np.int64), data["pose"].astype(np.int64)
 
 
-def load_gtzan(path=None):
+def load_gtzan(path: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """GTZAN clip features: ``X`` (1000, 57), ``target`` genre, ``label_names``."""
     with np.load(_require("gtzan_features_30sec.npz", path)) as data:
         return data["X"], data["target"].astype(np.int64), list(data["label_names"])

@@ -1,13 +1,22 @@
 """Small generated manifolds for demos and tests of landmarking."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 from sklearn.utils import check_random_state
 
 __all__ = ["make_concentric_circles", "make_noisy_swiss_roll", "make_sphere_orthant"]
 
 
-def make_concentric_circles(n_samples=1000, *, radii=(1.0, 2.0), noise=0.02,
-                            random_state=None):
+def make_concentric_circles(
+    n_samples: int = 1000,
+    *,
+    radii: Sequence[float] = (1.0, 2.0),
+    noise: float = 0.02,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Points on concentric circles in the plane, equal density along each.
 
     Returns
@@ -27,15 +36,26 @@ def make_concentric_circles(n_samples=1000, *, radii=(1.0, 2.0), noise=0.02,
     return X, labels
 
 
-def make_noisy_swiss_roll(n_samples=2000, *, noise=0.1, random_state=None):
+def make_noisy_swiss_roll(
+    n_samples: int = 2000,
+    *,
+    noise: float = 0.1,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's 3-D Swiss roll with Gaussian noise; returns (X, roll angle)."""
     from sklearn.datasets import make_swiss_roll
 
     return make_swiss_roll(n_samples, noise=noise, random_state=random_state)
 
 
-def make_sphere_orthant(n_samples=1000, *, n_features=3, n_clusters=3,
-                        concentration=30.0, random_state=None):
+def make_sphere_orthant(
+    n_samples: int = 1000,
+    *,
+    n_features: int = 3,
+    n_clusters: int = 3,
+    concentration: float = 30.0,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Clusters on the unit sphere inside the nonnegative orthant.
 
     Mimics square-root histograms: each cluster is a Dirichlet around a random

@@ -24,8 +24,7 @@ from sklearn.utils.validation import validate_data
 
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors
-from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
-                       gaussian_affinity)
+from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
            "resolve_bandwidth", "EIGEN_SOLVERS"]

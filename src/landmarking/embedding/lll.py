@@ -36,9 +36,8 @@ from tqdm.auto import tqdm
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..kernels import row_chunks
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
-from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
-                       gaussian_affinity)
 from . import _lll_kernels as K
+from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 from .laplacian import resolve_bandwidth, spectral_embedding
 
 __all__ = ["LocallyLinearLandmarks", "select_landmarks", "reconstruction_weights",
@@ -268,7 +267,7 @@ def _solve_local(G, reg):
     except np.linalg.LinAlgError:
         # A singular system (reg=0 with degenerate landmarks): least squares.
         w = np.stack([np.linalg.lstsq(g, o, rcond=None)[0][:, 0]
-                      for g, o in zip(G, ones)])
+                      for g, o in zip(G, ones, strict=True)])
     total = w.sum(axis=1, keepdims=True)
     bad = ~np.isfinite(total[:, 0]) | (np.abs(total[:, 0]) < 1e-300)
     w[bad] = 1.0  # no usable system: plain average of the neighbours
@@ -589,7 +588,6 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """
         self._check_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
-        n = X.shape[0]
         rng = check_random_state(self.random_state)
         timings = {}
         start = time.perf_counter()

@@ -20,8 +20,7 @@ from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
 from .affinity import check_affinity, check_connected, gaussian_affinity
 from .laplacian import spectral_embedding
-from .lll import (reconstruction_weights, reduced_problem, select_landmarks,
-                  solve_reduced_problem)
+from .lll import reconstruction_weights, reduced_problem, select_landmarks, solve_reduced_problem
 
 __all__ = ["sweep_lll", "format_table"]
 
@@ -148,6 +147,6 @@ def format_table(table, columns=None, floatfmt="{:.4g}"):
               for v in (table[c][i] for c in columns)]
              for i in range(len(table[columns[0]]))]
     widths = [max(len(c), *(len(row[j]) for row in cells)) for j, c in enumerate(columns)]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(lines)

@@ -21,7 +21,12 @@ from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_choice, check_open_interval, check_positive_float, check_positive_int
+from .._validation import (
+    check_choice,
+    check_open_interval,
+    check_positive_float,
+    check_positive_int,
+)
 from ..kernels import row_chunks
 from ..neighbors import nearest_neighbors, query_neighbors
 from . import _sculpting_kernels as K

@@ -11,6 +11,8 @@ Both cost O(k^2 n) plus k kernel rows (O(k n d)) and O(k n) memory for the facto
 the n x n kernel matrix is never formed.
 """
 
+from __future__ import annotations
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -27,7 +29,15 @@ PIVOT_RULES = ("greedy", "random")
 _DEGENERATE = 1e-10
 
 
-def pivoted_cholesky(X, n_pivots, width, *, rule="greedy", random_state=None, verbose=False):
+def pivoted_cholesky(
+    X: np.ndarray,
+    n_pivots: int,
+    width: float,
+    *,
+    rule: str = "greedy",
+    random_state: np.random.RandomState | None = None,
+    verbose: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Partial pivoted Cholesky of K_ij = exp(-||x_i - x_j||^2 / width).
 
     Parameters

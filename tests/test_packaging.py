@@ -1,0 +1,79 @@
+"""Packaging: the floors `make test-min` installs, the version, the typing marker."""
+
+import importlib.util
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import landmarking
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = ROOT / "pyproject.toml"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("min_requirements",
+                                                  ROOT / "tools" / "min_requirements.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("requirement, pin", [
+    ("numpy>=1.25", "numpy==1.25"),
+    ("dask[array,distributed]>=2025.1.0", "dask[array,distributed]==2025.1.0"),
+    ("scipy >= 1.10, <2", "scipy==1.10"),
+    ('zarr>=3.0.8; python_version >= "3.11"', 'zarr==3.0.8; python_version >= "3.11"'),
+    ("ruff==0.17.6", "ruff==0.17.6"),
+])
+def test_exact_pin_turns_the_floor_into_a_pin(requirement, pin):
+    assert _tool().exact_pin(requirement) == pin
+
+
+@pytest.mark.parametrize("requirement, message", [
+    ("torch", "has no version floor"),
+    ("numpy>1.25", "exactly one '>=' floor"),
+    ("numpy>=1.25,>=1.26", "exactly one '>=' floor"),
+])
+def test_exact_pin_refuses_what_it_cannot_test(requirement, message):
+    with pytest.raises(ValueError, match=message):
+        _tool().exact_pin(requirement)
+
+
+def test_minimum_pins_cover_every_dependency_of_the_tested_extras():
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    extras = ["test", "ann", "scale"]
+    pins = _tool().minimum_pins(PYPROJECT, extras)
+    declared = project["dependencies"] + sum((project["optional-dependencies"][e]
+                                              for e in extras), [])
+    assert len(pins) == len(declared)
+    names = [re.split(r"[\[=]", pin)[0].lower() for pin in pins]
+    for needed in ["numpy", "scipy", "scikit-learn", "numba", "pillow", "pynndescent",
+                   "dask", "zarr", "pytest", "hypothesis"]:
+        assert needed in names
+    assert all("==" in pin and ">" not in pin for pin in pins)
+
+
+def test_minimum_pins_name_an_unknown_extra():
+    with pytest.raises(ValueError, match=r"extras \['nope'\] are not declared"):
+        _tool().minimum_pins(PYPROJECT, ["nope"])
+
+
+def test_one_version_string():
+    # The metadata version is read from landmarking.__version__ (setuptools dynamic).
+    pyproject = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    assert "version" not in pyproject["project"]
+    assert pyproject["project"]["dynamic"] == ["version"]
+    attr = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "landmarking.__version__"
+    assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+)?", landmarking.__version__)
+
+
+def test_typing_marker_and_licence_ship():
+    assert (Path(landmarking.__file__).parent / "py.typed").is_file()
+    pyproject = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    assert pyproject["tool"]["setuptools"]["package-data"]["landmarking"] == ["py.typed"]
+    assert pyproject["project"]["license-files"] == ["LICENSE"]
+    assert "BSD 3-Clause" in (ROOT / "LICENSE").read_text(encoding="utf-8")
