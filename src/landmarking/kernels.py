@@ -7,6 +7,8 @@ input stays float32.
 
 import numpy as np
 
+from ._memory import check_memory
+
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
            "variance_kernel_width", "local_kernel_width", "KERNEL_WIDTH_RULES"]
 
@@ -70,6 +72,9 @@ def gaussian_features(X, T, width, *, chunk_size=4096):
            [0.3679]])
     """
     X = np.asarray(X)
+    check_memory(X.dtype.itemsize * len(T) * (len(X) + 2 * min(chunk_size, len(X))),
+                 f"the landmark features of {len(X)} rows x {len(T)} landmarks",
+                 "transform the rows in smaller blocks, or pass float32 data")
     out = np.empty((X.shape[0], T.shape[0]), dtype=X.dtype)
     for rows in row_chunks(X.shape[0], chunk_size):
         d2 = squared_distances(X[rows], T)
