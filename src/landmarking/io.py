@@ -574,6 +574,10 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
     # leaves a truncated result where a good one was.
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates the file 0600 and os.replace keeps that mode; give it the
+        # mode any new file gets (0644 under umask 022) so results can be shared.
+        if hasattr(os, "fchmod"):
+            os.fchmod(handle, 0o666 & ~_umask())
         with os.fdopen(handle, "wb") as fh:
             if fmt == "npz":
                 entries = {name: _plain_array(value) for name, value in arrays.items()
@@ -592,9 +596,30 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
                 np.savetxt(fh, values, delimiter="," if fmt == "csv" else "\t", header=header,
                            fmt="%.9g")
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:
+            # A failed write (file-size limit, full disk) names no file; name the output.
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask():
+    """The process's umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    # Elsewhere the only way to read it is to set it and set it back.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _plain_array(value):
