@@ -595,6 +595,10 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
                 values = values.reshape(len(values), -1) if values.ndim != 2 else values
                 np.savetxt(fh, values, delimiter="," if fmt == "csv" else "\t", header=header,
                            fmt="%.9g")
+            # On disk before the rename, so that a crash right after it cannot leave
+            # an empty file under the result's name.
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

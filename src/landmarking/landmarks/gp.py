@@ -62,6 +62,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._checkpoint import check_checkpoint, landmark_checkpoint
 from .._validation import (SPACES, check_choice, check_enough_samples,
                            check_feasible_for_space, check_positive_int)
 from ..kernels import gaussian_features, resolve_kernel_width
@@ -246,7 +247,7 @@ def _full_objective(square_norm, cross, full_factor, n_samples):
 
 def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size=1000,
                        s0=10.0, tau=0.51, space="euclidean", init="gaussian",
-                       previous_landmarks=None, seed=0, verbose=False):
+                       previous_landmarks=None, seed=0, verbose=False, callback=None):
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -271,6 +272,11 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         depends on how many landmarks are asked for.
     verbose : bool
         tqdm progress bars over landmarks and steps.
+    callback : callable, optional
+        Called as ``callback(landmarks, objectives, seconds)`` right after each
+        landmark is finished: the landmarks so far (k + 1 rows, a view: copy to
+        keep) and the ``objectives`` and ``seconds`` of the new ones so far.
+        Used to save a run as it goes (``GPLandmarks.fit(checkpoint=...)``).
 
     Returns
     -------
@@ -335,6 +341,8 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
             objectives.append(add_column(k, t))
             seconds.append(time.perf_counter() - start)
             outer.set_postfix(objective=f"{objectives[-1]:.3g}")
+            if callback is not None:
+                callback(landmarks[:k + 1], np.asarray(objectives), np.asarray(seconds))
     except KeyboardInterrupt as interrupt:
         done = n_previous + len(objectives)
         interrupt.partial_result = (landmarks[:done].copy(), np.asarray(objectives),
@@ -431,7 +439,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def fit(self, X, y=None, *, previous_landmarks=None):
+    def fit(self, X, y=None, *, previous_landmarks=None, checkpoint=None):
         """Learn ``n_landmarks`` landmarks of X.
 
         Parameters
@@ -442,11 +450,21 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             Landmarks of an earlier run with the same data, settings and seed
             (e.g. loaded from a file); kept as the first k rows while the run
             continues, giving what one longer run would give.
+        checkpoint : str, path or callable, optional
+            Save the run as it goes, so that a killed process (out of memory, a
+            preempted node) loses at most the last second of work. A path to an
+            ``.npz``: the landmarks so far, rewritten atomically after finished
+            landmarks (at most once a second, and at the end) and marked
+            ``complete=False`` until the run ends; resume with the same
+            ``random_state`` and ``fit(X, previous_landmarks=read_result(path)
+            ["landmarks"])``. A callable: called as ``checkpoint(landmarks,
+            objective, seconds)`` after each finished landmark, with all so far.
 
         Returns
         -------
         self
         """
+        check_checkpoint(checkpoint)
         X = self._validate_fit_data(X)
         if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
             previous_landmarks = self.landmarks_
@@ -458,7 +476,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
                                                       random_state=self.seed_)
         previous = self._check_previous(previous_landmarks, X.shape[1])
-        self._run(X, previous, previous_objective, previous_seconds)
+        self._run(X, previous, previous_objective, previous_seconds, checkpoint=checkpoint)
         return self
 
     def extend(self, X, n_more):
@@ -485,20 +503,26 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                   n_landmarks=total)
         return self
 
-    def _run(self, X, previous, previous_objective, previous_seconds, n_landmarks=None):
+    def _run(self, X, previous, previous_objective, previous_seconds, n_landmarks=None,
+             checkpoint=None):
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
+        callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_objective,
+                                       previous_seconds)
         try:
             landmarks, objective, seconds = learn_gp_landmarks(
                 X, n_landmarks, kernel_width=self.kernel_width_, n_steps=self.n_steps,
                 batch_size=self.batch_size, s0=self.s0, tau=self.tau, space=self.space,
                 init=self.init, previous_landmarks=previous, seed=self.seed_,
-                verbose=self.verbose)
+                verbose=self.verbose, callback=callback)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
             if partial is not None:
                 self._store(*partial, previous_objective, previous_seconds)
             raise
+        finally:
+            if callback is not None:
+                callback.close()  # writes what the last throttled call held back
         self._store(landmarks, objective, seconds, previous_objective, previous_seconds)
 
     def _store(self, landmarks, objective, seconds, previous_objective, previous_seconds):
