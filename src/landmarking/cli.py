@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._checkpoint import Throttle
 from ._cli_parser import EMBED_METHODS, EXPERIMENTS, LANDMARK_METHODS, build_parser
 from .io import (
     InputError,
@@ -272,6 +273,11 @@ def _cmd_landmarks(args):
     if "verbose" not in params:
         _say(args, f"learning {args.n_landmarks} landmarks with --method {args.method} ...")
     estimator = cls(**params)
+    if fmt == "npz" and _takes_checkpoint(cls):
+        # Save as the run goes, so that a killed process can be continued.
+        fit_params["checkpoint"] = Throttle(
+            lambda *state: _write_landmarks(args, estimator, data, fmt, complete=False,
+                                            previous=previous, state=state))
     try:
         estimator.fit(X, **fit_params)
     except KeyboardInterrupt:
@@ -328,14 +334,24 @@ def _merge_previous(args, given, previous):
     return merged
 
 
-def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None):
-    landmarks = np.asarray(estimator.landmarks_)
+def _takes_checkpoint(cls):
+    import inspect
+
+    return "checkpoint" in inspect.signature(cls.fit).parameters
+
+
+def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None, state=None):
+    """Write the landmarks: the fitted ones, or ``state`` = (landmarks, objective,
+    seconds) of a run still going (a checkpoint)."""
+    if state is None:
+        state = (estimator.landmarks_, getattr(estimator, "objective_", None),
+                 getattr(estimator, "landmark_seconds_", None))
+    landmarks = np.asarray(state[0])
     arrays = {"landmarks": landmarks}
-    for name in ("objective_", "landmark_seconds_", "kernel_width_"):
-        value = getattr(estimator, name, None)
+    for key, value in (("objective", state[1]), ("seconds", state[2]),
+                       ("kernel_width", getattr(estimator, "kernel_width_", None))):
         if value is None:
             continue
-        key = {"landmark_seconds_": "seconds"}.get(name, name.rstrip("_"))
         value = np.asarray(value)
         if value.ndim == 1 and previous is not None and key in previous and len(value) < len(landmarks):
             # A continued fit reports only its new landmarks; keep the earlier values.
@@ -351,8 +367,14 @@ def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None):
     parameters["n_landmarks"] = args.n_landmarks
     same_as_previous = args.previous is not None and (
         Path(args.output).resolve() == Path(args.previous).resolve())
+    # After this run's first checkpoint the file is its own to replace.
+    ours = getattr(args, "checkpointed", False)
+    if getattr(args, "data_sha256", None) is None:
+        args.data_sha256 = input_sha256(args.data)  # once, not at every checkpoint
     write_result(args.output, arrays, parameters=parameters, source=args.data,
-                 command=args.command_line, fmt=fmt, force=args.force or same_as_previous)
+                 command=args.command_line, fmt=fmt, force=args.force or same_as_previous or ours,
+                 source_sha256=getattr(args, "data_sha256", None))
+    args.checkpointed = True
 
 
 def _write_interrupted(args, estimator, data, fmt, previous):
