@@ -21,15 +21,20 @@ import json
 import os
 import re
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ._io_formats import (
+    DAMAGED,
     IMAGE_SUFFIXES,
     InputError,
+    check_npz_members,
     _files,
+    load_npy,
+    load_npz,
     _read_delimited,
     _read_image_folder,
     _read_label_lines,
@@ -55,7 +60,6 @@ __all__ = [
 #: Name of the entry of a result ``.npz`` that names its main array.
 RESULT_KEY = "landmarking_result"
 _DATA_SUFFIXES = (".npy", ".npz", ".csv", ".tsv")
-_SPARSE_KEYS = {"format", "shape", "data"}
 
 
 @dataclass
@@ -246,9 +250,21 @@ def read_result(path, required=()):
             "does not keep the parameters); rerun that step with -o NAME.npz."
         )
     try:
+        if not zipfile.is_zipfile(path):
+            raise ValueError("not a zip archive")
+        check_npz_members(path)
         with np.load(path, allow_pickle=False) as content:
             out = {name: content[name] for name in content.files}
-    except (OSError, ValueError) as exc:
+        for name in ("version", "input_sha256", "command", RESULT_KEY):
+            if name in out:
+                out[name] = str(out[name])
+        if "parameters" in out:
+            out["parameters"] = json.loads(str(out["parameters"]))
+            if not isinstance(out["parameters"], dict):
+                raise ValueError("its parameters are not a JSON object")
+    except InputError:
+        raise
+    except (MemoryError, RecursionError, *DAMAGED) as exc:
         raise InputError(f"{path}: not a readable .npz file ({_short(exc)}); pass a file written by landmarking.") from None
     missing = [name for name in required if name not in out]
     if missing:
@@ -257,11 +273,6 @@ def read_result(path, required=()):
             f"{', '.join(sorted(out)) or 'nothing'}); pass the file written by the matching "
             "landmarking command."
         )
-    for name in ("version", "input_sha256", "command", RESULT_KEY):
-        if name in out:
-            out[name] = str(out[name])
-    if "parameters" in out:
-        out["parameters"] = json.loads(str(out["parameters"]))
     return out
 
 
@@ -310,9 +321,10 @@ def read_corpus(path, *, field="text"):
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                 raise InputError(
-                    f"{path}: line {line_number} is not valid JSON ({exc.msg}); write one JSON "
+                    f"{path}: line {line_number} is not valid JSON ({reason}); write one JSON "
                     "object per line."
                 ) from None
             if not isinstance(record, dict) or not isinstance(record.get(field), str):
@@ -378,55 +390,11 @@ def input_sha256(path, suffixes=IMAGE_SUFFIXES):
 
 
 def _load_npy(path):
-    try:
-        return np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        if "allow_pickle" in str(exc):
-            raise InputError(
-                f"{path}: holds Python objects (a pickled array), which are never loaded; "
-                "save a numeric array with np.save."
-            ) from None
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
-    except OSError as exc:
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+    return load_npy(path)
 
 
 def _load_npz(path, key, allow_sparse):
-    try:
-        content = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez.") from None
-    with content:
-        names = list(content.files)
-        if _SPARSE_KEYS <= set(names) and key is None:
-            import scipy.sparse
-
-            matrix = scipy.sparse.load_npz(path)
-            return (matrix.tocsr() if allow_sparse else matrix.toarray()), None
-        if key is None:
-            if RESULT_KEY in names:
-                key = str(content[RESULT_KEY])
-            elif len(names) == 1:
-                key = names[0]
-            else:
-                raise InputError(
-                    f"{path}: holds several arrays ({', '.join(names)}); choose one with "
-                    f"--key, e.g. --key {names[0]}."
-                )
-        if key not in names:
-            raise InputError(
-                f"{path}: has no array named {key!r} (it holds: {', '.join(names) or 'nothing'}); "
-                "pass --key with one of those names."
-            )
-        try:
-            return content[key], key
-        except ValueError as exc:
-            if "allow_pickle" in str(exc):
-                raise InputError(
-                    f"{path}: array {key!r} holds Python objects, which are never loaded; "
-                    "save a numeric array."
-                ) from None
-            raise
+    return load_npz(path, key, allow_sparse, result_key=RESULT_KEY)
 
 
 def _as_matrix(X, path):
@@ -434,6 +402,8 @@ def _as_matrix(X, path):
     if hasattr(X, "tocsr"):
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
             raise InputError(f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; save real numbers.")
+        if min(X.shape) == 0:
+            raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         if not np.all(np.isfinite(X.data)):
@@ -455,7 +425,7 @@ def _as_matrix(X, path):
     if X.ndim in (3, 4):
         # (n, height, width[, channels]): a stack of images, one per row.
         image_shape = X.shape[1:]
-        X = X.reshape(X.shape[0], -1)
+        X = X.reshape(X.shape[0], int(np.prod(X.shape[1:])))
     if X.ndim != 2:
         raise InputError(
             f"{path}: the data must be a 2-D array (one sample per row), got "
