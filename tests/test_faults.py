@@ -3,6 +3,7 @@
 Each test drives a fresh interpreter (the command or a small script), as the fault
 would hit a user's process, and finishes in well under a minute:
 
+- GP landmarks are bit-identical across processes and BLAS/numba thread counts;
 - SIGINT writes the finished landmarks, and ``--continue`` then gives exactly the
   landmarks of one uninterrupted run;
 - SIGKILL at a random moment loses at most the last second of work: the result file
@@ -154,6 +155,23 @@ def test_kill_9_during_topics_then_continue_is_bit_identical(tmp_path):
     assert bool(result["complete"]) and bool(reference["complete"])
     np.testing.assert_array_equal(result["landmarks"], reference["landmarks"])
     assert resumed.stdout == uninterrupted.stdout  # the same topics printed
+
+
+def test_gp_landmarks_are_bit_identical_across_processes_and_thread_counts(tmp_path):
+    """What makes --continue in another process (or on another node) exact."""
+    X = _circle(tmp_path, n=600)
+    here = GPLandmarks(n_landmarks=5, n_steps=100, random_state=0).fit(X).landmarks_
+    script = ("import sys, numpy as np; from landmarking import GPLandmarks; "
+              "X = np.load('x.npy'); "
+              "sys.stdout.write(GPLandmarks(n_landmarks=5, n_steps=100, random_state=0)"
+              ".fit(X).landmarks_.tobytes().hex())")
+    for threads in ("1", "2", "4"):
+        env = dict(_env(), OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads,
+                   MKL_NUM_THREADS=threads, NUMBA_NUM_THREADS=threads)
+        proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=50)
+        assert proc.returncode == 0, proc.stderr
+        assert bytes.fromhex(proc.stdout) == here.tobytes(), f"differs with {threads} threads"
 
 
 # ------------------------------------------------------------------ files
