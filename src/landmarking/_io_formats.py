@@ -73,11 +73,17 @@ def _check_npy_header(fh, path, available, member=None):
 
 
 def load_npy(path):
-    """The array of an .npy file (no pickles); damaged files raise InputError."""
+    """The array of an .npy file (no pickles); damaged files raise InputError.
+
+    float32/float64 arrays are memory-mapped read-only: pages are read when a
+    block is used, so a file larger than memory works and nothing is loaded twice.
+    Other dtypes are loaded (and converted by the caller).
+    """
     try:
         with open(path, "rb") as fh:
             _check_npy_header(fh, path, os.fstat(fh.fileno()).st_size)
-        return np.load(path, allow_pickle=False)
+        X = np.load(path, mmap_mode="r", allow_pickle=False)
+        return X if X.dtype in (np.float32, np.float64) else np.array(X)
     except InputError:
         raise
     except MemoryError as exc:

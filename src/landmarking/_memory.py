@@ -108,7 +108,7 @@ def available_memory():
     return min(limits) if limits else None
 
 
-def check_memory(nbytes, what, way_out):
+def check_memory(nbytes, *, what, way_out):
     """Raise :class:`InsufficientMemoryError` if ``nbytes`` more will not fit.
 
     Parameters
@@ -127,8 +127,8 @@ def check_memory(nbytes, what, way_out):
 
     Examples
     --------
-    >>> check_memory(1024, "a small table", "nothing")  # fits: returns quietly
-    >>> check_memory(2**80, "a huge table", "use less data")  # doctest: +ELLIPSIS
+    >>> check_memory(1024, what="a small table", way_out="nothing")  # fits: returns quietly
+    >>> check_memory(2**80, what="a huge table", way_out="use less data")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     landmarking._memory.InsufficientMemoryError: a huge table needs about 1048576.0 TiB ...
@@ -138,5 +138,5 @@ def check_memory(nbytes, what, way_out):
         return
     raise InsufficientMemoryError(
         f"{what} needs about {format_bytes(nbytes)} but only {format_bytes(available)} "
-        f"is available (free RAM or the address-space limit, ulimit -v); {way_out}."
+        f"is available (free RAM or the address-space limit, ulimit -v); {way_out.rstrip('.')}."
     )

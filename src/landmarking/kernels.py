@@ -73,8 +73,8 @@ def gaussian_features(X, T, width, *, chunk_size=4096):
     """
     X = np.asarray(X)
     check_memory(X.dtype.itemsize * len(T) * (len(X) + 2 * min(chunk_size, len(X))),
-                 f"the landmark features of {len(X)} rows x {len(T)} landmarks",
-                 "transform the rows in smaller blocks, or pass float32 data")
+                 what=f"the landmark features of {len(X)} rows x {len(T)} landmarks",
+                 way_out="transform the rows in smaller blocks, or pass float32 data")
     out = np.empty((X.shape[0], T.shape[0]), dtype=X.dtype)
     for rows in row_chunks(X.shape[0], chunk_size):
         d2 = squared_distances(X[rows], T)

@@ -497,8 +497,9 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         clamp_idx, clamp_vals = self._check_clamps(clamp_indices, clamp_values, n, t)
         rng = check_random_state(self.random_state)
 
-        check_memory(8 * n * (16 * k + 2 * X.shape[1]), f"the neighbour tables of {n} points x "
-                     f"{k} neighbours", "use fewer neighbours (n_neighbors) or fewer rows")
+        check_memory(8 * n * (16 * k + 2 * X.shape[1]),
+                     what=f"the neighbour tables of {n} points x {k} neighbours",
+                     way_out="use fewer neighbours (n_neighbors) or fewer rows")
         nbr, dist = self._neighbors(X, k, neighbors)
         # A lossless rotation onto the principal axes: same distances and angles,
         # at most min(n, D) columns, which makes the relations cheaper on images.

@@ -155,8 +155,9 @@ class _CholeskyLandmarks(_DataPointLandmarks):
             pool = np.sort(rng.choice(n, subsample, replace=False))
         else:
             pool = np.arange(n)
-        check_memory(8 * len(pool) * (n_landmarks + X.shape[1] + 4), f"the kernel factor of "
-                     f"{len(pool)} points x {n_landmarks} landmarks", "pass a smaller subsample")
+        check_memory(8 * len(pool) * (n_landmarks + X.shape[1] + 4),
+                     what=f"the kernel factor of {len(pool)} points x {n_landmarks} landmarks",
+                     way_out="pass a smaller subsample")
         pivots, variance, trace, _ = pivoted_cholesky(
             X[pool], n_landmarks, self.kernel_width_, rule=self._rule,
             random_state=rng, verbose=self.verbose)
