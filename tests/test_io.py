@@ -341,3 +341,92 @@ def test_input_checksum_of_files_and_folders(tmp_path):
     assert input_sha256(folder) == changed  # only the images count
     assert input_sha256(folder, suffixes=(".txt",)) == hashlib.sha256(
         b"notes.txt\0not an image").hexdigest()
+
+
+def test_a_failed_write_names_the_output_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    import errno
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")  # as a write past RLIMIT_FSIZE fails
+
+    (tmp_path / "r.npz").write_bytes(b"earlier result")
+    monkeypatch.setattr(np, "savez", full_disk)
+    with pytest.raises(OSError, match="File too large") as info:
+        write_result(tmp_path / "r.npz", {"x": np.zeros(2)})
+    assert info.value.filename == str(tmp_path / "r.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.npz"]
+    assert (tmp_path / "r.npz").read_bytes() == b"earlier result"
+
+
+def test_npy_header_declaring_more_than_the_file_holds_is_refused_before_loading(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((1000, 4)))
+    content = (tmp_path / "x.npy").read_bytes()
+    header = content[:128].replace(b"(1000, 4)", b"(10**15, 4)".replace(b"10**15", b"9" * 15))
+    (tmp_path / "huge.npy").write_bytes(header + content[128:])
+    with pytest.raises(InputError, match=r"huge\.npy: declares shape \(999999999999999, 4\) of "
+                                         r"float64 .* but holds 320[0-9]+ bytes of data: the file is "
+                                         r"truncated or damaged"):
+        read_data(tmp_path / "huge.npy")
+
+
+def test_sparse_npz_with_indices_out_of_range_is_refused(tmp_path):
+    matrix = scipy.sparse.csc_matrix(np.eye(3))
+    scipy.sparse.save_npz(tmp_path / "s.npz", matrix)
+    parts = dict(np.load(tmp_path / "s.npz"))
+    parts["indices"] = parts["indices"] + 50  # would crash tocsr() without the check
+    np.savez(tmp_path / "bad.npz", **parts)
+    with pytest.raises(InputError, match=r"bad\.npz: not a valid \.npz file \(indices must be < 3\)"):
+        read_data(tmp_path / "bad.npz")
+    scipy.sparse.save_npz(tmp_path / "empty.npz", scipy.sparse.csr_matrix((3, 0)))
+    with pytest.raises(InputError, match=r"empty\.npz: the data is empty \(shape \(3, 0\)\)"):
+        read_data(tmp_path / "empty.npz")
+
+
+def test_result_with_damaged_parameters_is_refused(tmp_path):
+    np.savez(tmp_path / "r.npz", landmarks=np.zeros((2, 2)), parameters=np.asarray("{not json"))
+    with pytest.raises(InputError, match=r"r\.npz: not a readable \.npz file"):
+        read_result(tmp_path / "r.npz")
+
+
+def test_throttle_writes_at_most_once_per_interval_and_the_last_state_on_close():
+    from landmarking._checkpoint import Throttle
+
+    now = [0.0]
+    written = []
+    throttle = Throttle(lambda *state: written.append(state), interval=1.0, clock=lambda: now[0])
+    for step in range(1, 8):
+        now[0] = 0.4 * step
+        throttle(step)
+    # t=0.4 writes (the first), 0.8/1.2 held, 1.6 writes, 2.0/2.4 held, 2.8 writes
+    assert written == [(1,), (4,), (7,)]
+    throttle(8)
+    throttle.close()
+    throttle.close()  # nothing held back: no second write
+    assert written == [(1,), (4,), (7,), (8,)]
+
+
+def test_gp_checkpoint_file_and_callback_hold_the_run_so_far(tmp_path):
+    from landmarking import GPLandmarks
+
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    seen = []
+    full = GPLandmarks(n_landmarks=5, n_steps=30, random_state=0).fit(
+        X, checkpoint=lambda *state: seen.append(state))
+    assert [len(landmarks) for landmarks, _, _ in seen] == [1, 2, 3, 4, 5]
+    for landmarks, objective, seconds in seen:
+        np.testing.assert_array_equal(landmarks, full.landmarks_[:len(landmarks)])
+        assert len(objective) == len(seconds) == len(landmarks)
+    # The objectives come from one pass over the data after the last landmark: NaN
+    # until then, and the fitted values in the last call.
+    assert all(np.isnan(objective).all() for _, objective, _ in seen[:-1])
+    np.testing.assert_array_equal(seen[-1][1], full.objective_)
+    GPLandmarks(n_landmarks=5, n_steps=30, random_state=0).fit(X, checkpoint=tmp_path / "run.npz")
+    saved = read_result(tmp_path / "run.npz")
+    assert bool(saved["complete"]) and int(saved["n_requested"]) == 5
+    np.testing.assert_array_equal(saved["landmarks"], full.landmarks_)
+    np.testing.assert_array_equal(saved["objective"], full.objective_)
+    # A run resumed from the first three saved landmarks ends where the full one did.
+    resumed = GPLandmarks(n_landmarks=5, n_steps=30, random_state=0).fit(
+        X, previous_landmarks=saved["landmarks"][:3], checkpoint=tmp_path / "run.npz")
+    np.testing.assert_array_equal(resumed.landmarks_, full.landmarks_)
+    assert bool(read_result(tmp_path / "run.npz")["complete"])

@@ -202,6 +202,8 @@ def build_parser():
     p.add_argument("--seed", type=int, help="random seed (default 0)")
     p.add_argument("-o", "--output", metavar="FILE", help="also save landmarks and vocabulary (.npz)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--continue", dest="previous", metavar="FILE",
+                   help="extend a run saved with -o, e.g. one that was killed (-n is the total)")
 
     p = commands.add_parser(
         "demo", parents=[common], formatter_class=raw, help="the demo that `make demo` runs",

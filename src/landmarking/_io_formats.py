@@ -1,11 +1,16 @@
-"""File formats behind :mod:`landmarking.io`: delimited text and folders of images.
+"""File formats behind :mod:`landmarking.io`: NumPy files, delimited text, images.
 
 Private: :mod:`landmarking.io` is the interface. Every problem raises
 :class:`InputError` with a one-line message naming the file, the problem and the fix.
 """
 
 import csv
+import math
+import os
 import re
+import struct
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -15,6 +20,150 @@ IMAGE_SUFFIXES = (".png", ".pgm")
 
 class InputError(ValueError):
     """A problem with a user's file or option; the message names the fix."""
+
+
+#: What NumPy, zipfile, zlib and scipy raise on a damaged or hostile file. Reading
+#: such a file must end in an InputError naming it, never in one of these.
+DAMAGED = (OSError, ValueError, EOFError, KeyError, IndexError, TypeError, AttributeError,
+           struct.error, zlib.error, zipfile.BadZipFile, NotImplementedError, RuntimeError,
+           OverflowError)
+
+#: Entries of a file written by :func:`scipy.sparse.save_npz`.
+SPARSE_KEYS = {"format", "shape", "data"}
+
+
+# ---- NumPy files
+
+
+def _too_large(path, exc):
+    return InputError(
+        f"{path}: too large to load into the memory available ({_short(exc)}); use a machine "
+        "with more memory, or fewer rows (e.g. a slice saved with np.save)."
+    )
+
+
+def _check_npy_header(fh, path, available, member=None):
+    """Read an .npy header and refuse what the bytes cannot hold, before any allocation.
+
+    A header may declare any shape and NumPy allocates it before reading, so a few
+    damaged bytes could ask for petabytes. ``available`` is the payload's size;
+    ``member`` the array's name inside an .npz.
+    """
+    where = f"{path}:" if member is None else f"{path}: array {member!r}"
+    try:
+        version = np.lib.format.read_magic(fh)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read(fh)
+    except DAMAGED as exc:
+        what = "not a valid .npy file" if member is None else "is not a valid .npy array"
+        raise InputError(f"{where} {what} ({_short(exc)}); save it with np.save.") from None
+    if dtype.hasobject:
+        raise InputError(
+            f"{where} holds Python objects (a pickled array), which are never loaded; "
+            "save a numeric array with np.save."
+        )
+    needed = math.prod(shape) * dtype.itemsize
+    held = available - fh.tell()
+    if needed > held:
+        raise InputError(
+            f"{where} declares shape {shape} of {dtype} ({needed} bytes) but holds "
+            f"{max(held, 0)} bytes of data: the file is truncated or damaged; save it again."
+        )
+
+
+def load_npy(path):
+    """The array of an .npy file (no pickles); damaged files raise InputError.
+
+    float32/float64 arrays are memory-mapped read-only: pages are read when a
+    block is used, so a file larger than memory works and nothing is loaded twice.
+    Other dtypes are loaded (and converted by the caller).
+    """
+    try:
+        with open(path, "rb") as fh:
+            _check_npy_header(fh, path, os.fstat(fh.fileno()).st_size)
+        X = np.load(path, mmap_mode="r", allow_pickle=False)
+        return X if X.dtype in (np.float32, np.float64) else np.array(X)
+    except InputError:
+        raise
+    except MemoryError as exc:
+        raise _too_large(path, exc) from None
+    except DAMAGED as exc:
+        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+
+
+def check_npz_members(path):
+    """Check every member's header against its size before NumPy reads any."""
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if info.filename.endswith(".npy"):
+                with archive.open(info) as fh:
+                    _check_npy_header(fh, path, info.file_size, member=info.filename[:-4])
+
+
+def load_npz(path, key=None, allow_sparse=True, result_key=None):
+    """One array of an .npz file: ``(array, key)``; a scipy sparse file as a matrix.
+
+    Without ``key``: the array named by the entry ``result_key`` when present, or
+    the only array. Damaged files raise InputError.
+    """
+    try:
+        if not zipfile.is_zipfile(path):
+            raise InputError(f"{path}: not a valid .npz file (not a zip archive); save it with np.savez.")
+        check_npz_members(path)
+        with np.load(path, allow_pickle=False) as content:
+            return _npz_entry(content, path, key, allow_sparse, result_key)
+    except InputError:
+        raise
+    except MemoryError as exc:
+        raise _too_large(path, exc) from None
+    except DAMAGED as exc:
+        raise InputError(f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez.") from None
+
+
+def _npz_entry(content, path, key, allow_sparse, result_key):
+    names = list(content.files)
+    if SPARSE_KEYS <= set(names) and key is None:
+        return _load_sparse(path, allow_sparse), None
+    if key is None:
+        if result_key in names:
+            key = str(content[result_key])
+        elif len(names) == 1:
+            key = names[0]
+        else:
+            raise InputError(
+                f"{path}: holds several arrays ({', '.join(names) or 'none'}); choose one with "
+                f"--key, e.g. --key {names[0] if names else 'X'}."
+            )
+    if key not in names:
+        raise InputError(
+            f"{path}: has no array named {key!r} (it holds: {', '.join(names) or 'nothing'}); "
+            "pass --key with one of those names."
+        )
+    try:
+        return content[key], key
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise InputError(
+                f"{path}: array {key!r} holds Python objects, which are never loaded; "
+                "save a numeric array."
+            ) from None
+        raise
+
+
+def _load_sparse(path, allow_sparse):
+    import scipy.sparse
+
+    matrix = scipy.sparse.load_npz(path)
+    if hasattr(matrix, "check_format"):
+        # load_npz trusts the file; indices out of range would crash tocsr().
+        matrix.check_format(full_check=True)
+    if allow_sparse:
+        return matrix.tocsr()
+    try:
+        return matrix.toarray()
+    except (MemoryError, ValueError) as exc:  # ValueError: "array is too big"
+        raise _too_large(path, exc) from None
 
 
 # ---- delimited text
@@ -154,12 +303,13 @@ def _read_image_folder(folder):
     for file in files:
         try:
             with Image.open(file) as image:
+                _check_raw_size(image, file)
                 images.append(_image_to_array(image))
-        except (OSError, UnidentifiedImageError) as exc:
-            raise InputError(
-                f"{file}: not a readable image ({_short(exc)}); "
-                "replace or remove it."
-            ) from None
+        except MemoryError as exc:
+            raise _too_large(file, exc) from None
+        except (UnidentifiedImageError, Image.DecompressionBombError, SyntaxError, *DAMAGED) as exc:
+            # PIL's decoders raise many kinds of errors on damaged files.
+            raise InputError(f"{file}: not a readable image ({_short(exc)}); replace or remove it.") from None
         if images[-1].shape != images[0].shape:
             raise InputError(
                 f"{file}: image of size {'x'.join(map(str, images[-1].shape))} but "
@@ -168,6 +318,24 @@ def _read_image_folder(folder):
             )
     stack = np.stack(images)
     return stack.reshape(len(stack), -1), stack.shape[1:]
+
+
+def _check_raw_size(image, file):
+    """Refuse an uncompressed image (PGM/PPM) whose header declares more pixels than
+    the file holds, before decoding allocates them all."""
+    if image.format != "PPM" or not image.tile or image.tile[0][0] != "raw":
+        return
+    raw_mode = image.tile[0][3]
+    raw_mode = raw_mode[0] if isinstance(raw_mode, tuple) else raw_mode
+    bytes_per_pixel = {"1": 1 / 8, "L": 1, "I;16B": 2, "I;16": 2, "RGB": 3}.get(raw_mode)
+    if bytes_per_pixel is None:
+        return
+    held = file.stat().st_size - image.tile[0][2]
+    if image.width * image.height * bytes_per_pixel > held:
+        raise InputError(
+            f"{file}: declares {image.width} x {image.height} pixels but holds only {max(held, 0)} "
+            "bytes of them: the image is truncated or damaged; replace or remove it."
+        )
 
 
 def _image_to_array(image):

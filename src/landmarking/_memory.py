@@ -1,43 +1,142 @@
-"""How much memory is available, and refusing early when an allocation won't fit."""
+"""Refuse early, and say why, when a large allocation cannot fit in memory.
 
-import resource
+Before an allocation that grows with N^2, N x K or N x neighbours, the library
+estimates its peak and calls :func:`check_memory`. When the estimate exceeds
+:func:`available_memory` the call raises :class:`InsufficientMemoryError` at once,
+before any of the memory is taken, with the estimate, what is available and the
+way out. Without the check the process would either raise a bare ``MemoryError``
+deep inside NumPy after minutes of work, or be killed by the kernel's OOM killer
+without a word.
 
-__all__ = ["available_memory", "check_memory"]
+:class:`InsufficientMemoryError` derives from both ``MemoryError`` (what it is) and
+``ValueError`` (the scikit-learn convention for a request that cannot be served
+with the given data and parameters), so ``except MemoryError`` and
+``except ValueError`` both catch it; the command line reports it as bad input
+(exit status 2) with the message below.
+
+Available memory is the smaller of
+
+* the memory the kernel says can be allocated without swapping (``MemAvailable``
+  in ``/proc/meminfo``; ``psutil.virtual_memory().available`` where psutil is
+  installed and ``/proc`` is not), and
+* the address-space limit ``RLIMIT_AS`` (``ulimit -v``) minus the address space the
+  process already uses.
+
+When neither can be read (an unusual platform) nothing is checked.
+"""
+
+import os
+
+__all__ = ["InsufficientMemoryError", "available_memory", "check_memory", "format_bytes"]
+
+
+class InsufficientMemoryError(MemoryError, ValueError):
+    """An allocation would not fit in the available memory; the message says what to do."""
+
+
+def format_bytes(n):
+    """``1536`` -> ``'1.5 KiB'``: a byte count for messages.
+
+    Examples
+    --------
+    >>> format_bytes(3 * 2**30)
+    '3.0 GiB'
+    """
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover - the loop always returns
 
 
 def _meminfo_available():
     try:
-        with open("/proc/meminfo") as f:
-            for line in f:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
-    return None
+    try:
+        import psutil
+    except ImportError:
+        return None
+    return int(psutil.virtual_memory().available)
+
+
+def _address_space_used():
+    """Virtual memory of this process in bytes (VmSize), or None."""
+    try:
+        with open(f"/proc/{os.getpid()}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import psutil
+    except ImportError:
+        return None
+    return int(psutil.Process().memory_info().vms)
+
+
+def _rlimit_room():
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    used = _address_space_used()
+    return max(soft - (used or 0), 0)
 
 
 def available_memory():
-    """Bytes this process may still allocate: the smaller of free RAM and RLIMIT_AS."""
-    limits = []
-    free = _meminfo_available()
-    if free is not None:
-        limits.append(free)
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        try:
-            with open("/proc/self/statm") as f:
-                used = int(f.read().split()[0]) * resource.getpagesize()
-        except OSError:
-            used = 0
-        limits.append(max(0, soft - used))
+    """Bytes this process can still allocate, or None when unknown.
+
+    The smaller of the system's available memory and the room left under
+    ``RLIMIT_AS``. Read afresh at each call (it changes as other programs run).
+
+    Examples
+    --------
+    >>> available_memory() is None or available_memory() > 0
+    True
+    """
+    limits = [v for v in (_meminfo_available(), _rlimit_room()) if v is not None]
     return min(limits) if limits else None
 
 
 def check_memory(nbytes, *, what, way_out):
-    """Raise MemoryError when ``nbytes`` would not fit in the memory available."""
+    """Raise :class:`InsufficientMemoryError` if ``nbytes`` more will not fit.
+
+    Parameters
+    ----------
+    nbytes : int or float
+        Estimated peak of the allocation about to happen, in bytes.
+    what : str
+        What needs the memory, e.g. ``"the dense 50000 x 50000 eigenproblem"``.
+    way_out : str
+        What the user can do instead, e.g. ``"use LocallyLinearLandmarks"``.
+
+    Raises
+    ------
+    InsufficientMemoryError
+        With the estimate, the memory available and ``way_out``.
+
+    Examples
+    --------
+    >>> check_memory(1024, what="a small table", way_out="nothing")  # fits: returns quietly
+    >>> check_memory(2**80, what="a huge table", way_out="use less data")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    landmarking._memory.InsufficientMemoryError: a huge table needs about 1048576.0 TiB ...
+    """
     available = available_memory()
-    if available is not None and nbytes > available:
-        raise MemoryError(
-            f"{what} needs about {nbytes / 2**30:.2f} GiB but only "
-            f"{available / 2**30:.2f} GiB is available; {way_out}"
-        )
+    if available is None or nbytes <= available:
+        return
+    raise InsufficientMemoryError(
+        f"{what} needs about {format_bytes(nbytes)} but only {format_bytes(available)} "
+        f"is available (free RAM or the address-space limit, ulimit -v); {way_out.rstrip('.')}."
+    )

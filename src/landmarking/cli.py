@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ._blocks import as_dask, map_row_blocks, take_rows, working_dtype
+from ._checkpoint import Throttle
 from ._cli_parser import EMBED_METHODS, EXPERIMENTS, LANDMARK_METHODS, build_parser
 from ._cluster import dask_client
 from .io import (
@@ -308,6 +309,11 @@ def _cmd_landmarks(args):
     if "verbose" not in params:
         _say(args, f"learning {args.n_landmarks} landmarks with --method {args.method} ...")
     estimator = cls(**params)
+    if fmt == "npz" and _takes_checkpoint(cls):
+        # Save as the run goes, so that a killed process can be continued.
+        fit_params["checkpoint"] = Throttle(
+            lambda *state: _write_landmarks(args, estimator, data, fmt, complete=False,
+                                            previous=previous, state=state))
     try:
         estimator.fit(X, **fit_params)
     except KeyboardInterrupt:
@@ -367,14 +373,24 @@ def _merge_previous(args, given, previous):
     return merged
 
 
-def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None):
-    landmarks = np.asarray(estimator.landmarks_)
+def _takes_checkpoint(cls):
+    import inspect
+
+    return "checkpoint" in inspect.signature(cls.fit).parameters
+
+
+def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None, state=None):
+    """Write the landmarks: the fitted ones, or ``state`` = (landmarks, objective,
+    seconds) of a run still going (a checkpoint)."""
+    if state is None:
+        state = (estimator.landmarks_, getattr(estimator, "objective_", None),
+                 getattr(estimator, "landmark_seconds_", None))
+    landmarks = np.asarray(state[0])
     arrays = {"landmarks": landmarks}
-    for name in ("objective_", "landmark_seconds_", "kernel_width_"):
-        value = getattr(estimator, name, None)
+    for key, value in (("objective", state[1]), ("seconds", state[2]),
+                       ("kernel_width", getattr(estimator, "kernel_width_", None))):
         if value is None:
             continue
-        key = {"landmark_seconds_": "seconds"}.get(name, name.rstrip("_"))
         value = np.asarray(value)
         if value.ndim == 1 and previous is not None and key in previous and len(value) < len(landmarks):
             # A continued fit reports only its new landmarks; keep the earlier values.
@@ -390,8 +406,14 @@ def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None):
     parameters["n_landmarks"] = args.n_landmarks
     same_as_previous = args.previous is not None and (
         Path(args.output).resolve() == Path(args.previous).resolve())
+    # After this run's first checkpoint the file is its own to replace.
+    ours = getattr(args, "checkpointed", False)
+    if getattr(args, "data_sha256", None) is None:
+        args.data_sha256 = input_sha256(args.data)  # once, not at every checkpoint
     write_result(args.output, arrays, parameters=parameters, source=args.data,
-                 command=args.command_line, fmt=fmt, force=args.force or same_as_previous)
+                 command=args.command_line, fmt=fmt, force=args.force or same_as_previous or ours,
+                 source_sha256=getattr(args, "data_sha256", None))
+    args.checkpointed = True
 
 
 def _write_interrupted(args, estimator, data, fmt, previous):
@@ -622,8 +644,11 @@ def _plot_embedding(args, embedding, labels, title):
 
 
 def _cmd_topics(args):
+    previous = getattr(args, "previous", None)
     if args.output:
-        check_output(args.output, force=args.force, fmt="npz")
+        resuming_in_place = previous is not None and (
+            Path(args.output).resolve() == Path(previous).resolve())
+        check_output(args.output, force=args.force or resuming_in_place, fmt="npz")
     import warnings
 
     from .text import sqrt_histograms, strip_headers, top_words
@@ -651,10 +676,19 @@ def _cmd_topics(args):
         "random_state": _seed(args),
         "verbose": (None, not args.quiet),
     }
+    fit_params = {}
+    if previous is not None:
+        saved = _read_previous_topics(args, vocabulary)
+        given = _merge_previous(args, given, saved)
+        fit_params["previous_landmarks"] = saved["landmarks"]
     estimator = cls(**_estimator_params(cls, given, "gp"))
+    if args.output:
+        # Save as the run goes, so that a killed process can be continued.
+        fit_params["checkpoint"] = Throttle(
+            lambda *state: _write_topics(args, estimator, state[0], vocabulary, complete=False))
     interrupted = False
     try:
-        estimator.fit(X)
+        estimator.fit(X, **fit_params)
     except KeyboardInterrupt:
         interrupted = True
         if getattr(estimator, "landmarks_", None) is None:
@@ -665,18 +699,66 @@ def _cmd_topics(args):
         print(f"topic {k:3d}: {' '.join(top_words(landmark, vocabulary, args.top))}")
     sys.stdout.flush()
     if args.output:
-        parameters = _parameters(estimator, method="gp", vocabulary_size=args.vocabulary,
-                                 field=args.field)
-        write_result(args.output, {"landmarks": landmarks, "vocabulary": np.asarray(vocabulary),
-                                   "kernel_width": getattr(estimator, "kernel_width_", None)},
-                     parameters=parameters, source=args.corpus, command=args.command_line,
-                     fmt="npz", force=args.force,
-                     source_sha256=input_sha256(args.corpus, suffixes=(".txt",)))
+        _write_topics(args, estimator, landmarks, vocabulary, complete=not interrupted)
         _say(args, f"wrote {len(landmarks)} topic landmarks and the vocabulary to {args.output}")
     if interrupted:
         print("landmarking topics: interrupted; printed the topics finished so far.", file=sys.stderr)
         return INTERRUPTED
     return 0
+
+
+def _read_previous_topics(args, vocabulary):
+    """The saved run that ``topics --continue`` extends, checked against this one."""
+    saved = read_result(args.previous, required=["landmarks", "vocabulary", "parameters"])
+    if saved.get("input_sha256") and saved["input_sha256"] != _corpus_sha256(args):
+        raise InputError(
+            f"{args.previous}: was learnt from another corpus than {args.corpus} (the sha256 "
+            "differs); continue a run on the same CORPUS, or start a new run without --continue."
+        )
+    options = {"vocabulary_size": "--vocabulary", "field": "--field",
+               "strip_headers": "--strip-headers"}
+    for name, option in options.items():
+        value = args.vocabulary if name == "vocabulary_size" else getattr(args, name)
+        if name in saved["parameters"] and saved["parameters"][name] != value:
+            raise InputError(
+                f"{args.previous}: was learnt with {option} {saved['parameters'][name]}, not "
+                f"{value}; pass the same {option}."
+            )
+    if not np.array_equal(saved["vocabulary"], np.asarray(vocabulary).astype(str)):
+        raise InputError(
+            f"{args.previous}: its vocabulary differs from this corpus's; continue a run on "
+            "the same CORPUS with the same options."
+        )
+    done = len(saved["landmarks"])
+    if args.n_landmarks <= done:
+        raise InputError(
+            f"{args.previous}: already holds {done} topics; -n is the total, so ask for more "
+            f"than {done} (e.g. -n {2 * done})."
+        )
+    return saved
+
+
+def _corpus_sha256(args):
+    if getattr(args, "corpus_sha256", None) is None:
+        args.corpus_sha256 = input_sha256(args.corpus, suffixes=(".txt",))
+    return args.corpus_sha256
+
+
+def _write_topics(args, estimator, landmarks, vocabulary, *, complete):
+    parameters = _parameters(estimator, method="gp", vocabulary_size=args.vocabulary,
+                             field=args.field, strip_headers=args.strip_headers)
+    parameters["n_landmarks"] = args.n_landmarks
+    in_place = getattr(args, "previous", None) is not None and (
+        Path(args.output).resolve() == Path(args.previous).resolve())
+    write_result(args.output, {"landmarks": np.asarray(landmarks),
+                               "vocabulary": np.asarray(vocabulary),
+                               "kernel_width": getattr(estimator, "kernel_width_", None),
+                               "n_requested": np.asarray(args.n_landmarks),
+                               "complete": np.asarray(complete)},
+                 parameters=parameters, source=args.corpus, command=args.command_line,
+                 fmt="npz", force=args.force or in_place or getattr(args, "checkpointed", False),
+                 source_sha256=_corpus_sha256(args))
+    args.checkpointed = True
 
 
 # --------------------------------------------------------------------- demo, reproduce

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import tempfile
+import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from ._blocks import block_bounds, find_nonfinite_row, reduce_row_blocks, take_rows
-
 from ._io_formats import (
+    DAMAGED,
     IMAGE_SUFFIXES,
     InputError,
+    check_npz_members,
     _files,
+    load_npy,
+    load_npz,
     _read_delimited,
     _read_image_folder,
     _read_label_lines,
@@ -60,7 +64,6 @@ __all__ = [
 #: Name of the entry of a result ``.npz`` that names its main array.
 RESULT_KEY = "landmarking_result"
 _DATA_SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".zarr")
-_SPARSE_KEYS = {"format", "shape", "data"}
 
 
 @dataclass
@@ -259,9 +262,21 @@ def read_result(path, required=()):
             "does not keep the parameters); rerun that step with -o NAME.npz."
         )
     try:
+        if not zipfile.is_zipfile(path):
+            raise ValueError("not a zip archive")
+        check_npz_members(path)
         with np.load(path, allow_pickle=False) as content:
             out = {name: content[name] for name in content.files}
-    except (OSError, ValueError) as exc:
+        for name in ("version", "input_sha256", "command", RESULT_KEY):
+            if name in out:
+                out[name] = str(out[name])
+        if "parameters" in out:
+            out["parameters"] = json.loads(str(out["parameters"]))
+            if not isinstance(out["parameters"], dict):
+                raise ValueError("its parameters are not a JSON object")
+    except InputError:
+        raise
+    except (MemoryError, RecursionError, *DAMAGED) as exc:
         raise InputError(f"{path}: not a readable .npz file ({_short(exc)}); pass a file written by landmarking.") from None
     missing = [name for name in required if name not in out]
     if missing:
@@ -270,11 +285,6 @@ def read_result(path, required=()):
             f"{', '.join(sorted(out)) or 'nothing'}); pass the file written by the matching "
             "landmarking command."
         )
-    for name in ("version", "input_sha256", "command", RESULT_KEY):
-        if name in out:
-            out[name] = str(out[name])
-    if "parameters" in out:
-        out["parameters"] = json.loads(str(out["parameters"]))
     return out
 
 
@@ -323,9 +333,10 @@ def read_corpus(path, *, field="text"):
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                 raise InputError(
-                    f"{path}: line {line_number} is not valid JSON ({exc.msg}); write one JSON "
+                    f"{path}: line {line_number} is not valid JSON ({reason}); write one JSON "
                     "object per line."
                 ) from None
             if not isinstance(record, dict) or not isinstance(record.get(field), str):
@@ -408,59 +419,11 @@ def _open_zarr(path):
 
 
 def _load_npy(path):
-    try:
-        # Memory-mapped: pages are read when a block is used, so a file larger
-        # than memory works and nothing is loaded twice. Other dtypes than
-        # float32/float64 are loaded and converted (the readers' contract).
-        X = np.load(path, mmap_mode="r", allow_pickle=False)
-        return X if X.dtype in (np.float32, np.float64) else np.array(X)
-    except ValueError as exc:
-        if "allow_pickle" in str(exc) or "Python objects" in str(exc):
-            raise InputError(
-                f"{path}: holds Python objects (a pickled array), which are never loaded; "
-                "save a numeric array with np.save."
-            ) from None
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
-    except OSError as exc:
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+    return load_npy(path)
 
 
 def _load_npz(path, key, allow_sparse):
-    try:
-        content = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez.") from None
-    with content:
-        names = list(content.files)
-        if _SPARSE_KEYS <= set(names) and key is None:
-            import scipy.sparse
-
-            matrix = scipy.sparse.load_npz(path)
-            return (matrix.tocsr() if allow_sparse else matrix.toarray()), None
-        if key is None:
-            if RESULT_KEY in names:
-                key = str(content[RESULT_KEY])
-            elif len(names) == 1:
-                key = names[0]
-            else:
-                raise InputError(
-                    f"{path}: holds several arrays ({', '.join(names)}); choose one with "
-                    f"--key, e.g. --key {names[0]}."
-                )
-        if key not in names:
-            raise InputError(
-                f"{path}: has no array named {key!r} (it holds: {', '.join(names) or 'nothing'}); "
-                "pass --key with one of those names."
-            )
-        try:
-            return content[key], key
-        except ValueError as exc:
-            if "allow_pickle" in str(exc):
-                raise InputError(
-                    f"{path}: array {key!r} holds Python objects, which are never loaded; "
-                    "save a numeric array."
-                ) from None
-            raise
+    return load_npz(path, key, allow_sparse, result_key=RESULT_KEY)
 
 
 def _as_matrix(X, path):
@@ -468,6 +431,8 @@ def _as_matrix(X, path):
     if hasattr(X, "tocsr"):
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
             raise InputError(f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; save real numbers.")
+        if min(X.shape) == 0:
+            raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         if not np.all(np.isfinite(X.data)):
@@ -491,7 +456,7 @@ def _as_matrix(X, path):
     if X.ndim in (3, 4) and isinstance(X, np.ndarray):
         # (n, height, width[, channels]): a stack of images, one per row.
         image_shape = X.shape[1:]
-        X = X.reshape(X.shape[0], -1)
+        X = X.reshape(X.shape[0], int(np.prod(X.shape[1:])))
     if X.ndim != 2:
         raise InputError(
             f"{path}: the data must be a 2-D array (one sample per row), got "
@@ -669,6 +634,10 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
     # leaves a truncated result where a good one was.
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates the file 0600 and os.replace keeps that mode; give it the
+        # mode any new file gets (0644 under umask 022) so results can be shared.
+        if hasattr(os, "fchmod"):
+            os.fchmod(handle, 0o666 & ~_umask())
         with os.fdopen(handle, "wb") as fh:
             if fmt == "npz":
                 entries = {name: _plain_array(value) for name, value in arrays.items()
@@ -686,10 +655,35 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
                 values = values.reshape(len(values), -1) if values.ndim != 2 else values
                 np.savetxt(fh, values, delimiter="," if fmt == "csv" else "\t", header=header,
                            fmt="%.9g")
+            # On disk before the rename, so that a crash right after it cannot leave
+            # an empty file under the result's name.
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:
+            # A failed write (file-size limit, full disk) names no file; name the output.
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask():
+    """The process's umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    # Elsewhere the only way to read it is to set it and set it back.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _plain_array(value):

@@ -11,7 +11,9 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.extmath import row_norms
 
-from ._blocks import map_row_blocks, reduce_row_blocks, take_rows, working_dtype
+from ._blocks import is_lazy, map_row_blocks, reduce_row_blocks, take_rows, working_dtype
+
+from ._memory import check_memory
 
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
            "variance_kernel_width", "local_kernel_width", "KERNEL_WIDTH_RULES"]
@@ -86,6 +88,13 @@ def gaussian_features(X, T, width, *, chunk_size=None, out=None):
         X = np.asarray(X)
     dtype = working_dtype(X)
     T = np.asarray(T, dtype=dtype)
+    if out is None and not is_lazy(X):
+        check_memory(dtype.itemsize * len(T) * X.shape[0],
+                     what=f"the landmark features of {X.shape[0]} rows x {len(T)} landmarks",
+                     way_out="pass a Dask array (a lazy result), write them to a memory "
+                             "map or Zarr array with out= (on the command line: -o FILE.npy "
+                             "or .zarr), transform the rows in smaller blocks, or pass "
+                             "float32 data")
     if chunk_size is None:
         from ._blocks import rows_per_block
 

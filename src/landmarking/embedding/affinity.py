@@ -20,6 +20,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_choice, check_positive_float, check_positive_int
+from .._memory import check_memory
 from ..neighbors import nearest_neighbors
 
 __all__ = ["gaussian_affinity", "knn_affinity", "degree", "laplacian",
@@ -76,6 +77,8 @@ def gaussian_affinity(distances, indices, bandwidth, *, symmetrize="union"):
             "arrays of the same shape (one row of neighbours per point)."
         )
     n, k = indices.shape
+    check_memory(128 * n * k, what=f"the affinity graph of {n} points x {k} neighbours",
+                 way_out="use fewer neighbours, fewer rows, or an out-of-core (Dask) input")
     values = np.exp(-(distances ** 2) / (2.0 * bandwidth ** 2)).ravel()
     rows = np.repeat(np.arange(n), k)
     cols = indices.ravel()

@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_choice, check_positive_float, check_positive_int
+from .._memory import check_memory
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 
@@ -122,6 +123,9 @@ def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
         eigen_solver = "dense" if n <= DENSE_LIMIT or k >= n // 5 else "lobpcg"
     rng = check_random_state(random_state)
     if eigen_solver == "dense":
+        check_memory(24 * n * n,
+                     what=f"the dense {n} x {n} eigenproblem of exact Laplacian eigenmaps",
+                     way_out="use LocallyLinearLandmarks (memory linear in N) or eigen_solver='lobpcg'")
         mu, U = linalg.eigh(S.toarray(), subset_by_index=[n - k, n - 1])
     elif eigen_solver == "arpack":
         v0 = rng.uniform(-1, 1, n)

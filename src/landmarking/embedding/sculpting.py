@@ -28,6 +28,7 @@ from .._validation import (
     check_positive_int,
 )
 from ..kernels import row_chunks
+from .._memory import check_memory
 from ..neighbors import nearest_neighbors, query_neighbors
 from . import _sculpting_kernels as K
 
@@ -501,6 +502,9 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         clamp_idx, clamp_vals = self._check_clamps(clamp_indices, clamp_values, n, t)
         rng = check_random_state(self.random_state)
 
+        check_memory(8 * n * (16 * k + 2 * X.shape[1]),
+                     what=f"the neighbour tables of {n} points x {k} neighbours",
+                     way_out="use fewer neighbours (n_neighbors) or fewer rows")
         nbr, dist = self._neighbors(X, k, neighbors)
         # A lossless rotation onto the principal axes: same distances and angles,
         # at most min(n, D) columns, which makes the relations cheaper on images.

@@ -23,6 +23,7 @@ from sklearn.decomposition import NMF
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._memory import check_memory
 from .._validation import check_enough_samples, check_positive_int
 from ..kernels import resolve_kernel_width, row_chunks
 from ._base import LandmarkTransformerMixin
@@ -154,6 +155,9 @@ class _CholeskyLandmarks(_DataPointLandmarks):
             pool = np.sort(rng.choice(n, subsample, replace=False))
         else:
             pool = np.arange(n)
+        check_memory(8 * len(pool) * (n_landmarks + X.shape[1] + 4),
+                     what=f"the kernel factor of {len(pool)} points x {n_landmarks} landmarks",
+                     way_out="pass a smaller subsample")
         pivots, variance, trace, _ = pivoted_cholesky(
             X[pool], n_landmarks, self.kernel_width_, rule=self._rule,
             random_state=rng, verbose=self.verbose)

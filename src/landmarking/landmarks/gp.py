@@ -65,6 +65,8 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._checkpoint import check_checkpoint, landmark_checkpoint
+from .._memory import available_memory
 from .._validation import (SPACES, check_choice, check_enough_samples,
                            check_feasible_for_space, check_positive_int)
 from .._blocks import check_rows, chunk_bounds, reduce_row_blocks, take_rows, working_dtype
@@ -266,8 +268,16 @@ def _batch_order(rng, batches_per_chunk, n_steps):
 
 
 def _kernel_columns(block, landmarks, eta):
-    """Kernel values (n_b, k) of landmarks on a block: one block of Phi."""
-    return _features_of_block(block, landmarks.astype(block.dtype), eta)
+    """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
+
+    One landmark at a time: a matrix-vector product rounds differently from a
+    matrix product, so computing columns singly makes every column the same bits
+    however many are computed together (a continued run, a kept or recomputed table).
+    """
+    columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
+    for j, t in enumerate(landmarks.astype(block.dtype)):
+        columns[:, j] = _features_of_block(block, t[None, :], eta)[:, 0]
+    return columns
 
 
 def _kernel_gram(block, landmarks, eta):
@@ -290,8 +300,9 @@ class _Chunks:
     no permuted copy of the data is made. Phi (kernel values of the finished
     landmarks) on a chunk is computed when the chunk is visited, for the landmarks
     finished since its last visit. It is kept for every chunk when the whole table
-    (n_samples x n_landmarks values) fits in ``KERNEL_TABLE_BYTES``, and otherwise
-    recomputed at each visit for the visited chunk only.
+    (n_samples x n_landmarks values) fits in ``KERNEL_TABLE_BYTES`` and in half the
+    memory available, and otherwise recomputed at each visit for the visited chunk
+    only.
     """
 
     def __init__(self, X, bounds, batch_size, landmarks, eta, seed):
@@ -303,7 +314,9 @@ class _Chunks:
         self.batch_bounds = [_batches(n, batch_size) for n in sizes]
         self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
         self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
-        self.keep = X.shape[0] * len(landmarks) * self.dtype.itemsize <= KERNEL_TABLE_BYTES
+        table = X.shape[0] * len(landmarks) * self.dtype.itemsize
+        available = available_memory()
+        self.keep = table <= KERNEL_TABLE_BYTES and (available is None or table < available / 2)
         self.kept = {}
         self.planned, self.pending, self.reader = [], {}, None
 
@@ -390,8 +403,8 @@ class _Chunks:
         return total
 
 
-def _objectives(gram, n_samples, start):
-    """(1/N) phi_k^T M phi_k on all the data for landmarks k >= start.
+def _objectives(gram, n_samples):
+    """(1/N) phi_k^T M phi_k on all the data for every landmark k.
 
     From the Gram matrix of all kernel columns, Phi^T Phi: the Schur complement of
     landmark k against the landmarks before it, with the fit's ridge.
@@ -399,8 +412,7 @@ def _objectives(gram, n_samples, start):
     factor = _CholeskyFactor(len(gram), RIDGE * n_samples)
     objectives = []
     for k in range(len(gram)):
-        if k >= start:
-            objectives.append(_full_objective(gram[k, k], gram[:k, k], factor, n_samples))
+        objectives.append(_full_objective(gram[k, k], gram[:k, k], factor, n_samples))
         factor.append(gram[:k, k], gram[k, k])
     return np.asarray(objectives)
 
@@ -447,17 +459,22 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         ``(seed, c)``, so landmark k never depends on how many landmarks are asked
         for.
     callback : callable, optional
-        Called as ``callback(landmarks, seconds)`` after each finished landmark with
-        all landmarks so far and the seconds of the new ones (e.g. to save a
-        checkpoint).
+        Called as ``callback(landmarks, objectives, seconds)`` right after each
+        landmark is finished: the landmarks so far (k + 1 rows, a view: copy to
+        keep) and the ``objectives`` and ``seconds`` of the new ones so far. The
+        objectives are computed for all landmarks at the end, in one pass over the
+        data: they are NaN in every call but the last, which comes after that pass.
+        Used to save a run as it goes
+        (``GPLandmarks.fit(checkpoint=...)``).
     verbose : bool
         tqdm progress bars over landmarks and steps.
 
     Returns
     -------
     landmarks : ndarray (n_landmarks, n_features), float64
-    objectives : ndarray (n_landmarks - k,)
-        f at each new landmark on all the data, divided by N.
+    objectives : ndarray (n_landmarks,)
+        f at each landmark (the previous ones included) on all the data, divided
+        by N, computed after the last landmark in one pass.
     seconds : ndarray (n_landmarks - k,)
         Wall time for each new landmark.
 
@@ -500,13 +517,15 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
                                                   s0=s0, tau=tau, space=space,
                                                   step_bar=step_bar)
             seconds.append(time.perf_counter() - start)
-            if callback is not None:
-                callback(landmarks[:k + 1], np.asarray(seconds))
-        objectives = _objectives(chunks.gram(n_landmarks), n_samples, n_previous)
+            if callback is not None and k < n_landmarks - 1:
+                callback(landmarks[:k + 1], np.full(len(seconds), np.nan), np.asarray(seconds))
+        objectives = _objectives(chunks.gram(n_landmarks), n_samples)
+        if callback is not None and n_landmarks > n_previous:
+            callback(landmarks, objectives[n_previous:], np.asarray(seconds))
     except KeyboardInterrupt as interrupt:
         done = n_previous + len(seconds)
         chunks.close()
-        objectives = _objectives(chunks.gram(done), n_samples, n_previous)
+        objectives = _objectives(chunks.gram(done), n_samples)
         interrupt.partial_result = (landmarks[:done].copy(), objectives,
                                     np.asarray(seconds))
         raise
@@ -610,7 +629,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def fit(self, X, y=None, *, previous_landmarks=None):
+    def fit(self, X, y=None, *, previous_landmarks=None, checkpoint=None):
         """Learn ``n_landmarks`` landmarks of X.
 
         Parameters
@@ -624,11 +643,21 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             Landmarks of an earlier run with the same data, settings and seed
             (e.g. loaded from a file); kept as the first k rows while the run
             continues, giving what one longer run would give.
+        checkpoint : str, path or callable, optional
+            Save the run as it goes, so that a killed process (out of memory, a
+            preempted node) loses at most the last second of work. A path to an
+            ``.npz``: the landmarks so far, rewritten atomically after finished
+            landmarks (at most once a second, and at the end) and marked
+            ``complete=False`` until the run ends; resume with the same
+            ``random_state`` and ``fit(X, previous_landmarks=read_result(path)
+            ["landmarks"])``. A callable: called as ``checkpoint(landmarks,
+            objective, seconds)`` after each finished landmark, with all so far.
 
         Returns
         -------
         self
         """
+        check_checkpoint(checkpoint)
         X = self._validate_fit_data(X)
         if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
             previous_landmarks = self.landmarks_
@@ -640,7 +669,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
                                                       random_state=self.seed_)
         previous = self._check_previous(previous_landmarks, X.shape[1])
-        self._run(X, previous, previous_objective, previous_seconds)
+        self._run(X, previous, previous_objective, previous_seconds, checkpoint=checkpoint)
         return self
 
     def extend(self, X, n_more):
@@ -667,25 +696,32 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                   n_landmarks=total)
         return self
 
-    def _run(self, X, previous, previous_objective, previous_seconds, n_landmarks=None):
+    def _run(self, X, previous, previous_objective, previous_seconds, n_landmarks=None,
+             checkpoint=None):
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
+        callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_objective,
+                                       previous_seconds)
         try:
             landmarks, objective, seconds = learn_gp_landmarks(
                 X, n_landmarks, kernel_width=self.kernel_width_, n_steps=self.n_steps,
                 batch_size=self.batch_size, s0=self.s0, tau=self.tau, space=self.space,
                 init=self.init, previous_landmarks=previous, seed=self.seed_,
-                chunk_size=self.chunk_size, verbose=self.verbose)
+                chunk_size=self.chunk_size, verbose=self.verbose, callback=callback)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
             if partial is not None:
                 self._store(*partial, previous_objective, previous_seconds)
             raise
+        finally:
+            if callback is not None:
+                callback.close()  # writes what the last throttled call held back
         self._store(landmarks, objective, seconds, previous_objective, previous_seconds)
 
     def _store(self, landmarks, objective, seconds, previous_objective, previous_seconds):
         self.landmarks_ = landmarks
-        self.objective_ = np.concatenate([previous_objective, objective])
+        # Computed for all landmarks at the end of the run (previous ones included).
+        self.objective_ = objective
         self.landmark_seconds_ = np.concatenate([previous_seconds, seconds])
 
     def _validate_fit_data(self, X):

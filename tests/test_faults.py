@@ -1,0 +1,343 @@
+"""Faults a long run meets: Ctrl-C, kill -9, a full disk, too little memory.
+
+Each test drives a fresh interpreter (the command or a small script), as the fault
+would hit a user's process, and finishes in well under a minute:
+
+- GP landmarks are bit-identical across processes and BLAS/numba thread counts;
+- SIGINT writes the finished landmarks, and ``--continue`` then gives exactly the
+  landmarks of one uninterrupted run;
+- SIGKILL at a random moment loses at most the last second of work: the result file
+  written as the run goes is whole (``complete=False``), and ``--continue`` finishes
+  the run bit for bit equal to an uninterrupted one (``landmarks`` and ``topics``);
+- a write that hits the file-size limit exits 2 naming the file, and leaves neither
+  a partial file nor a temporary one, nor harms the file it would have replaced;
+- output files honour the umask;
+- every memory guard refuses an allocation that cannot fit under a small
+  ``RLIMIT_AS``, at once, with the estimate, what is available and the way out,
+  while the same call on small data still works under that limit.
+"""
+
+import json
+import os
+import random
+import re
+import resource
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from landmarking import GPLandmarks
+from landmarking.io import read_result, write_result
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rlimits")
+
+STEPS = 150
+
+
+def _env():
+    return dict(os.environ, PYTHONWARNINGS="ignore", OPENBLAS_NUM_THREADS="1",
+                OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+
+def _command(*args):
+    return [sys.executable, "-m", "landmarking.cli", *map(str, args)]
+
+
+def _default_sigint():
+    # A background runner may ignore SIGINT, and children inherit that; a user's
+    # terminal does not.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _circle(tmp_path, n=1000, seed=1):
+    rng = np.random.default_rng(seed)
+    angle = rng.uniform(0, 2 * np.pi, n)
+    X = np.c_[np.cos(angle), np.sin(angle)] + 0.02 * rng.normal(size=(n, 2))
+    np.save(tmp_path / "x.npy", X)
+    return X
+
+
+def _wait_for(path, proc, timeout=50):
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()[1].decode(errors="replace")
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+# ------------------------------------------------------------------ signals
+
+
+def test_ctrl_c_writes_the_finished_landmarks_and_continue_is_bit_identical(tmp_path):
+    X = _circle(tmp_path)
+    proc = subprocess.Popen(_command("landmarks", "x.npy", "-n", 200, "--steps", STEPS, "-o",
+                                     "part.npz", "-q"), cwd=tmp_path, env=_env(),
+                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+    _wait_for(tmp_path / "part.npz", proc)  # a first landmark is finished
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=50)
+    assert proc.returncode == 130, err.decode(errors="replace")
+    partial = read_result(tmp_path / "part.npz")
+    k = len(partial["landmarks"])
+    assert 1 <= k < 200 and not bool(partial["complete"])
+    assert b"--continue part.npz -o part.npz" in err
+    resumed = subprocess.run(_command("landmarks", "x.npy", "-n", k + 4, "--steps", STEPS,
+                                      "--continue", "part.npz", "-o", "part.npz", "-q"),
+                             cwd=tmp_path, env=_env(), capture_output=True, timeout=50)
+    assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")
+    result = read_result(tmp_path / "part.npz")
+    single = GPLandmarks(n_landmarks=k + 4, n_steps=STEPS, random_state=0).fit(X)
+    assert bool(result["complete"])
+    np.testing.assert_array_equal(result["landmarks"], single.landmarks_)
+    np.testing.assert_array_equal(result["objective"], single.objective_)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_kill_9_at_a_random_moment_then_continue_is_bit_identical(tmp_path, seed):
+    X = _circle(tmp_path)
+    total = 200  # far more than a fast machine finishes before the kill
+    proc = subprocess.Popen(_command("landmarks", "x.npy", "-n", total, "--steps", STEPS, "-o",
+                                     "run.npz", "-q"), cwd=tmp_path, env=_env(),
+                            stderr=subprocess.PIPE)
+    _wait_for(tmp_path / "run.npz", proc)
+    time.sleep(random.Random(seed).uniform(0.05, 0.8))
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before the kill; make it longer"
+    killed = read_result(tmp_path / "run.npz")  # whole, though the process was killed
+    k = len(killed["landmarks"])
+    assert 1 <= k < total and not bool(killed["complete"]) and int(killed["n_requested"]) == total
+    assert len(killed["objective"]) == len(killed["seconds"]) == k
+    resumed = subprocess.run(_command("landmarks", "x.npy", "-n", total, "--steps", STEPS,
+                                      "--continue", "run.npz", "-o", "run.npz", "-q"),
+                             cwd=tmp_path, env=_env(), capture_output=True, timeout=50)
+    assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")
+    result = read_result(tmp_path / "run.npz")
+    single = GPLandmarks(n_landmarks=total, n_steps=STEPS, random_state=0).fit(X)
+    assert bool(result["complete"]) and len(result["landmarks"]) == total
+    np.testing.assert_array_equal(result["landmarks"], single.landmarks_)
+    np.testing.assert_array_equal(result["objective"], single.objective_)
+    np.testing.assert_array_equal(result["landmarks"][:k], killed["landmarks"])
+
+
+def test_kill_9_during_topics_then_continue_is_bit_identical(tmp_path):
+    words = [f"z{a}{b}x" for a in "abcdefghij" for b in "abcdef"]  # 60 made-up words
+    rng = np.random.default_rng(3)
+    with open(tmp_path / "posts.jsonl", "w") as fh:
+        for i in range(600):
+            group = words[(i % 6) * 10:(i % 6) * 10 + 10]
+            fh.write(json.dumps({"text": " ".join(rng.choice(group, size=15))}) + "\n")
+    total = 100
+    args = ("topics", "posts.jsonl", "--steps", STEPS, "-q")
+    proc = subprocess.Popen(_command(*args, "-n", total, "-o", "t.npz"), cwd=tmp_path, env=_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for(tmp_path / "t.npz", proc)
+    time.sleep(random.Random(2).uniform(0.05, 0.3))
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before the kill; make it longer"
+    killed = read_result(tmp_path / "t.npz")
+    k = len(killed["landmarks"])
+    assert 1 <= k < total and not bool(killed["complete"])
+    resumed = subprocess.run(_command(*args, "-n", total, "--continue", "t.npz", "-o", "t.npz"),
+                             cwd=tmp_path, env=_env(), capture_output=True, timeout=50)
+    assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")
+    uninterrupted = subprocess.run(_command(*args, "-n", total, "-o", "u.npz"), cwd=tmp_path,
+                                   env=_env(), capture_output=True, timeout=50)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr.decode(errors="replace")
+    result, reference = read_result(tmp_path / "t.npz"), read_result(tmp_path / "u.npz")
+    assert bool(result["complete"]) and bool(reference["complete"])
+    np.testing.assert_array_equal(result["landmarks"], reference["landmarks"])
+    assert resumed.stdout == uninterrupted.stdout  # the same topics printed
+
+
+def test_gp_landmarks_are_bit_identical_across_processes_and_thread_counts(tmp_path):
+    """What makes --continue in another process (or on another node) exact."""
+    X = _circle(tmp_path, n=600)
+    here = GPLandmarks(n_landmarks=5, n_steps=100, random_state=0).fit(X).landmarks_
+    script = ("import sys, numpy as np; from landmarking import GPLandmarks; "
+              "X = np.load('x.npy'); "
+              "sys.stdout.write(GPLandmarks(n_landmarks=5, n_steps=100, random_state=0)"
+              ".fit(X).landmarks_.tobytes().hex())")
+    for threads in ("1", "2", "4"):
+        env = dict(_env(), OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads,
+                   MKL_NUM_THREADS=threads, NUMBA_NUM_THREADS=threads)
+        proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=50)
+        assert proc.returncode == 0, proc.stderr
+        assert bytes.fromhex(proc.stdout) == here.tobytes(), f"differs with {threads} threads"
+
+
+# ------------------------------------------------------------------ files
+
+
+def _file_size_limit(limit):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def test_file_size_limit_exits_2_naming_the_file_and_leaves_nothing_behind(tmp_path):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "wide.npy", rng.normal(size=(300, 60)))
+    (tmp_path / "old.npz").write_bytes(b"an earlier result")
+    for output, force in (("new.npz", ()), ("old.npz", ("--force",))):
+        proc = subprocess.run(_command("landmarks", "wide.npy", "-n", 12, "--steps", 20, "-o",
+                                       output, *force, "-q"),
+                              cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=50,
+                              preexec_fn=_file_size_limit(4096))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == (
+            f"landmarking landmarks: error: {output}: File too large; check the path, its "
+            "permissions and the free space.")
+        assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.npz", "wide.npy"]
+    assert (tmp_path / "old.npz").read_bytes() == b"an earlier result"
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_output_files_honour_the_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        write_result(tmp_path / "r.npz", {"x": np.zeros(2)})
+        write_result(tmp_path / "r.csv", {"x": np.zeros((2, 2))})
+    finally:
+        os.umask(old)
+    for name in ("r.npz", "r.csv"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode
+
+
+# ------------------------------------------------------------------ memory
+
+# Each guard runs in a child whose address space is limited to what it already
+# uses plus ROOM, so that the test process itself is never limited.
+ROOM = 600 * 2**20
+
+GUARD_SCRIPT = textwrap.dedent("""
+    import json, resource, sys
+    import numpy as np
+    from landmarking._memory import InsufficientMemoryError, _address_space_used
+    {setup}
+    resource.setrlimit(resource.RLIMIT_AS, (_address_space_used() + {room}, resource.RLIM_INFINITY))
+    out = {{}}
+    try:
+        {big}
+        out["big"] = "no error"
+    except InsufficientMemoryError as exc:
+        out["big"] = str(exc)
+        out["is_value_error"] = isinstance(exc, ValueError)
+    {small}
+    out["small"] = "ok"
+    print(json.dumps(out))
+""")
+
+GUARDS = {
+    "landmark features": (
+        "from landmarking.kernels import gaussian_features",
+        "gaussian_features(np.zeros((100000, 2)), np.zeros((4000, 2)), 1.0)",
+        "gaussian_features(np.zeros((1000, 2)), np.zeros((40, 2)), 1.0)",
+        ("the landmark features of 100000 rows x 4000 landmarks", 100000 * 4000 * 8),
+        "pass float32 data"),
+    "GPLandmarks.transform": (
+        "from landmarking import GPLandmarks\n"
+        "gp = GPLandmarks(n_landmarks=3, n_steps=5, random_state=0).fit(np.random.rand(50, 2))\n"
+        "gp.landmarks_ = np.zeros((4000, 2))",
+        "gp.transform(np.zeros((100000, 2)))",
+        "gp.transform(np.zeros((1000, 2)))",
+        ("the landmark features of 100000 rows x 4000 landmarks", 100000 * 4000 * 8),
+        "transform the rows in smaller blocks"),
+    "exact Laplacian eigenmaps": (
+        "from landmarking import LaplacianEigenmaps\n"
+        "X = np.random.default_rng(0).normal(size=(6000, 2))",
+        "LaplacianEigenmaps(eigen_solver='dense').fit(X)",
+        "LaplacianEigenmaps(eigen_solver='dense').fit(X[:300])",
+        ("the dense 6000 x 6000 eigenproblem of exact Laplacian eigenmaps", 2 * 6000**2 * 8),
+        "use LocallyLinearLandmarks (memory linear in N) or eigen_solver='lobpcg'"),
+    "affinity graph": (
+        "from landmarking.embedding.affinity import gaussian_affinity\n"
+        "d = np.broadcast_to(1.0, (10**6, 50)); i = np.broadcast_to(np.arange(50), (10**6, 50))",
+        "gaussian_affinity(d, i, 1.0)",
+        "gaussian_affinity(d[:1000, :5], i[:1000, :5] % 1000, 1.0)",
+        ("the affinity graph of 1000000 points x 50 neighbours", 10**6 * 50 * 2 * 12),
+        "use fewer neighbours, fewer rows, or an out-of-core (Dask) input"),
+    "sculpting neighbour tables": (
+        "from landmarking import ManifoldSculpting\n"
+        "X = np.random.default_rng(0).normal(size=(400000, 3))",
+        "ManifoldSculpting(n_neighbors=14).fit(X)",
+        "ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=3).fit(X[:200])",
+        ("the neighbour tables of 400000 points x 14 neighbours", 400000 * 14 * 8 * 8),
+        "use fewer neighbours (n_neighbors) or fewer rows"),
+    "active-learning kernel": (
+        "from landmarking import ActiveLearningLandmarks\n"
+        "X = np.random.default_rng(0).normal(size=(100000, 2))",
+        "ActiveLearningLandmarks(n_landmarks=2000, subsample=None, random_state=0).fit(X)",
+        "ActiveLearningLandmarks(n_landmarks=5, subsample=None, random_state=0).fit(X[:500])",
+        ("the kernel factor of 100000 points x 2000 landmarks", 100000 * 2000 * 8),
+        "pass a smaller subsample"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GUARDS))
+def test_memory_guard_refuses_at_once_with_estimate_available_and_way_out(name):
+    setup, big, small, estimate, way_out = GUARDS[name]
+    script = GUARD_SCRIPT.format(setup=setup, big=big, small=small, room=ROOM)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", script], env=_env(), capture_output=True,
+                          text=True, timeout=50)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["small"] == "ok"  # the limit leaves room for the work that fits
+    what, at_least = estimate
+    found = re.match(re.escape(what) + r" needs about ([0-9.]+) (MiB|GiB) but only ", out["big"])
+    assert found, out["big"]
+    # The estimate covers at least the main array the call would allocate.
+    assert float(found[1]) * 2 ** (20 if found[2] == "MiB" else 30) >= at_least, out["big"]
+    assert way_out in out["big"], out["big"]
+    assert "is available (free RAM or the address-space limit, ulimit -v)" in out["big"]
+    available = float(out["big"].split("but only ")[1].split(" MiB")[0])
+    assert 0 < available <= ROOM / 2**20
+    assert out["is_value_error"]
+    assert time.monotonic() - start < 50
+
+
+def test_memory_guard_on_the_command_line_exits_2_with_the_way_out(tmp_path):
+    np.save(tmp_path / "big.npy", np.zeros((200000, 2)))
+    write_result(tmp_path / "lm.npz", {"landmarks": np.zeros((3000, 2)),
+                                       "kernel_width": np.asarray(1.0)})
+    limit = 3 * 2**30
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+
+    proc = subprocess.run(_command("features", "big.npy", "--landmarks", "lm.npz", "-o", "f.npz",
+                                   "-q"), cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                          timeout=50, preexec_fn=apply)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert re.match(r"landmarking features: error: big\.npy: the landmark features of 200000 "
+                    r"rows x 3000 landmarks needs about [0-9.]+ GiB but only [0-9.]+ [GM]iB is "
+                    r"available", line), line
+    assert line.endswith("transform the rows in smaller blocks, or pass float32 data."), line
+    assert not (tmp_path / "f.npz").exists()
+
+
+def test_available_memory_is_the_smaller_of_ram_and_the_address_space_limit():
+    script = textwrap.dedent("""
+        import resource
+        from landmarking._memory import available_memory, _address_space_used, _meminfo_available
+        free = available_memory()
+        assert free is not None and free <= _meminfo_available()
+        resource.setrlimit(resource.RLIMIT_AS, (_address_space_used() + 2**28, resource.RLIM_INFINITY))
+        limited = available_memory()
+        assert 0 < limited <= 2**28 and limited <= free, (limited, free)
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=_env(), capture_output=True,
+                          text=True, timeout=50)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
