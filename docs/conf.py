@@ -13,12 +13,14 @@ import re
 import os
 import pkgutil
 import subprocess
+import sys
 from pathlib import Path
 
 import landmarking
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
+sys.path.insert(0, str(DOCS))  # for _gallery_order
 
 # Examples and doctests read real data like the tests do: LANDMARKING_DATA, else
 # ../shared/data next to the repository (not next to the example's folder, which
@@ -37,7 +39,6 @@ extensions = [
     "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
-    "sphinxarg.ext",
     "myst_parser",
 ]
 
@@ -53,12 +54,14 @@ html_static_path = ["_static"]
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"index": [], "getting_started": [], "changelog": []}
+html_sidebars = {"index": [], "getting_started": [], "changelog": [], "benchmarks": [],
+                 "cli": []}
 html_show_sourcelink = False
 
 autosummary_generate = True
@@ -82,13 +85,13 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "doc_module": ("landmarking",),
     "backreferences_dir": "gen_modules/backreferences",
-    "reference_url": {"landmarking": None},
     "download_all_examples": False,
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "min_reported_time": 1,
     "show_memory": False,
-    "within_subsection_order": "FileNameSortKey",
+    "write_computation_times": False,
+    "within_subsection_order": "_gallery_order.ExampleOrder",
 }
 
 
@@ -182,29 +185,58 @@ def _changelog_markdown():
     return "\n".join(body) + "\n"
 
 
+# --------------------------------------------------------------------------
+# Command line reference: each subcommand's --help, from the parser itself.
+# --------------------------------------------------------------------------
+
+CLI_PLACEHOLDER = ".. the command line reference is inserted here by conf.py"
+
+
+def _cli_reference():
+    from landmarking._cli_parser import build_parser
+
+    os.environ["COLUMNS"] = "88"  # argparse wraps --help to this width
+    parser = build_parser()
+    parser.prog = "landmarking"
+    out = ["``landmarking``", "-" * 15, "", parser.description or "", "",
+           ".. code-block:: text", ""]
+    out += ["   " + line for line in parser.format_help().splitlines()] + [""]
+    for action in parser._subparsers._group_actions:
+        for name, sub in action.choices.items():
+            title = f"``landmarking {name}``"
+            out += [f".. _cli-{name}:", "", title, "-" * len(title), "",
+                    sub.description or "", "", ".. code-block:: text", ""]
+            out += ["   " + line for line in sub.format_help().splitlines()] + [""]
+    return "\n".join(out) + "\n"
+
+
 def _source_read(app, docname, source):
-    if docname == "changelog":
+    if docname == "cli":
+        source[0] = source[0].replace(CLI_PLACEHOLDER, _cli_reference())
+    elif docname == "changelog":
         source[0] = _changelog_markdown()
-    elif docname == "index" and (DOCS / "reliability.md").exists():
-        source[0] = source[0].replace("   guide/sculpting\n", "   guide/sculpting\n   reliability\n")
+    elif docname == "guide/index" and (DOCS / "reliability.md").exists():
+        source[0] = source[0].replace("   sculpting\n", "   sculpting\n   /reliability\n")
 
 
 # --------------------------------------------------------------------------
 # Docstrings are written for help() as much as for this site: there a fitted
-# attribute reads naturally as kernel_width_ and a set as |B_s|. In
-# reStructuredText both are markup (a link to a target "kernel_width", a
-# substitution), so escape them outside literals before numpydoc parses them.
+# attribute reads naturally as kernel_width_, a set as |B_s| and a norm as
+# ||w||^2. In reStructuredText these are markup (a link to a target
+# "kernel_width", substitutions), so escape them outside literals before
+# numpydoc parses them.
 # --------------------------------------------------------------------------
 
 _LITERAL = re.compile(r"(``.*?``|`[^`]*`)")
 _TRAILING_UNDERSCORE = re.compile(r"(?<![\\\w])(\w+)_(?![\w`])")
-_BARS = re.compile(r"\|(\w+)\|")
+_BAR = re.compile(r"(?<!\\)\|")
 
 
 def _escape_prose(text):
+    """Escape trailing underscores and bars (norms, |B_s|) outside literals."""
     parts = _LITERAL.split(text)
     for i in range(0, len(parts), 2):
-        parts[i] = _BARS.sub(r"\\|\1\\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i]))
+        parts[i] = _BAR.sub(r"\\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i]))
     return "".join(parts)
 
 
