@@ -31,10 +31,10 @@ $(DOCS_STAMP): $(PY) pyproject.toml
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
-	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; } \
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 		|| echo "chromium not installed: tests/test_docs_site.py will skip"
 	MPLBACKEND=Agg $(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
-	MPLBACKEND=Agg $(VENV)/bin/sphinx-build -W --keep-going -q -b doctest docs docs/_build/doctest
+	MPLBACKEND=Agg $(VENV)/bin/sphinx-build -W --keep-going -q -b doctest docs docs/_build/doctest docs/*.rst docs/guide/*.rst
 
 docs-check: docs
 	$(PY) -m pytest -q tests/test_docs_site.py

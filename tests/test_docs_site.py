@@ -1,7 +1,7 @@
 """The built documentation site, checked as a reader would, in headless Chromium.
 
-Visits the index, a user-guide page, the API page of GPLandmarks and a gallery
-example, and checks on each: the title, that every internal link leads to a file
+Visits the index, a user-guide page, the API page of GPLandmarks, a gallery
+example and the Benchmarks page (with the benchmarks' plots), and checks on each: the title, that every internal link leads to a file
 of the site (and to its anchor), and that every image loaded (natural width > 0).
 
 Needs the site (``make docs`` builds it into docs/_build/html), Debian's
@@ -29,6 +29,7 @@ PAGES = [
     ("guide/gp_landmarks.html", "GP manifold landmarks"),
     ("generated/landmarking.GPLandmarks.html", "landmarking.GPLandmarks"),
     ("auto_examples/plot_two_circles.html", "GP landmarks on two circles"),
+    ("benchmarks.html", "Benchmarks"),
 ]
 
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
