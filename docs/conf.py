@@ -1,17 +1,19 @@
 """Sphinx configuration of the landmarking documentation site.
 
-Built by ``make docs`` (warnings are errors). Three pages are written here at
-build time so that they cannot drift from the code: the API reference
-(``api.rst``, one autosummary table per public module over its ``__all__``),
-the changelog (``../CHANGELOG.md`` when it exists, else the git log) and the
-user-guide toctree entry of ``reliability.md`` when that page exists.
+Built by ``make docs`` (warnings are errors). What can drift from the code is
+generated here at build time: the API reference (``api.rst``, one autosummary
+table per public module over its ``__all__``), the command line reference (each
+subcommand's ``--help``), the changelog (``../CHANGELOG.md`` when it exists,
+else the git log) and the user-guide entry of ``reliability.md`` when that page
+exists. The figures of the Benchmarks page are in ``figures/``, copied from the
+benchmark scripts' quick runs.
 """
 
 import importlib
 import inspect
-import re
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +52,6 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"landmarking {release}"
-html_static_path = ["_static"]
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
