@@ -42,6 +42,7 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
+    "matplotlib.sphinxext.plot_directive",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -73,6 +74,13 @@ numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 
 myst_heading_anchors = 3
+
+# Figures drawn at build time from data kept beside the page (docs/figures).
+plot_working_directory = str(DOCS)
+plot_include_source = False
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
 
 doctest_global_setup = """
 import numpy as np
