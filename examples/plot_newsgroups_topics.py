@@ -24,10 +24,10 @@ if not data_available("20newsgroups_bydate.json.xz"):
     ax.text(0.5, 0.5, note, ha="center", va="center", wrap=True)
     ax.axis("off")
 else:
-    posts, labels, names = load_newsgroups(subset="train")
+    posts, _, _ = load_newsgroups(subset="train")
     rng = np.random.default_rng(0)
     keep = rng.choice(len(posts), 3000, replace=False)
-    X, vocabulary, kept = sqrt_histograms([clean_post(posts[i]) for i in keep], n_words=1545)
+    X, vocabulary, _ = sqrt_histograms([clean_post(posts[i]) for i in keep], n_words=1545)
     X = X.toarray()  # GPLandmarks learns from dense arrays
     gp = GPLandmarks(n_landmarks=8, space="sphere", n_steps=300, random_state=0).fit(X)
 
