@@ -5,7 +5,7 @@ Topics from 20 Newsgroups
 A document becomes the square root of its word histogram (the GP paper's eq. 11):
 a point on the unit sphere in the nonnegative orthant. GP landmarks learned with
 ``space="sphere"`` are then points of that sphere too, and each one reads as a
-topic: its squared entries are a word distribution. Here 3,000 training posts,
+topic: its squared entries are a word distribution. Here 2,000 training posts,
 with headers, quotes and signatures stripped, and eight topics. Needs
 ``20newsgroups_bydate.json.xz`` in ``LANDMARKING_DATA``.
 """
@@ -26,10 +26,10 @@ if not data_available("20newsgroups_bydate.json.xz"):
 else:
     posts, _, _ = load_newsgroups(subset="train")
     rng = np.random.default_rng(0)
-    keep = rng.choice(len(posts), 3000, replace=False)
+    keep = rng.choice(len(posts), 2000, replace=False)
     X, vocabulary, _ = sqrt_histograms([clean_post(posts[i]) for i in keep], n_words=1545)
     X = X.toarray()  # GPLandmarks learns from dense arrays
-    gp = GPLandmarks(n_landmarks=8, space="sphere", n_steps=300, random_state=0).fit(X)
+    gp = GPLandmarks(n_landmarks=8, space="sphere", n_steps=200, random_state=0).fit(X)
 
     fig, axes = plt.subplots(2, 4, figsize=(12, 5.5))
     for k, (ax, topic) in enumerate(zip(axes.ravel(), gp.landmarks_), start=1):
