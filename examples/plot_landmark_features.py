@@ -57,7 +57,7 @@ for name, acc in scores.items():
     print(f"{name:16s}" + " ".join(f"{a:6.3f}" for a in acc))
 
 fig, ax = plt.subplots(figsize=(6, 4))
-for (name, acc), marker in zip(scores.items(), "osD"):
+for (name, acc), marker in zip(scores.items(), "osD", strict=True):
     ax.plot(sizes, acc, marker=marker, label=name)
 ax.set_xscale("log")
 ax.set_xticks(sizes, [str(n) for n in sizes])

@@ -32,7 +32,7 @@ else:
     gp = GPLandmarks(n_landmarks=8, space="sphere", n_steps=200, random_state=0).fit(X)
 
     fig, axes = plt.subplots(2, 4, figsize=(12, 5.5))
-    for k, (ax, topic) in enumerate(zip(axes.ravel(), gp.landmarks_), start=1):
+    for k, (ax, topic) in enumerate(zip(axes.ravel(), gp.landmarks_, strict=True), start=1):
         weights = np.asarray(topic).ravel() ** 2
         top = np.argsort(weights)[::-1][:6]
         ax.barh(range(6)[::-1], weights[top], color="tab:blue")

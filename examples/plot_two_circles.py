@@ -26,7 +26,7 @@ models = {
 }
 
 fig, axes = plt.subplots(1, 3, figsize=(12, 4.3))
-for ax, (name, model) in zip(axes, models.items()):
+for ax, (name, model) in zip(axes, models.items(), strict=True):
     landmarks = model.fit(X).landmarks_
     geo = landmark_geometry(X, landmarks, random_state=0)
     ax.scatter(X[:, 0], X[:, 1], s=2, c=circle, cmap="Paired", alpha=0.5)

@@ -1,8 +1,9 @@
 """The built documentation site, checked as a reader would, in headless Chromium.
 
 Visits the index, a user-guide page, the API page of GPLandmarks, a gallery
-example and the Benchmarks page (with the benchmarks' plots), and checks on each: the title, that every internal link leads to a file
-of the site (and to its anchor), and that every image loaded (natural width > 0).
+example and the Benchmarks page (with the benchmarks' plots), and checks on
+each: the title, that every internal link leads to a file of the site (and to
+its anchor), and that every image loaded (natural width > 0).
 
 Needs the site (``make docs`` builds it into docs/_build/html), Debian's
 ``chromium`` and Playwright's Python package (``pip install -e .[docs]``; the

@@ -3,6 +3,7 @@
 Run by the plot directive of docs/benchmarks.md, from the docs folder."""
 
 import csv
+
 import matplotlib.pyplot as plt
 
 with open("figures/gp_mnist_classification_full.csv") as fh:

@@ -3,6 +3,7 @@
 Run by the plot directive of docs/benchmarks.md, from the docs folder."""
 
 import csv
+
 import matplotlib.pyplot as plt
 
 with open("figures/lll_mnist_full.csv") as fh:
@@ -11,9 +12,9 @@ L = [int(r["L"]) for r in rows]
 fig, ax = plt.subplots(figsize=(6, 4))
 for column in ("LLL error", "LE(Z)", "LE(Nystroem)"):
     ax.plot(L, [float(r[column]) for r in rows], marker="o", label=column.replace(" error", ""))
-floor = [(size, float(r["floor (span of Z)"])) for size, r in zip(L, rows)
+floor = [(size, float(r["floor (span of Z)"])) for size, r in zip(L, rows, strict=True)
          if r["floor (span of Z)"]]
-ax.plot(*zip(*floor), "k--s", label="floor: best in span(Z)")
+ax.plot(*zip(*floor, strict=True), "k--s", label="floor: best in span(Z)")
 ax.set_xscale("log")
 ax.set_xticks(L, [str(v) for v in L])
 ax.minorticks_off()

@@ -3,6 +3,7 @@
 Run by the plot directive of docs/benchmarks.md, from the docs folder."""
 
 import csv
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -11,7 +12,7 @@ with open("figures/lll_out_of_sample.csv") as fh:
 kws = sorted({int(r["K_W"]) for r in rows})
 sigmas = sorted({float(r["sigma"]) for r in rows})
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-for ax, key in zip(axes, ["test error", "out-of-sample error"]):
+for ax, key in zip(axes, ["test error", "out-of-sample error"], strict=True):
     grid = np.array([[next(float(r[key]) for r in rows
                            if int(r["K_W"]) == k and float(r["sigma"]) == s)
                       for s in sigmas] for k in kws])
