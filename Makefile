@@ -12,7 +12,7 @@ VENV_MIN := .venv-min
 PY_MIN := $(VENV_MIN)/bin/python
 STAMP_MIN := $(VENV_MIN)/.installed
 
-.PHONY: install demo test lint test-min bench clean
+.PHONY: install demo test lint test-min bench clean docs docs-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,5 +54,22 @@ test-min: $(STAMP_MIN)
 	  | grep -iE "^($$(sed -E 's/[^A-Za-z0-9_.-].*//' $(VENV_MIN)/requirements-min.txt | paste -sd'|'))=="
 	$(PY_MIN) -m pytest -q
 
+# The documentation site: docs/_build/html, warnings are errors; every code block
+# of the guides runs as a doctest. Chromium (Debian) is for `make docs-check`.
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS),docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+		|| echo "chromium not installed: tests/test_docs_site.py will skip"
+	MPLBACKEND=Agg $(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	MPLBACKEND=Agg $(VENV)/bin/sphinx-build -W --keep-going -q -b doctest docs docs/_build/doctest docs/*.rst docs/guide/*.rst
+
+docs-check: docs
+	$(PY) -m pytest -q tests/test_docs_site.py
+
 clean:
-	rm -rf $(VENV) $(VENV_MIN) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(VENV_MIN) build *.egg-info src/*.egg-info docs/_build
