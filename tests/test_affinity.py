@@ -116,11 +116,17 @@ def _random_graph(rng, n, density, *, symmetric=True, explicit_zeros=0):
     return W
 
 
-def test_symmetry_check_matches_dense_reference():
-    # The compiled pass must agree with |W - W^T| <= 1e-10 max|W| on every
-    # kind of input: symmetric, nudged, one-sided entries, one-sided explicit
-    # zeros (symmetric in value, not in pattern), duplicates, unsorted indices.
-    from landmarking.embedding.affinity import _is_symmetric, _symmetry_pass
+@pytest.mark.parametrize("compiled", [True, False])
+def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
+    # The compiled pass (large graphs) and scipy's route (small ones) must both
+    # agree with |W - W^T| <= 1e-10 max|W| on every kind of input: symmetric,
+    # nudged, one-sided entries, one-sided explicit zeros (symmetric in value,
+    # not in pattern), duplicates, unsorted indices.
+    from landmarking.embedding import affinity
+    from landmarking.embedding._affinity_kernels import symmetry_pass as _symmetry_pass
+    from landmarking.embedding.affinity import _is_symmetric
+
+    monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
     rng = np.random.default_rng(10)
     cases = []
@@ -171,8 +177,13 @@ def test_symmetry_check_matches_dense_reference():
     assert len(kinds) == 7
 
 
-def test_connected_components_match_scipy():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_connected_components_match_scipy(compiled, monkeypatch):
     from scipy.sparse.csgraph import connected_components
+
+    from landmarking.embedding import affinity
+
+    monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
     rng = np.random.default_rng(11)
     seen = set()
