@@ -779,7 +779,8 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                                         n_jobs=self.n_jobs)
             w = _barycentric_weights(X_new, X_old[idx])
             Y_new = np.einsum("nk,nkt->nt", w, Y_old[idx])
-            same = dist[:, 0] == 0
+            # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
+            same = np.all(X_old[idx[:, 0]] == X_new, axis=1)
             Y_new[same] = Y_old[idx[same, 0]]
             if np.all(same):
                 return Y_new.astype(out_dtype, copy=False)
