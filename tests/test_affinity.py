@@ -203,3 +203,10 @@ def test_connected_components_match_scipy(compiled, monkeypatch):
                                     f"{smallest} points"):
                 check_connected(W)
     assert seen == {True, False}  # both outcomes were exercised
+
+
+def test_knn_affinity_does_not_depend_on_n_jobs():
+    X = np.random.default_rng(12).normal(size=(300, 4))
+    one = knn_affinity(X, 7, 1.0, n_jobs=1)
+    two = knn_affinity(X, 7, 1.0, n_jobs=2)
+    assert one.nnz > 0 and (one != two).nnz == 0

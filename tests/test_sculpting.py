@@ -476,6 +476,16 @@ def test_estimate_intrinsic_dimension_of_a_curved_sheet():
     assert errors[0] > 10 * errors[1]
 
 
+def test_estimate_intrinsic_dimension_does_not_depend_on_n_jobs():
+    rng = np.random.default_rng(1)
+    plane = rng.uniform(-1, 1, (150, 2)) @ rng.normal(size=(2, 4))
+    kw = dict(n_neighbors=8, scale_rate=0.8, patience=3, random_state=0, return_errors=True)
+    d1, e1 = estimate_intrinsic_dimension(plane, n_jobs=1, **kw)
+    d2, e2 = estimate_intrinsic_dimension(plane, n_jobs=2, **kw)
+    assert d1 == d2 == 2
+    np.testing.assert_allclose(e1, e2, rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(n_neighbors=50), "n_neighbors=50 must be smaller than the number of samples"),
     (dict(n_components=3), "n_components=3 must be smaller than the number of features"),

@@ -92,8 +92,10 @@ def gaussian_affinity(distances, indices, bandwidth, *, symmetrize="union"):
 
 
 def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union",
-                 random_state=None):
+                 random_state=None, n_jobs=None):
     """Gaussian affinity on the ``n_neighbors`` nearest neighbours of each row of X.
+
+    ``n_jobs`` threads search the neighbours (scikit-learn's meaning).
 
     Returns
     -------
@@ -107,7 +109,7 @@ def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union
     """
     n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
     distances, indices = nearest_neighbors(X, n_neighbors, method=method,
-                                           random_state=random_state)
+                                           random_state=random_state, n_jobs=n_jobs)
     return gaussian_affinity(distances, indices, bandwidth, symmetrize=symmetrize)
 
 

@@ -810,7 +810,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
 
 def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=0.99,
-                                 patience=50, jump=10.0, random_state=None,
+                                 patience=50, jump=10.0, n_jobs=None, random_state=None,
                                  return_errors=False):
     """Estimate the intrinsic dimension by scaling out one dimension at a time.
 
@@ -828,7 +828,7 @@ def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=
     X : array-like of shape (n_samples, n_features)
     max_dim : int or None, default=None
         Highest dimension tried; None uses min(n_features - 1, 10).
-    n_neighbors, scale_rate, patience, random_state
+    n_neighbors, scale_rate, patience, n_jobs, random_state
         As in :class:`ManifoldSculpting`.
     jump : float, default=10.0
         Factor by which the error must grow to count as a jump.
@@ -862,7 +862,7 @@ def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=
     # scaling phase, which a spectral start skips.
     model = ManifoldSculpting(n_components=max_dim, n_neighbors=n_neighbors,
                               scale_rate=scale_rate, patience=patience, preprocess="pca",
-                              random_state=random_state)
+                              n_jobs=n_jobs, random_state=random_state)
     with warnings.catch_warnings():
         # A poor fit at max_dim is expected when max_dim is below the intrinsic
         # dimension; the errors below measure exactly that.
@@ -872,22 +872,23 @@ def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=
     sigma = model.scale_rate
     min_iter = model.min_iter_
     nbr = model.neighbors_
-    rel = _Relations(PCA(svd_solver="full").fit_transform(X), nbr)
-    Y = model.embedding_
-    zero = rel.no_junk()
-    errors = np.empty(max_dim)
-    errors[max_dim - 1] = rel.total_error(np.ascontiguousarray(Y), zero, 0.0) / n
-    for d in range(max_dim - 1, 0, -1):
-        # Principal axes first, so the dimension scaled out is the thinnest one.
-        Y = PCA(svd_solver="full").fit_transform(Y)
-        T = np.ascontiguousarray(Y[:, :d])
-        junk = rel.junk(Y[:, d:d + 1])
-        heavy = np.zeros(n, dtype=np.bool_)
-        _sculpt(T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
-                max_iter=min_iter + 10 * patience, patience=patience, heavy=heavy,
-                expand=True, w_adj=10.0, eta=model.eta_, rng=rng, verbose=False)
-        Y = T
-        errors[d - 1] = rel.total_error(T, zero, 0.0) / n
+    with thread_limits(n_jobs):
+        rel = _Relations(PCA(svd_solver="full").fit_transform(X), nbr)
+        Y = model.embedding_
+        zero = rel.no_junk()
+        errors = np.empty(max_dim)
+        errors[max_dim - 1] = rel.total_error(np.ascontiguousarray(Y), zero, 0.0) / n
+        for d in range(max_dim - 1, 0, -1):
+            # Principal axes first, so the dimension scaled out is the thinnest one.
+            Y = PCA(svd_solver="full").fit_transform(Y)
+            T = np.ascontiguousarray(Y[:, :d])
+            junk = rel.junk(Y[:, d:d + 1])
+            heavy = np.zeros(n, dtype=np.bool_)
+            _sculpt(T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
+                    max_iter=min_iter + 10 * patience, patience=patience, heavy=heavy,
+                    expand=True, w_adj=10.0, eta=model.eta_, rng=rng, verbose=False)
+            Y = T
+            errors[d - 1] = rel.total_error(T, zero, 0.0) / n
     floored = np.maximum(errors, 1e-4)
     dim = max_dim
     for d in range(max_dim - 1, 0, -1):
