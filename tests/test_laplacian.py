@@ -185,3 +185,27 @@ def test_n_jobs_does_not_change_the_result():
     expected_failed_checks=lambda est: {"check_transformer_n_iter": "no n_iter_ to report"})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("kind", ["memmap", "zarr", "dask"])
+def test_out_of_core_input_matches_numpy(kind, tmp_path):
+    X = _roll(300, seed=15)
+    new = X[:30] + 0.02
+    if kind == "memmap":
+        np.save(tmp_path / "x.npy", X)
+        held = np.load(tmp_path / "x.npy", mmap_mode="r")
+        held_new = new
+    elif kind == "zarr":
+        zarr = pytest.importorskip("zarr")
+        held = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=X.shape,
+                                 chunks=(64, 3), dtype="f8")
+        held[...] = X
+        held_new = new
+    else:
+        da = pytest.importorskip("dask.array")
+        held, held_new = da.from_array(X, chunks=(64, 3)), da.from_array(new, chunks=(7, 3))
+    reference = LaplacianEigenmaps(n_neighbors=8).fit(X)
+    other = LaplacianEigenmaps(n_neighbors=8).fit(held)
+    np.testing.assert_allclose(other.embedding_, reference.embedding_, rtol=0, atol=1e-12)
+    mapped = np.asarray(other.transform(held_new))  # a lazy array for Dask input
+    np.testing.assert_allclose(mapped, reference.transform(new), rtol=0, atol=1e-12)
