@@ -20,11 +20,12 @@ import numpy as np
 from scipy.linalg import orthogonal_procrustes
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.decomposition import PCA
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_open_interval, check_positive_float, check_positive_int
+from .._blocks import rows_per_block
 from ..kernels import row_chunks
 from ..neighbors import nearest_neighbors, query_neighbors
 
@@ -86,6 +87,83 @@ def default_min_iter(scale_rate):
     return int(math.ceil(math.log(0.01) / math.log(scale_rate)))
 
 
+# The relationships, the caches and the errors below are vectorised NumPy (one
+# pass over (rows, k, ...) arrays, in blocks of rows within scikit-learn's
+# working_memory); only the hill climber, which must see each move before the
+# next, is compiled. Fewer kernels is less of numba's compile wait on first use.
+
+def _relations_block(X, nbr, rows):
+    """delta0, slot and theta0 (see :func:`neighbor_relations`) of ``rows``."""
+    own = nbr[rows]                                   # (c, k): v
+    A = X[rows, None, :] - X[own]                     # (c, k, D): i - v
+    B = X[nbr[own]] - X[own][:, :, None, :]           # (c, k, k, D): m - v
+    na = np.einsum("ckd,ckd->ck", A, A)
+    nb = np.einsum("ckld,ckld->ckl", B, B)
+    dot = np.einsum("ckd,ckld->ckl", A, B)
+    denom = np.sqrt(na[:, :, None] * nb)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        angle = np.where(denom > 0, np.arccos(np.clip(dot / denom, -1.0, 1.0)), 0.0)
+    i = np.arange(X.shape[0])[rows]
+    far = nbr[own]
+    valid = (far != i[:, None, None]) & (far != own[:, :, None])
+    angle = np.where(valid, angle, -np.inf)
+    slot = np.argmax(angle, axis=2)                   # the first of equal angles
+    theta = np.take_along_axis(angle, slot[..., None], axis=2)[..., 0]
+    none = ~valid.any(axis=2)
+    return np.sqrt(na), np.where(none, -1, slot), np.where(none, 0.0, theta)
+
+
+def neighbor_relations(X, nbr):
+    """Distances, most collinear neighbours and angles of every neighbour pair.
+
+    For point i and neighbour v = nbr[i, j], m is the neighbour of v (other than
+    i) that makes the angle i-v-m closest to pi.
+
+    Returns
+    -------
+    delta0 : (n, k) Euclidean distances ||X_i - X_v||
+    slot : (n, k) int64, position of m in nbr[v] (-1 if none)
+    theta0 : (n, k) the angle at v between i and m, in [0, pi]
+    """
+    n, k = nbr.shape
+    delta0, theta0 = np.empty((n, k)), np.empty((n, k))
+    slot = np.empty((n, k), dtype=np.int64)
+    step = rows_per_block(8 * k * k * (3 * X.shape[1] + 4))
+    for rows in gen_batches(n, step):
+        delta0[rows], slot[rows], theta0[rows] = _relations_block(X, nbr, rows)
+    return delta0, slot, theta0
+
+
+def junk_caches(J, nbr, far):
+    """The dropped dimensions' shares of the squared distances and of the angles'
+    dot products: ``junk_sq``, ``junk_far`` and ``junk_dot``, each (n, k)."""
+    n, k = nbr.shape
+    out = [np.zeros((n, k)) for _ in range(3)]
+    if J.shape[1] == 0:
+        return tuple(out)
+    has = far >= 0
+    safe = np.where(has, far, 0)
+    for rows in gen_batches(n, rows_per_block(8 * k * 3 * J.shape[1])):
+        A = J[rows, None, :] - J[nbr[rows]]
+        B = J[safe[rows]] - J[nbr[rows]]
+        out[0][rows] = np.einsum("ckd,ckd->ck", A, A)
+        out[1][rows] = np.where(has[rows], np.einsum("ckd,ckd->ck", B, B), 0.0)
+        out[2][rows] = np.where(has[rows], np.einsum("ckd,ckd->ck", A, B), 0.0)
+    return tuple(out)
+
+
+def _squared_lengths(T, nbr, far, junk, s2):
+    """sq_a = |p - v|^2, sq_b = |m - v|^2 and their dot product, dropped
+    dimensions included at scale s2, for every term (p, j); also far >= 0."""
+    A = T[:, None, :] - T[nbr]
+    has = far >= 0
+    B = T[np.where(has, far, 0)] - T[nbr]
+    sq_a = s2 * junk[0] + np.einsum("nkt,nkt->nk", A, A)
+    sq_b = s2 * junk[1] + np.einsum("nkt,nkt->nk", B, B)
+    dot = s2 * junk[2] + np.einsum("nkt,nkt->nk", A, B)
+    return sq_a, sq_b, dot, has
+
+
 class _Relations:
     """The relationships to restore, for one neighbour graph (all (n, k))."""
 
@@ -93,8 +171,7 @@ class _Relations:
         from . import _sculpting_kernels as K
 
         self.nbr = np.ascontiguousarray(nbr, dtype=np.int64)
-        delta0, slot, theta0 = K.neighbor_relations(np.ascontiguousarray(X_rel, dtype=float),
-                                                    self.nbr)
+        delta0, slot, theta0 = neighbor_relations(np.asarray(X_rel, dtype=float), self.nbr)
         if distances is not None:
             delta0 = np.ascontiguousarray(distances, dtype=float)
         self.delta0, self.slot, self.theta0 = delta0, slot, theta0
@@ -106,24 +183,29 @@ class _Relations:
 
     def junk(self, J):
         """The caches ``(junk_sq, junk_far, junk_dot)`` of the columns J to scale out."""
-        from . import _sculpting_kernels as K
-
-        return K.junk_caches(np.ascontiguousarray(J, dtype=float), self.nbr, self.far)
+        return junk_caches(np.asarray(J, dtype=float), self.nbr, self.far)
 
     def no_junk(self):
         """The caches of a start with nothing left to scale out."""
         return tuple(np.zeros_like(self.delta0) for _ in range(3))
 
     def total_error(self, T, junk, s2):
-        from . import _sculpting_kernels as K
-
-        return K.total_error(T, self.nbr, self.far, self.delta0, self.theta0, self.cos0,
-                             *junk, s2, self.delta_ave)
+        """Sum over all points of equation (1) with every weight 1."""
+        sq_a, sq_b, dot, has = _squared_lengths(T, self.nbr, self.far, junk, s2)
+        r = (self.delta0 - np.sqrt(sq_a)) / (2.0 * self.delta_ave)
+        denom = np.sqrt(sq_a * sq_b)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = np.where(denom > 0.0, dot / denom, 1.0)
+        # theta < theta0 exactly when cos(theta) > cos(theta0).
+        short = has & (c > self.cos0)
+        # Clipped: where short, c > cos0 >= -1 already; elsewhere unused.
+        a = np.where(short, (self.theta0 - np.arccos(np.clip(c, -1.0, 1.0))) / np.pi, 0.0)
+        return float(np.sum(r * r + a * a))
 
     def mean_distance(self, T, junk, s2):
-        from . import _sculpting_kernels as K
-
-        return K.mean_neighbor_distance(T, self.nbr, junk[0], s2)
+        """Mean over all neighbour pairs of the current distance (all dimensions)."""
+        A = T[:, None, :] - T[self.nbr]
+        return float(np.mean(np.sqrt(s2 * junk[0] + np.einsum("nkt,nkt->nk", A, A))))
 
 
 def _sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
