@@ -271,7 +271,10 @@ def climb(i, T, eta, max_steps, F, I, n_terms, delta_ave):
     """
     t = T.shape[1]
     inv = 1.0 / (2.0 * delta_ave)
-    err = trial_error(F, I, n_terms, 0, 0.0, inv, t)
+    # The error where the point stands: no move on the last dimension. Passed
+    # as variables: a literal 0 would have numba compile trial_error twice.
+    last = t - 1
+    err = trial_error(F, I, n_terms, last, eta * 0.0, inv, t)
     steps = 0
     failed = 0
     while steps < max_steps:
