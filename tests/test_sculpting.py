@@ -378,7 +378,7 @@ def test_n_jobs_does_not_change_the_result():
 
 
 def test_pca_start_unfolds_the_s_curve():
-    # The paper's default start (principal axes, nothing dropped) on its S-curve.
+    # The paper's start (principal axes, nothing dropped) on its S-curve.
     X, uv = make_sculpting_s_curve(300, random_state=0)
     model = ManifoldSculpting(n_neighbors=12, scale_rate=0.95, patience=20, preprocess="pca",
                               random_state=0).fit(X)
