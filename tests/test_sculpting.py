@@ -10,10 +10,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
 from landmarking.embedding import _sculpting_kernels as K
+from landmarking.embedding._sculpting_core import Relations as _Relations
+from landmarking.embedding._sculpting_core import neighbor_distance_error
 from landmarking.embedding.sculpting import (ManifoldSculpting, SculptingWarning, _calibrate,
-                                             _Relations, _warn_if_poor, default_min_iter,
-                                             estimate_intrinsic_dimension,
-                                             neighbor_distance_error)
+                                             _warn_if_poor, default_min_iter,
+                                             estimate_intrinsic_dimension)
 from landmarking.metrics import affine_normalized_mse
 from landmarking.neighbors import nearest_neighbors
 
