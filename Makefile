@@ -18,8 +18,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# The numba cache is filled once here, so that no first call waits for the compiler.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	$(PY) -m landmarking._warmup
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -122,11 +122,17 @@ def _random_graph(rng, n, density, *, symmetric=True, explicit_zeros=0):
     return W
 
 
-def test_symmetry_check_matches_dense_reference():
-    # The compiled pass must agree with |W - W^T| <= 1e-10 max|W| on every
-    # kind of input: symmetric, nudged, one-sided entries, one-sided explicit
-    # zeros (symmetric in value, not in pattern), duplicates, unsorted indices.
-    from landmarking.embedding.affinity import _is_symmetric, _symmetry_pass
+@pytest.mark.parametrize("compiled", [True, False])
+def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
+    # The compiled pass (large graphs) and scipy's route (small ones) must both
+    # agree with |W - W^T| <= 1e-10 max|W| on every kind of input: symmetric,
+    # nudged, one-sided entries, one-sided explicit zeros (symmetric in value,
+    # not in pattern), duplicates, unsorted indices.
+    from landmarking.embedding import affinity
+    from landmarking.embedding._affinity_kernels import symmetry_pass as _symmetry_pass
+    from landmarking.embedding.affinity import _is_symmetric
+
+    monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
     rng = np.random.default_rng(10)
     cases = []
@@ -177,8 +183,13 @@ def test_symmetry_check_matches_dense_reference():
     assert len(kinds) == 7
 
 
-def test_connected_components_match_scipy():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_connected_components_match_scipy(compiled, monkeypatch):
     from scipy.sparse.csgraph import connected_components
+
+    from landmarking.embedding import affinity
+
+    monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
     rng = np.random.default_rng(11)
     seen = set()
@@ -198,3 +209,10 @@ def test_connected_components_match_scipy():
                                     f"{smallest} points"):
                 check_connected(W)
     assert seen == {True, False}  # both outcomes were exercised
+
+
+def test_knn_affinity_does_not_depend_on_n_jobs():
+    X = np.random.default_rng(12).normal(size=(300, 4))
+    one = knn_affinity(X, 7, 1.0, n_jobs=1)
+    two = knn_affinity(X, 7, 1.0, n_jobs=2)
+    assert one.nnz > 0 and (one != two).nnz == 0

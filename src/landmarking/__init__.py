@@ -1,39 +1,56 @@
 """landmarking: landmarks on the data manifold and low-dimensional embeddings.
 
 Estimators follow scikit-learn's conventions. See the README for a tour.
+
+The public names are resolved on first use (PEP 562): ``import landmarking``
+loads neither an estimator module nor numba, and ``from landmarking import X``
+imports only the module that defines X.
 """
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 __version__ = "0.2.0.dev0"
 
-from .landmarks.gp import GPLandmarks
+# Public name -> module (relative to this package) that defines it.
+_EXPORTS = {
+    "GPLandmarks": ".landmarks.gp",
+    "RandomLandmarks": ".landmarks.baselines",
+    "ActiveLearningLandmarks": ".landmarks.baselines",
+    "RPCholeskyLandmarks": ".landmarks.baselines",
+    "KMeansLandmarks": ".landmarks.baselines",
+    "NMFLandmarks": ".landmarks.baselines",
+    "ManifoldSculpting": ".embedding.sculpting",
+    "estimate_intrinsic_dimension": ".embedding.sculpting",
+    "LaplacianEigenmaps": ".embedding.laplacian",
+    "LocallyLinearLandmarks": ".embedding.lll",
+    "lll_out_of_sample": ".embedding.lll",
+    "sweep_lll": ".embedding.model_selection",
+    "save": ".persistence",
+    "load": ".persistence",
+}
 
-__all__ = ["__version__", "GPLandmarks"]
+__all__ = ["__version__", *_EXPORTS]
 
-# Landmark baselines (issue 3).
-from .landmarks.baselines import (  # noqa: E402
-    ActiveLearningLandmarks,
-    KMeansLandmarks,
-    NMFLandmarks,
-    RandomLandmarks,
-    RPCholeskyLandmarks,
-)
+if TYPE_CHECKING:  # static tools see ordinary imports
+    from .embedding.laplacian import LaplacianEigenmaps
+    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample
+    from .embedding.model_selection import sweep_lll
+    from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension
+    from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,
+                                      NMFLandmarks, RandomLandmarks, RPCholeskyLandmarks)
+    from .landmarks.gp import GPLandmarks
+    from .persistence import load, save
 
-__all__ += ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
-            "KMeansLandmarks", "NMFLandmarks"]
 
-# Manifold Sculpting (issue 5).
-from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: E402
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-__all__ += ["ManifoldSculpting", "estimate_intrinsic_dimension"]
 
-# Laplacian eigenmaps and Locally Linear Landmarks (issue 4).
-from .embedding.laplacian import LaplacianEigenmaps  # noqa: E402
-from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: E402
-from .embedding.model_selection import sweep_lll  # noqa: E402
-
-__all__ += ["LaplacianEigenmaps", "LocallyLinearLandmarks", "lll_out_of_sample", "sweep_lll"]
-
-# Saving and loading fitted estimators without pickles.
-from .persistence import load, save  # noqa: E402
-
-__all__ += ["save", "load"]
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -155,9 +155,9 @@ def build_parser():
                    help="lll: how to choose landmarks, or a landmarks .npz")
     p.add_argument("--scale-rate", type=float, metavar="SIGMA",
                    help="sculpting: scaling factor per iteration in (0, 1)")
-    p.add_argument("--start", choices=["pca", "none", "ltsa"],
-                   help="sculpting: starting configuration (default pca, the paper's; "
-                        "ltsa unfolds rolled sheets such as the Swiss roll)")
+    p.add_argument("--start", choices=["ltsa", "pca", "none"],
+                   help="sculpting: starting configuration (default ltsa, which unfolds "
+                        "rolled sheets such as the Swiss roll; pca is the paper's)")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
     p.add_argument("--model", metavar="FILE",
                    help="lll: save the fitted model to this .npz (landmarking.save's format)")

@@ -1,13 +1,50 @@
-"""Embedding estimators: Laplacian eigenmaps, Locally Linear Landmarks, Manifold Sculpting."""
+"""Embedding estimators: Laplacian eigenmaps, Locally Linear Landmarks, Manifold Sculpting.
 
-# Manifold Sculpting (issue 5).
-from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: E402
+Lazy imports, the convention every module of this package follows so that
+``import landmarking`` compiles nothing and loads no numba (issue 18):
 
-__all__ = [*globals().get("__all__", []), "ManifoldSculpting", "estimate_intrinsic_dimension"]
+- the public names below are resolved on first access (PEP 562 ``__getattr__``),
+  so importing the package imports none of its modules;
+- the numba kernels live in their own modules (``_affinity_kernels``,
+  ``_lll_kernels``, ``_sculpting_kernels``), and a module that needs them imports
+  them inside the function that calls them (``from . import _sculpting_kernels
+  as K`` at the top of ``fit``), never at module level; ``import numba`` itself
+  appears only in those kernel modules and in ``_parallel.thread_limits``;
+- kernels are compiled lazily, on their first call, with ``cache=True``, so a
+  call compiles only the kernels it uses (``python -m landmarking._warmup``
+  fills the cache ahead of time).
+"""
 
-# Laplacian eigenmaps and Locally Linear Landmarks (issue 4).
-from .laplacian import LaplacianEigenmaps  # noqa: E402
-from .lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: E402
-from .model_selection import sweep_lll  # noqa: E402
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-__all__ += ["LaplacianEigenmaps", "LocallyLinearLandmarks", "lll_out_of_sample", "sweep_lll"]
+# Public name -> module (relative to this package) that defines it.
+_EXPORTS = {
+    "ManifoldSculpting": ".sculpting",
+    "estimate_intrinsic_dimension": ".sculpting",
+    "LaplacianEigenmaps": ".laplacian",
+    "LocallyLinearLandmarks": ".lll",
+    "lll_out_of_sample": ".lll",
+    "sweep_lll": ".model_selection",
+}
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # static tools see ordinary imports
+    from .laplacian import LaplacianEigenmaps
+    from .lll import LocallyLinearLandmarks, lll_out_of_sample
+    from .model_selection import sweep_lll
+    from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -14,6 +14,10 @@ Layout shared by every kernel:
   ``scale^2`` times a constant and one error evaluation costs O(k t) instead of
   O(k D).
 
+The relationships, the caches and the total error are vectorised NumPy in
+:mod:`.sculpting` (nothing to compile); this module holds only what must run
+one move at a time.
+
 Every per-term quantity is stored in row ``i`` of an (n, k) array, so that a
 term reads one contiguous row plus the coordinates of ``v`` and ``m``; the only
 random accesses left are to ``T``.
@@ -27,9 +31,7 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "neighbor_relations",
     "far_indices",
-    "junk_caches",
     "point_error",
     "reverse_lists",
     "no_reverse_lists",
@@ -39,99 +41,15 @@ __all__ = [
     "climb",
     "adjust_point",
     "sculpt_pass",
-    "total_error",
     "mean_neighbor_distance",
     "expand_targets",
 ]
-
-
-@njit(cache=True)
-def neighbor_relations(X, nbr):
-    """Distances, most collinear neighbours and angles of every neighbour pair.
-
-    For point i and neighbour v = nbr[i, j], m is the neighbour of v (other than
-    i) that makes the angle i-v-m closest to pi.
-
-    Returns
-    -------
-    delta0 : (n, k) Euclidean distances ||X_i - X_v||
-    slot : (n, k) int64, position of m in nbr[v] (-1 if none)
-    theta0 : (n, k) the angle at v between i and m, in [0, pi]
-    """
-    n, k = nbr.shape
-    dim = X.shape[1]
-    delta0 = np.empty((n, k))
-    theta0 = np.zeros((n, k))
-    slot = np.full((n, k), -1, dtype=np.int64)
-    a = np.empty(dim)
-    for i in range(n):
-        for j in range(k):
-            v = nbr[i, j]
-            na = 0.0
-            for d in range(dim):
-                a[d] = X[i, d] - X[v, d]
-                na += a[d] * a[d]
-            delta0[i, j] = np.sqrt(na)
-            best = -1.0
-            for l in range(k):
-                m = nbr[v, l]
-                if m == i or m == v:
-                    continue
-                nb = 0.0
-                dot = 0.0
-                for d in range(dim):
-                    b = X[m, d] - X[v, d]
-                    nb += b * b
-                    dot += a[d] * b
-                denom = np.sqrt(na * nb)
-                if denom > 0.0:
-                    c = min(1.0, max(-1.0, dot / denom))
-                    angle = np.arccos(c)
-                else:
-                    angle = 0.0
-                if angle > best:
-                    best = angle
-                    slot[i, j] = l
-            if slot[i, j] >= 0:
-                theta0[i, j] = best
-    return delta0, slot, theta0
 
 
 def far_indices(nbr, slot):
     """``far[i, j] = nbr[nbr[i, j], slot[i, j]]``, or -1 where slot is -1."""
     far = nbr[nbr, np.maximum(slot, 0)]
     return np.ascontiguousarray(np.where(slot >= 0, far, -1), dtype=np.int64)
-
-
-@njit(cache=True)
-def junk_caches(J, nbr, far):
-    """The non-target shares of squared distances and of the angle dot products.
-
-    Returns ``junk_sq``, ``junk_far`` and ``junk_dot`` (see the module docstring).
-    """
-    n, k = nbr.shape
-    dim = J.shape[1]
-    junk_sq = np.zeros((n, k))
-    junk_far = np.zeros((n, k))
-    junk_dot = np.zeros((n, k))
-    for i in range(n):
-        for j in range(k):
-            v = nbr[i, j]
-            m = far[i, j]
-            sq = 0.0
-            sq_m = 0.0
-            dot = 0.0
-            for d in range(dim):
-                a = J[i, d] - J[v, d]
-                sq += a * a
-                if m >= 0:
-                    b = J[m, d] - J[v, d]
-                    sq_m += b * b
-                    dot += a * b
-            junk_sq[i, j] = sq
-            junk_far[i, j] = sq_m
-            junk_dot[i, j] = dot
-    return junk_sq, junk_far, junk_dot
 
 
 @njit(cache=True)
@@ -353,7 +271,10 @@ def climb(i, T, eta, max_steps, F, I, n_terms, delta_ave):
     """
     t = T.shape[1]
     inv = 1.0 / (2.0 * delta_ave)
-    err = trial_error(F, I, n_terms, 0, 0.0, inv, t)
+    # The error where the point stands: no move on the last dimension. Passed
+    # as variables: a literal 0 would have numba compile trial_error twice.
+    last = t - 1
+    err = trial_error(F, I, n_terms, last, eta * 0.0, inv, t)
     steps = 0
     failed = 0
     while steps < max_steps:
@@ -463,20 +384,6 @@ def no_reverse_lists():
     """The empty reverse lists: the paper's own-error rule."""
     empty = np.zeros(0, dtype=np.int64)
     return (empty, empty, empty)
-
-
-@njit(cache=True)
-def total_error(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2, delta_ave):
-    """Sum over all points of equation (1) with every weight 1."""
-    n = T.shape[0]
-    never = np.full(n, -1, dtype=np.int64)
-    free = np.zeros(n, dtype=np.bool_)
-    own_only = np.zeros(0, dtype=np.int64)
-    err = 0.0
-    for i in range(n):
-        err += point_error(i, T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot,
-                           s2, delta_ave, never, 0, free, 1.0, (own_only, own_only, own_only))
-    return err
 
 
 @njit(cache=True)

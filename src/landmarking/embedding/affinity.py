@@ -14,7 +14,6 @@ Laplacian eigenmaps and Locally Linear Landmarks share these building blocks:
 
 import warnings
 
-import numba
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
@@ -29,6 +28,11 @@ __all__ = ["gaussian_affinity", "knn_affinity", "degree", "laplacian",
 
 #: How the directed k-NN graph is made symmetric.
 SYMMETRIZE = ("union", "mean")
+
+#: Graphs with at least this many stored entries are checked by the compiled
+#: passes of :mod:`._affinity_kernels` (no transpose); smaller ones by scipy,
+#: which is quicker there than numba's one-off compile.
+COMPILED_MIN_NNZ = 1 << 20
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -91,8 +95,10 @@ def gaussian_affinity(distances, indices, bandwidth, *, symmetrize="union"):
 
 
 def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union",
-                 random_state=None):
+                 random_state=None, n_jobs=None):
     """Gaussian affinity on the ``n_neighbors`` nearest neighbours of each row of X.
+
+    ``n_jobs`` threads search the neighbours (scikit-learn's meaning).
 
     Returns
     -------
@@ -106,7 +112,7 @@ def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union
     """
     n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
     distances, indices = nearest_neighbors(X, n_neighbors, method=method,
-                                           random_state=random_state)
+                                           random_state=random_state, n_jobs=n_jobs)
     return gaussian_affinity(distances, indices, bandwidth, symmetrize=symmetrize)
 
 
@@ -189,118 +195,22 @@ def check_affinity(W, n_samples=None):
 def _is_symmetric(W, rtol=1e-10):
     """Whether max |w_nm - w_mn| <= rtol * max |w_nm| for a CSR matrix W.
 
-    A structurally symmetric matrix in canonical form (sorted indices, no
+    A large structurally symmetric matrix in canonical form (sorted indices, no
     duplicates), which is what graph builders produce, is checked in one
     compiled pass without forming W^T (a transpose of a large graph costs more
-    than everything else here); anything else takes the general route.
+    than everything else here); anything else takes scipy's route, which on
+    small graphs is faster than compiling the pass.
     """
     scale = max(float(max(W.data.max(), -W.data.min())) if W.nnz else 0.0, 1e-300)
-    if W.has_canonical_format:
-        verdict = _symmetry_pass(W.indptr, W.indices, W.data, rtol * scale,
-                                 numba.get_num_threads())
+    if W.has_canonical_format and W.nnz >= COMPILED_MIN_NNZ:
+        from . import _affinity_kernels as K
+
+        verdict = K.symmetry_pass(W.indptr, W.indices, W.data, rtol * scale,
+                                  K.numba.get_num_threads())
         if verdict >= 0:
             return bool(verdict)
     asym = abs(W - W.T)
     return not (asym.nnz and asym.max() > rtol * scale)
-
-
-@numba.njit(cache=True)
-def _lower_bound(indices, lo, hi, value):
-    """First position in the sorted ``indices[lo:hi]`` holding >= value."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@numba.njit(parallel=True, cache=True)
-def _symmetry_pass(indptr, indices, data, tol, n_parts=2):
-    """1 if the canonical CSR pattern is symmetric with |w_nm - w_mn| <= tol,
-    0 if the pattern is symmetric but some pair differs by more, -1 if the
-    pattern itself is not symmetric (explicit zeros may then still make W
-    symmetric, which the caller decides).
-
-    Rows are visited in order, so the mirrors (m, n) of the upper entries
-    (n, m) of a range of rows [s, e) are met in increasing n within row m: a
-    cursor per row m, started at the first column >= s, pairs each one, and
-    at the end it must have reached the first column >= min(e, m) (no lower
-    entry of that range left unpaired). The ranges run in parallel, each with
-    its own cursors; sequential access within each row avoids a search.
-    """
-    n = indptr.shape[0] - 1
-    n_parts = max(1, min(n_parts, n))
-    step = (n + n_parts - 1) // n_parts
-    verdicts = np.ones(n_parts, dtype=np.int64)
-    for part in numba.prange(n_parts):
-        s, e = part * step, min(n, (part + 1) * step)
-        cursor = np.empty(n, dtype=np.int64)
-        for j in range(s, n):
-            cursor[j] = _lower_bound(indices, indptr[j], indptr[j + 1], s)
-        verdict = 1
-        for i in range(s, e):
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if j <= i:
-                    continue
-                q = cursor[j]
-                if q >= indptr[j + 1] or indices[q] != i:
-                    verdict = -1
-                    break
-                if abs(data[p] - data[q]) > tol:
-                    verdict = 0
-                cursor[j] = q + 1
-            if verdict < 0:
-                break
-        if verdict >= 0:
-            for j in range(s, n):
-                if cursor[j] != _lower_bound(indices, indptr[j], indptr[j + 1],
-                                             min(e, j)):
-                    verdict = -1  # a lower entry (j, n) without its mirror (n, j)
-                    break
-        verdicts[part] = verdict
-    return verdicts.min()
-
-
-@numba.njit(cache=True)
-def _component_labels(indptr, indices):
-    """Component labels 0, 1, ... (in order of first row) of the undirected
-    graph whose edges are the stored entries of a CSR matrix, either way.
-
-    Union-find with path halving over the stored entries: it needs no W^T,
-    which scipy's ``connected_components(directed=False)`` forms and which
-    costs most of its time on a graph of millions of edges.
-    """
-    n = indptr.shape[0] - 1
-    parent = np.arange(n)
-    for i in range(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            a, b = i, indices[p]
-            while parent[a] != a:
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            while parent[b] != b:
-                parent[b] = parent[parent[b]]
-                b = parent[b]
-            if a != b:
-                if a < b:
-                    parent[b] = a
-                else:
-                    parent[a] = b
-    labels = np.empty(n, dtype=np.int64)
-    n_labels = 0
-    for i in range(n):
-        root = i
-        while parent[root] != root:
-            root = parent[root]
-        if root == i:
-            labels[i] = n_labels
-            n_labels += 1
-        else:
-            labels[i] = labels[root]
-    return labels
 
 
 def check_connected(W, *, warn=True):
@@ -324,9 +234,11 @@ def check_connected(W, *, warn=True):
     >>> check_connected(sparse.csr_matrix(np.array([[0, 1.0], [1.0, 0]])))
     1
     """
-    if sparse.issparse(W) and W.shape[0] == W.shape[1]:
+    if sparse.issparse(W) and W.shape[0] == W.shape[1] and W.nnz >= COMPILED_MIN_NNZ:
+        from . import _affinity_kernels as K
+
         W = sparse.csr_matrix(W)
-        labels = _component_labels(W.indptr, W.indices)
+        labels = K.component_labels(W.indptr, W.indices)
         n_components = int(labels.max()) + 1 if labels.size else 0
     else:
         n_components, labels = connected_components(W, directed=False)

@@ -18,14 +18,17 @@ from numbers import Real
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh, lobpcg
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from .._blocks import check_rows, map_row_blocks, to_memory, working_dtype
+from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_positive_float, check_positive_int
 from .._memory import check_memory
-from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors
-from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
+from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
+from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
+                       gaussian_affinity)
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
            "resolve_bandwidth", "EIGEN_SOLVERS"]
@@ -156,7 +159,23 @@ def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
     return deterministic_signs(embedding), 1.0 - mu[1:]
 
 
-class LaplacianEigenmaps(BaseEstimator):
+def _out_of_sample_block(block, X_fit, embedding, eigenvalues, n_neighbors, bandwidth):
+    """The Nystroem map of one block of new rows (a row equal to a fitted one
+    gets that row's embedding, which the map itself only approximates)."""
+    from .lll import nystrom_out_of_sample
+
+    dense = block.toarray() if sparse.issparse(block) else block
+    Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth)
+    # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
+    _, idx = query_neighbors(X_fit, block, 1)
+    nearest = X_fit[idx[:, 0]]
+    nearest = nearest.toarray() if sparse.issparse(nearest) else nearest
+    same = np.all(nearest == dense, axis=1)
+    Y[same] = embedding[idx[same, 0]]
+    return Y
+
+
+class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
 
     Parameters
@@ -179,6 +198,10 @@ class LaplacianEigenmaps(BaseEstimator):
         Tolerance of the iterative eigensolvers.
     max_iter : int or None, default=None
         Iterations of the iterative eigensolvers.
+    n_jobs : int or None, default=None
+        Threads for the neighbour search and the eigensolver's BLAS
+        (scikit-learn's meaning: None is 1 unless in a joblib context, -1 all
+        cores). The result does not depend on it beyond round-off.
     random_state : int, RandomState or None, default=None
     verbose : bool, default=False
         Print the time of each stage.
@@ -194,6 +217,15 @@ class LaplacianEigenmaps(BaseEstimator):
         Seconds per stage: ``neighbors``, ``affinity``, ``eigensolver``, ``total``.
     n_features_in_ : int
 
+    Notes
+    -----
+    X may be a NumPy array, a scipy CSR matrix (neighbours from scikit-learn or
+    pynndescent, which take CSR), or a memory map, Zarr or Dask array (loaded
+    after a memory check: the exact method needs every row). float32 input gives
+    a float32 ``embedding_`` and ``transform``; the affinity and the eigenproblem
+    are float64 on purpose (the trailing eigenvalues of S cluster near 1 and
+    float32 cannot separate them).
+
     Examples
     --------
     >>> from sklearn.datasets import make_swiss_roll
@@ -204,7 +236,7 @@ class LaplacianEigenmaps(BaseEstimator):
 
     def __init__(self, *, n_components=2, n_neighbors=10, bandwidth="auto",
                  symmetrize="union", neighbors_method="exact", eigen_solver="auto",
-                 tol=None, max_iter=None, random_state=None, verbose=False):
+                 tol=None, max_iter=None, n_jobs=None, random_state=None, verbose=False):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
@@ -213,6 +245,7 @@ class LaplacianEigenmaps(BaseEstimator):
         self.eigen_solver = eigen_solver
         self.tol = tol
         self.max_iter = max_iter
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -224,6 +257,7 @@ class LaplacianEigenmaps(BaseEstimator):
         check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
         check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
         check_choice(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS)
+        check_n_jobs(self.n_jobs)
         if self.tol is not None and not (isinstance(self.tol, Real) and self.tol >= 0):
             raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}.")
 
@@ -232,7 +266,7 @@ class LaplacianEigenmaps(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or CSR matrix of shape (n_samples, n_features)
         y : ignored
         affinity : sparse matrix of shape (n_samples, n_samples), optional
             A precomputed symmetric affinity W that replaces the built-in
@@ -243,7 +277,17 @@ class LaplacianEigenmaps(BaseEstimator):
         self
         """
         self._check_params()
-        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = check_rows(X, estimator=self, min_samples=2)
+        X = to_memory(X, what="exact Laplacian eigenmaps (a neighbour graph on every row)",
+                      alternative="LocallyLinearLandmarks, which solves on landmarks")
+        with thread_limits(self.n_jobs):
+            self._fit(X, affinity)
+        self.embedding_ = self.embedding_.astype(X.dtype, copy=False)
+        self._X_fit = X
+        self._n_features_out = self.n_components
+        return self
+
+    def _fit(self, X, affinity):
         n = X.shape[0]
         timings = {}
         start = time.perf_counter()
@@ -255,7 +299,7 @@ class LaplacianEigenmaps(BaseEstimator):
                 )
             distances, indices = nearest_neighbors(
                 X, self.n_neighbors, method=self.neighbors_method,
-                random_state=self.random_state)
+                random_state=self.random_state, n_jobs=self.n_jobs)
             timings["neighbors"] = time.perf_counter() - start
             t = time.perf_counter()
             self.bandwidth_ = resolve_bandwidth(self.bandwidth, distances)
@@ -277,11 +321,49 @@ class LaplacianEigenmaps(BaseEstimator):
         if self.verbose:
             print("LaplacianEigenmaps: " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in timings.items()))
-        return self
 
     def fit_transform(self, X, y=None, affinity=None):
         """Fit and return ``embedding_``."""
         return self.fit(X, y, affinity=affinity).embedding_
 
+    def transform(self, X):
+        """Map new points with the Nystroem formula of the fitted eigenproblem.
+
+        From D^-1 W x = (1 - lambda) x, a point y goes to
+        x(y) = sum_n w(y, y_n) x_n / ((1 - lambda) sum_n w(y, y_n)), the Gaussian
+        w over its ``n_neighbors`` nearest fitted points
+        (:func:`~landmarking.embedding.lll.nystrom_out_of_sample`); a row equal to a
+        fitted point gets that point's embedding. Cost: one k-NN query of the
+        new rows against the fitted ones, block by block.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n_new, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_new, n_components)
+            float32 for float32 input, else float64.
+        """
+        check_is_fitted(self, "embedding_")
+        if self.bandwidth_ is None:
+            raise ValueError(
+                "this LaplacianEigenmaps was fitted on a precomputed affinity, so it has "
+                "no Gaussian graph to place new points with; fit it on X without "
+                "affinity= to use transform."
+            )
+        X = check_rows(X, estimator=self, reset=False)
+        embedding = self.embedding_.astype(np.float64, copy=False)
+        Y = map_row_blocks(_out_of_sample_block, X, self._X_fit, embedding,
+                           self.eigenvalues_, self.n_neighbors, self.bandwidth_,
+                           n_out=self.n_components, dtype=np.float64)
+        return Y.astype(working_dtype(X), copy=False)
+
     def __sklearn_is_fitted__(self):
         return hasattr(self, "embedding_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

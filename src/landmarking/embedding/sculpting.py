@@ -7,12 +7,15 @@ many iterations, the dimensions that will be dropped are scaled down by
 relationships. Before any scaling the error is exactly zero, so the climber only
 has to follow a slowly moving optimum rather than find one.
 
-The compiled kernels live in :mod:`._sculpting_kernels`; this module is the
-estimator layer (validation, preprocessing, the iteration loop, semi-supervision,
+The relationships, errors and iteration loop live in :mod:`._sculpting_core`,
+the compiled hill climber in :mod:`._sculpting_kernels`, imported on first use
+(so that importing this module loads no numba); this module is the
+estimator layer (validation, preprocessing, semi-supervision,
 pseudo-incremental learning) and :func:`estimate_intrinsic_dimension`.
 """
 
 import math
+import warnings
 
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
@@ -21,18 +24,14 @@ from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import (
-    check_choice,
-    check_open_interval,
-    check_positive_float,
-    check_positive_int,
-)
+from .._parallel import check_n_jobs, thread_limits
+from .._validation import check_choice, check_open_interval, check_positive_float, check_positive_int
 from ..kernels import row_chunks
 from .._memory import check_memory
 from ..neighbors import nearest_neighbors, query_neighbors
-from . import _sculpting_kernels as K
+from ._sculpting_core import Relations, neighbor_distance_error, sculpt
 
-__all__ = ["ManifoldSculpting", "estimate_intrinsic_dimension"]
+__all__ = ["ManifoldSculpting", "estimate_intrinsic_dimension", "SculptingWarning"]
 
 PREPROCESS_CHOICES = ("pca", "none", "ltsa")
 # Up to this many samples the "ltsa" start uses a dense eigensolver (0.75 s at
@@ -41,11 +40,15 @@ PREPROCESS_CHOICES = ("pca", "none", "ltsa")
 _LTSA_DENSE_MAX = 3000
 MOVE_RULES = ("total", "point")
 
-# Cap on hill-climbing rounds per point and visit, so that one badly placed
-# point cannot stall a pass; the adaptive eta keeps typical counts near 1.
-_MAX_CLIMB_STEPS = 30
-# Cap on the 1/sigma rounds of the re-expansion step in one iteration.
-_MAX_EXPAND_ROUNDS = 10_000
+# Above this mean relative error of the neighbour distances the fit warns. A
+# restored sheet is far below it (0.0005-0.002 on the paper's S-curve and on the
+# star-hole Swiss roll from the LTSA start); the paper's principal-axes start,
+# which folds that roll, leaves 0.06.
+DISTORTION_WARN = 0.02
+
+
+class SculptingWarning(UserWarning):
+    """Manifold Sculpting could tell that its embedding is poor."""
 
 
 def default_min_iter(scale_rate):
@@ -60,100 +63,6 @@ def default_min_iter(scale_rate):
     459
     """
     return int(math.ceil(math.log(0.01) / math.log(scale_rate)))
-
-
-class _Relations:
-    """The relationships to restore, for one neighbour graph (all (n, k))."""
-
-    def __init__(self, X_rel, nbr, distances=None, move_rule="total"):
-        self.nbr = np.ascontiguousarray(nbr, dtype=np.int64)
-        delta0, slot, theta0 = K.neighbor_relations(np.ascontiguousarray(X_rel, dtype=float),
-                                                    self.nbr)
-        if distances is not None:
-            delta0 = np.ascontiguousarray(distances, dtype=float)
-        self.delta0, self.slot, self.theta0 = delta0, slot, theta0
-        self.far = K.far_indices(self.nbr, slot)
-        self.cos0 = np.cos(theta0)
-        self.delta_ave = float(delta0.mean())
-        self.rev = (K.reverse_lists(self.nbr, self.far) if move_rule == "total"
-                    else K.no_reverse_lists())
-
-    def junk(self, J):
-        """The caches ``(junk_sq, junk_far, junk_dot)`` of the columns J to scale out."""
-        return K.junk_caches(np.ascontiguousarray(J, dtype=float), self.nbr, self.far)
-
-    def no_junk(self):
-        """The caches of a start with nothing left to scale out."""
-        return tuple(np.zeros_like(self.delta0) for _ in range(3))
-
-    def total_error(self, T, junk, s2):
-        return K.total_error(T, self.nbr, self.far, self.delta0, self.theta0, self.cos0,
-                             *junk, s2, self.delta_ave)
-
-    def mean_distance(self, T, junk, s2):
-        return K.mean_neighbor_distance(T, self.nbr, junk[0], s2)
-
-
-def _sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
-            heavy, expand, w_adj, eta, rng, verbose, desc="sculpting"):
-    """Steps 4 (a, b, c) of the paper until the stopping rule holds.
-
-    Runs at least ``min_iter`` iterations, then stops once the total error has
-    not improved on its best (counted from ``min_iter`` on) for ``patience``
-    iterations, or at ``max_iter``. ``T`` is updated in place and then set to
-    the best state seen after ``min_iter``.
-
-    Returns
-    -------
-    errors : list of float, the total error after each iteration
-    scale : float, what is left of the dropped dimensions' spread
-    eta : float, the final step size
-    best_iter : int, the iteration whose state T holds
-    """
-    n = T.shape[0]
-    stamp = np.full(n, -1, dtype=np.int64)
-    order = rng.permutation(n).astype(np.int64)
-    free = np.flatnonzero(~heavy)
-    F, I = K.term_buffers(rel.nbr, rel.rev, T.shape[1])
-    has_junk = bool(np.any(junk[0]))
-    errors = []
-    best_err, best_iter, best_T = np.inf, -1, T.copy()
-    bar = None
-    if verbose:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=max_iter, desc=desc, leave=False)
-    try:
-        for it in range(max_iter):
-            if has_junk:
-                scale *= sigma
-                if expand:
-                    K.expand_targets(T, rel.nbr, junk[0], scale * scale, rel.delta_ave, sigma,
-                                     _MAX_EXPAND_ROUNDS)
-            s2 = scale * scale
-            start = int(free[rng.randint(free.size)]) if free.size else 0
-            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, rel.far,
-                                  rel.delta0, rel.theta0, rel.cos0, *junk, s2,
-                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev, F, I)
-            # Step 4c: keep the number of steps per iteration near the number of points.
-            eta = eta * 1.1 if steps >= free.size else eta * 0.9
-            err = rel.total_error(T, junk, s2)
-            errors.append(err)
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(error=f"{err:.4g}")
-            if it + 1 >= min_iter:
-                if err < best_err:
-                    best_err, best_iter = err, it
-                    best_T[...] = T
-                elif it - best_iter >= patience:
-                    break
-    finally:
-        if bar is not None:
-            bar.close()
-    if best_iter >= 0:
-        T[...] = best_T
-    return errors, scale, eta, best_iter
 
 
 def _barycentric_weights(X, neighbors_X, reg=1e-3):
@@ -230,6 +139,39 @@ def _ltsa_start(X, t, k, rng):
         random_state=rng.randint(np.iinfo(np.int32).max)).fit_transform(X)
 
 
+def _restoring_step(T, rel, rows=slice(None)):
+    """A first step the size of the typical distance error of ``rows`` (not a
+    whole neighbour distance), clipped to [1e-3, 1] times delta_ave."""
+    now = np.linalg.norm(T[rows, None, :] - T[rel.nbr[rows]], axis=2)
+    typical = np.mean(np.abs(now - rel.delta0[rows]))
+    return float(np.clip(typical, 1e-3 * rel.delta_ave, rel.delta_ave))
+
+
+def _warn_if_poor(errors, best_iter, min_iter, distance_error, preprocess):
+    """Warn when a fit can tell that its answer is poor (the measure and the fix)."""
+    first = max(min_iter - 1, 0)
+    if best_iter == first and errors.size > first + 1 and errors[first] > 0:
+        warnings.warn(
+            f"the neighbourhood error did not fall after the scaling phase "
+            f"(error_ {errors[first]:.4g} at iteration {first}, no lower value in the "
+            f"{errors.size - first - 1} iterations after); the embedding is where the "
+            "scaling left it. Use scale_rate=0.999, more neighbours, or "
+            "preprocess='ltsa'.",
+            SculptingWarning, stacklevel=3,
+        )
+    if distance_error > DISTORTION_WARN:
+        fix = ("start from preprocess='ltsa' (the principal-axes start folds rolled "
+               "sheets)" if isinstance(preprocess, str) and preprocess in ("pca", "none")
+               else "use more neighbours, or check that the data lie on a manifold "
+                    "of n_components dimensions (estimate_intrinsic_dimension)")
+        warnings.warn(
+            f"the embedding restores the neighbour distances only to a mean relative "
+            f"error of {distance_error:.3g} (distance_error_; a restored manifold is "
+            f"below {DISTORTION_WARN}); it is probably folded or torn: {fix}.",
+            SculptingWarning, stacklevel=3,
+        )
+
+
 class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Manifold Sculpting: nonlinear dimensionality reduction by graduated optimisation.
 
@@ -260,17 +202,20 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     max_iter : int or None, default=None
         Hard cap on iterations (``min_iter`` is lowered to it if larger); None
         uses ``min_iter + 10 * patience``.
-    preprocess : {"pca", "none", "ltsa"}, ndarray or estimator, default="pca"
-        Starting configuration. "pca" (the paper's) rotates the data onto its
-        principal axes without dropping any dimension (distances unchanged);
-        "none" uses the centred data as given (its first t columns are kept);
-        "ltsa" starts from scikit-learn's LTSA embedding with the same
-        ``n_neighbors`` (Euclidean neighbours, whatever ``metric``; a spectral
-        start, already unfolded: sculpting then only restores the distances and
-        angles, and ``scale_rate`` plays no part).
-        On rolled sheets such as the Swiss roll the principal-axes start
-        scales out the roll's width and ends folded, as the reference C++
-        code does; "ltsa" is the start to use there (see docs/results.md).
+    preprocess : {"ltsa", "pca", "none"}, ndarray or estimator, default="ltsa"
+        Starting configuration. "ltsa" (the default) starts from scikit-learn's
+        LTSA embedding with the same ``n_neighbors`` (Euclidean neighbours,
+        whatever ``metric``; a spectral start, already unfolded: sculpting then
+        only restores the distances and angles, and ``scale_rate``,
+        ``min_iter`` and the scaling phase play no part). "pca" is the paper's
+        start: the data rotated onto its principal axes without dropping any
+        dimension (distances unchanged), then graduated scaling. "none" uses
+        the centred data as given (its first t columns are kept).
+        On the paper's own star-hole Swiss roll the principal-axes start scales
+        out the roll's width and ends folded (normalised MSE 183-262 at 2,000
+        points, as the reference C++ code does), while "ltsa" reaches
+        0.00016-0.0012 (see docs/results.md); "pca" remains right where LTSA
+        itself fails, e.g. on the translated-image manifold.
         An array of shape (n_samples, p) with p >= t, or an estimator whose
         ``fit_transform(X)`` gives one (e.g. scikit-learn's
         ``LocallyLinearEmbedding``), seeds the run. LTSA, array and estimator
@@ -292,6 +237,10 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         The paper's rule is cheaper per move but is not a descent on the total
         error: on the benchmark Swiss roll it can raise the total error by
         orders of magnitude in a pass (see docs/results.md); "total" never does.
+    n_jobs : int or None, default=None
+        Threads for the neighbour search and BLAS (scikit-learn's meaning: None
+        is 1 unless in a joblib context, -1 all cores). The hill climbing itself
+        is sequential; the result does not depend on ``n_jobs``.
     random_state : int, RandomState or None, default=None
         Seeds the start point of every breadth-first pass.
     verbose : bool, default=False
@@ -319,7 +268,25 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         they were dropped.
     neighbors_ : ndarray of shape (n_samples, n_neighbors)
         Neighbour indices used.
+    distance_error_ : float
+        Mean relative error of the neighbour distances in ``embedding_``
+        (:func:`~landmarking.embedding._sculpting_core.neighbor_distance_error`);
+        above 0.02 the fit warns.
     n_features_in_ : int
+
+    Warns
+    -----
+    SculptingWarning
+        When the fit can tell that its embedding is poor: the error did not fall
+        after the scaling phase, or ``distance_error_`` exceeds 0.02 (a folded
+        or torn embedding). Each message names the measure and the fix.
+
+    Notes
+    -----
+    float32 input gives a float32 ``embedding_`` and ``transform``; the
+    relationships and the hill climbing run in float64 on purpose, because
+    the climber compares errors that differ by less than float32's resolution
+    once the fit is close.
 
     Examples
     --------
@@ -335,8 +302,9 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     """
 
     def __init__(self, *, n_components=2, n_neighbors=14, scale_rate=0.99, patience=50,
-                 min_iter=None, max_iter=None, preprocess="pca", metric="euclidean",
-                 adjusted_weight=10.0, move_rule="total", random_state=None, verbose=False):
+                 min_iter=None, max_iter=None, preprocess="ltsa", metric="euclidean",
+                 adjusted_weight=10.0, move_rule="total", n_jobs=None, random_state=None,
+                 verbose=False):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.scale_rate = scale_rate
@@ -347,6 +315,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self.metric = metric
         self.adjusted_weight = adjusted_weight
         self.move_rule = move_rule
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -362,6 +331,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                     else check_positive_int(self.max_iter, "max_iter"))
         w_adj = check_positive_float(self.adjusted_weight, "adjusted_weight")
         check_choice(self.move_rule, "move_rule", MOVE_RULES)
+        check_n_jobs(self.n_jobs)
         if isinstance(self.preprocess, str):
             check_choice(self.preprocess, "preprocess", PREPROCESS_CHOICES)
         elif not (hasattr(self.preprocess, "fit_transform") or hasattr(self.preprocess, "shape")
@@ -390,7 +360,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     # -------------------------------------------------------------- fit parts
     def _neighbors(self, X, k, neighbors):
         if neighbors is None:
-            dist, idx = nearest_neighbors(X, k, metric=self.metric)
+            dist, idx = nearest_neighbors(X, k, metric=self.metric, n_jobs=self.n_jobs)
             return idx, (None if self.metric == "euclidean" else dist)
         if isinstance(neighbors, tuple) and len(neighbors) == 2:
             dist, idx = (np.asarray(a) for a in neighbors)
@@ -493,7 +463,11 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self
         """
         t, k, sigma, patience, min_iter, max_iter, w_adj = self._check_params()
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        out_dtype = X.dtype
+        # float64 inside on purpose: the hill climber compares errors that differ
+        # by far less than float32's resolution once the fit is close.
+        X = X.astype(np.float64, copy=False)
         n = X.shape[0]
         if neighbors is not None:
             k_given = np.asarray(neighbors[1] if isinstance(neighbors, tuple) else neighbors)
@@ -505,39 +479,39 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         check_memory(8 * n * (16 * k + 2 * X.shape[1]),
                      what=f"the neighbour tables of {n} points x {k} neighbours",
                      way_out="use fewer neighbours (n_neighbors) or fewer rows")
-        nbr, dist = self._neighbors(X, k, neighbors)
-        # A lossless rotation onto the principal axes: same distances and angles,
-        # at most min(n, D) columns, which makes the relations cheaper on images.
-        X_rel = PCA(svd_solver="full").fit_transform(X)
-        rel = _Relations(X_rel, nbr, dist, self.move_rule)
-        if not rel.delta_ave > 0:
-            raise ValueError(
-                "all neighbours coincide (mean neighbour distance 0); remove duplicate "
-                "rows or pass more distinct data."
-            )
-        P = self._start(X, X_rel, rel, t, exact_start=dist is None, rng=rng)
-        T = np.ascontiguousarray(P[:, :t])
-        junk = rel.junk(P[:, t:])
-        eta = rel.delta_ave
-        if not np.any(junk[0]):
-            # Nothing to scale out (a start with exactly t columns): only the
-            # restoring passes remain, from a step the size of the typical
-            # distance error rather than a whole neighbour distance.
-            min_iter = 0 if self.min_iter is None else min_iter
-            now = np.linalg.norm(T[:, None, :] - T[rel.nbr], axis=2)
-            eta = float(np.clip(np.mean(np.abs(now - rel.delta0)), 1e-3 * eta, eta))
-        heavy = np.zeros(n, dtype=np.bool_)
-        if clamp_idx is not None:
-            self._place_clamped(T, clamp_idx, clamp_vals)
-            heavy[clamp_idx] = True
+        with thread_limits(self.n_jobs):
+            nbr, dist = self._neighbors(X, k, neighbors)
+            # A lossless rotation onto the principal axes: same distances and angles,
+            # at most min(n, D) columns, which makes the relations cheaper on images.
+            X_rel = PCA(svd_solver="full").fit_transform(X)
+            rel = Relations(X_rel, nbr, dist, self.move_rule)
+            if not rel.delta_ave > 0:
+                raise ValueError(
+                    "all neighbours coincide (mean neighbour distance 0); remove duplicate "
+                    "rows or pass more distinct data."
+                )
+            P = self._start(X, X_rel, rel, t, exact_start=dist is None, rng=rng)
+            T = np.ascontiguousarray(P[:, :t])
+            junk = rel.junk(P[:, t:])
+            eta = rel.delta_ave
+            if not np.any(junk[0]):
+                # Nothing to scale out (a start with exactly t columns): only the
+                # restoring passes remain, from a step the size of the typical
+                # distance error rather than a whole neighbour distance.
+                min_iter = 0 if self.min_iter is None else min_iter
+                eta = _restoring_step(T, rel)
+            heavy = np.zeros(n, dtype=np.bool_)
+            if clamp_idx is not None:
+                self._place_clamped(T, clamp_idx, clamp_vals)
+                heavy[clamp_idx] = True
 
-        errors, scale, eta, best = _sculpt(
-            T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
-            max_iter=max_iter, patience=patience, heavy=heavy,
-            expand=clamp_idx is None, w_adj=w_adj, eta=eta, rng=rng,
-            verbose=self.verbose)
+            errors, scale, eta, best = sculpt(
+                T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
+                max_iter=max_iter, patience=patience, heavy=heavy,
+                expand=clamp_idx is None, w_adj=w_adj, eta=eta, rng=rng,
+                verbose=self.verbose)
 
-        self.embedding_ = T
+        self.embedding_ = T.astype(out_dtype, copy=False)
         self.error_ = np.asarray(errors)
         self.n_iter_ = len(errors)
         self.best_iter_ = best
@@ -546,9 +520,12 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self.eta_ = eta
         self.scale_ = scale
         self.neighbors_ = nbr
+        self.distance_error_ = neighbor_distance_error(T, nbr, rel.delta0)
         self._n_features_out = t
         self._X_fit = X
+        self._Y_fit = T
         self._custom_neighbors = neighbors is not None
+        _warn_if_poor(self.error_, best, min_iter, self.distance_error_, self.preprocess)
         return self
 
     def fit_transform(self, X, y=None, **fit_params):
@@ -593,33 +570,38 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                 "add_samples recomputes neighbours, but this model was fitted with a "
                 "precomputed neighbour list; refit on all the data with a new list instead."
             )
-        X_new = validate_data(self, X_new, dtype=np.float64, reset=False)
+        X_new = validate_data(self, X_new, dtype=[np.float64, np.float32], reset=False)
+        X_new = X_new.astype(np.float64, copy=False)
         t, k, _, patience, _, max_iter, w_adj = self._check_params()
-        X_old, Y_old = self._X_fit, self.embedding_
+        X_old, Y_old = self._X_fit, self._Y_fit
         n_old = X_old.shape[0]
         X = np.vstack([X_old, X_new])
         rng = check_random_state(self.random_state)
 
-        nbr, dist = self._neighbors(X, k, None)
-        rel = _Relations(PCA(svd_solver="full").fit_transform(X), nbr, dist,
-                         self.move_rule)
-        k_old = min(k, n_old)
-        _, idx = query_neighbors(X_old, X_new, k_old, metric=self.metric)
-        w = _barycentric_weights(X_new, X_old[idx])
-        T = np.ascontiguousarray(np.vstack([Y_old, np.einsum("nk,nkt->nt", w, Y_old[idx])]))
-        heavy = np.zeros(X.shape[0], dtype=np.bool_)
-        heavy[:n_old] = True
-        iters = []
-        for clamp in (True, False):
-            heavy[:n_old] = clamp
-            errors, _, eta, best = _sculpt(
-                T, rel.no_junk(), rel, sigma=1.0, scale=0.0, min_iter=0,
-                max_iter=max_iter, patience=patience, heavy=heavy, expand=False,
-                w_adj=w_adj, eta=rel.delta_ave, rng=rng, verbose=self.verbose,
-                desc="settling new points" if clamp else "settling all points")
-            iters.append(len(errors))
+        with thread_limits(self.n_jobs):
+            nbr, dist = self._neighbors(X, k, None)
+            rel = Relations(PCA(svd_solver="full").fit_transform(X), nbr, dist,
+                             self.move_rule)
+            k_old = min(k, n_old)
+            _, idx = query_neighbors(X_old, X_new, k_old, metric=self.metric,
+                                     n_jobs=self.n_jobs)
+            w = _barycentric_weights(X_new, X_old[idx])
+            T = np.ascontiguousarray(np.vstack([Y_old, np.einsum("nk,nkt->nt", w, Y_old[idx])]))
+            heavy = np.zeros(X.shape[0], dtype=np.bool_)
+            heavy[:n_old] = True
+            iters = []
+            for clamp in (True, False):
+                heavy[:n_old] = clamp
+                errors, _, eta, best = sculpt(
+                    T, rel.no_junk(), rel, sigma=1.0, scale=0.0, min_iter=0,
+                    max_iter=max_iter, patience=patience, heavy=heavy, expand=False,
+                    w_adj=w_adj, eta=rel.delta_ave, rng=rng, verbose=self.verbose,
+                    desc="settling new points" if clamp else "settling all points")
+                iters.append(len(errors))
 
-        self.embedding_ = T
+        self.embedding_ = T.astype(self.embedding_.dtype, copy=False)
+        self._Y_fit = T
+        self.distance_error_ = neighbor_distance_error(T, nbr, rel.delta0)
         self.error_ = np.asarray(errors)
         self.n_iter_ = len(errors)
         self.best_iter_ = best
@@ -630,15 +612,84 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._X_fit = X
         return self
 
+    def transform(self, X):
+        """Place new points in the fitted embedding, which stays as it is.
+
+        Each new point starts at the LLE reconstruction of its ``n_neighbors``
+        nearest fitted points' coordinates and is then sculpted with every
+        fitted point held fixed (the first step of :meth:`add_samples`): its
+        neighbours are searched among the fitted points only, so it restores its
+        distances and angles to them. A row equal to a fitted point gets that
+        point's coordinates. Nothing of the fitted model changes.
+
+        Cost: a neighbour query of the m new rows against the n fitted ones,
+        the relationships of all n + m points (O((n + m) k^2 D) once), then
+        passes of O((n + m) k) until the error has not improved for
+        ``patience`` passes (at most ``max_iter_``). For a one-off batch that is
+        about one restoring phase of a fit; :meth:`add_samples` goes on to let
+        every point settle.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_new, n_components)
+            float32 for float32 input, else float64.
+        """
+        check_is_fitted(self, "embedding_")
+        X_new = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        out_dtype = X_new.dtype
+        X_new = X_new.astype(np.float64, copy=False)
+        if self._custom_neighbors:
+            raise ValueError(
+                "transform searches the new points' neighbours, but this model was "
+                "fitted with a precomputed neighbour list; refit without neighbors= "
+                "or place the points with your own neighbour list and add_samples."
+            )
+        t, _, _, patience, _, _, w_adj = self._check_params()
+        X_old, Y_old = self._X_fit, self._Y_fit
+        n_old, m = X_old.shape[0], X_new.shape[0]
+        k = min(self.neighbors_.shape[1], n_old)
+        rng = check_random_state(self.random_state)
+        with thread_limits(self.n_jobs):
+            dist, idx = query_neighbors(X_old, X_new, k, metric=self.metric,
+                                        n_jobs=self.n_jobs)
+            w = _barycentric_weights(X_new, X_old[idx])
+            Y_new = np.einsum("nk,nkt->nt", w, Y_old[idx])
+            # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
+            same = np.all(X_old[idx[:, 0]] == X_new, axis=1)
+            Y_new[same] = Y_old[idx[same, 0]]
+            if np.all(same):
+                return Y_new.astype(out_dtype, copy=False)
+            nbr = np.vstack([self.neighbors_, idx]).astype(np.int64)
+            X_all = np.vstack([X_old, X_new])
+            rel = Relations(X_all, nbr, None, self.move_rule)
+            if self.metric != "euclidean":
+                rel.delta0[n_old:] = dist
+            # The fit's scale, so that a point's placement does not depend on
+            # which other points come in the same batch.
+            rel.delta_ave = self.delta_ave_
+            T = np.ascontiguousarray(np.vstack([Y_old, Y_new]))
+            heavy = np.ones(n_old + m, dtype=np.bool_)
+            heavy[n_old:] = same
+            new_rows = n_old + np.flatnonzero(~same)
+            sculpt(T, rel.no_junk(), rel, sigma=1.0, scale=0.0, min_iter=0,
+                    max_iter=self.max_iter_, patience=patience, heavy=heavy,
+                    expand=False, w_adj=w_adj, eta=_restoring_step(T, rel, new_rows),
+                    rng=rng, verbose=self.verbose, desc="placing new points")
+        return T[n_old:].astype(out_dtype, copy=False)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.non_deterministic = False
         return tags
 
 
 def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=0.99,
-                                 patience=50, jump=10.0, random_state=None,
+                                 patience=50, jump=10.0, n_jobs=None, random_state=None,
                                  return_errors=False):
     """Estimate the intrinsic dimension by scaling out one dimension at a time.
 
@@ -656,7 +707,7 @@ def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=
     X : array-like of shape (n_samples, n_features)
     max_dim : int or None, default=None
         Highest dimension tried; None uses min(n_features - 1, 10).
-    n_neighbors, scale_rate, patience, random_state
+    n_neighbors, scale_rate, patience, n_jobs, random_state
         As in :class:`ManifoldSculpting`.
     jump : float, default=10.0
         Factor by which the error must grow to count as a jump.
@@ -686,30 +737,37 @@ def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=
     if max_dim >= D:
         raise ValueError(f"max_dim={max_dim} must be smaller than n_features ({D}).")
     jump = check_positive_float(jump, "jump")
+    # The principal-axes start on purpose: the estimate reads the error of the
+    # scaling phase, which a spectral start skips.
     model = ManifoldSculpting(n_components=max_dim, n_neighbors=n_neighbors,
-                              scale_rate=scale_rate, patience=patience,
-                              random_state=random_state)
-    model.fit(X)
+                              scale_rate=scale_rate, patience=patience, preprocess="pca",
+                              n_jobs=n_jobs, random_state=random_state)
+    with warnings.catch_warnings():
+        # A poor fit at max_dim is expected when max_dim is below the intrinsic
+        # dimension; the errors below measure exactly that.
+        warnings.simplefilter("ignore", SculptingWarning)
+        model.fit(X)
     rng = check_random_state(random_state)
     sigma = model.scale_rate
     min_iter = model.min_iter_
     nbr = model.neighbors_
-    rel = _Relations(PCA(svd_solver="full").fit_transform(X), nbr)
-    Y = model.embedding_
-    zero = rel.no_junk()
-    errors = np.empty(max_dim)
-    errors[max_dim - 1] = rel.total_error(np.ascontiguousarray(Y), zero, 0.0) / n
-    for d in range(max_dim - 1, 0, -1):
-        # Principal axes first, so the dimension scaled out is the thinnest one.
-        Y = PCA(svd_solver="full").fit_transform(Y)
-        T = np.ascontiguousarray(Y[:, :d])
-        junk = rel.junk(Y[:, d:d + 1])
-        heavy = np.zeros(n, dtype=np.bool_)
-        _sculpt(T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
-                max_iter=min_iter + 10 * patience, patience=patience, heavy=heavy,
-                expand=True, w_adj=10.0, eta=model.eta_, rng=rng, verbose=False)
-        Y = T
-        errors[d - 1] = rel.total_error(T, zero, 0.0) / n
+    with thread_limits(n_jobs):
+        rel = Relations(PCA(svd_solver="full").fit_transform(X), nbr)
+        Y = model.embedding_
+        zero = rel.no_junk()
+        errors = np.empty(max_dim)
+        errors[max_dim - 1] = rel.total_error(np.ascontiguousarray(Y), zero, 0.0) / n
+        for d in range(max_dim - 1, 0, -1):
+            # Principal axes first, so the dimension scaled out is the thinnest one.
+            Y = PCA(svd_solver="full").fit_transform(Y)
+            T = np.ascontiguousarray(Y[:, :d])
+            junk = rel.junk(Y[:, d:d + 1])
+            heavy = np.zeros(n, dtype=np.bool_)
+            sculpt(T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
+                    max_iter=min_iter + 10 * patience, patience=patience, heavy=heavy,
+                    expand=True, w_adj=10.0, eta=model.eta_, rng=rng, verbose=False)
+            Y = T
+            errors[d - 1] = rel.total_error(T, zero, 0.0) / n
     floored = np.maximum(errors, 1e-4)
     dim = max_dim
     for d in range(max_dim - 1, 0, -1):

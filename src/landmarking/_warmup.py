@@ -1,0 +1,86 @@
+"""Fill numba's cache ahead of the first real call: ``python -m landmarking._warmup``.
+
+Every compiled kernel of the library has ``cache=True``, so its machine code is
+written next to the source (or under ``NUMBA_CACHE_DIR``) on its first call and
+loaded from there by every later process. This module makes that first call on
+tiny inputs, for every estimator's default path and every dtype the kernels are
+compiled for, so that a fresh install (``make install`` runs it), a CI job or a
+container image pays numba's compile once, at build time, instead of in the
+user's first fit. It prints the seconds per step; run it again and they fall to
+the cache-load time.
+"""
+
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["warm_up"]
+
+
+def _steps():
+    """(name, thunk) per estimator path, each on a tiny Swiss roll."""
+    from sklearn.datasets import make_swiss_roll
+
+    X, _ = make_swiss_roll(300, random_state=0)
+    X32 = X.astype(np.float32)
+
+    def affinity_passes():
+        from scipy import sparse
+
+        from .embedding import _affinity_kernels as K
+
+        W = sparse.random(30, 30, density=0.2, format="csr", random_state=0)
+        W = (W + W.T).tocsr()
+        K.symmetry_pass(W.indptr, W.indices, W.data, 1e-10, K.numba.get_num_threads())
+        K.component_labels(W.indptr, W.indices)
+
+    def lll():
+        from .embedding.lll import LocallyLinearLandmarks
+
+        for data in (X, X32):
+            LocallyLinearLandmarks(n_landmarks=30, random_state=0).fit(data)
+
+    def sculpting():
+        from .embedding.sculpting import ManifoldSculpting
+
+        for rule in ("total", "point"):
+            model = ManifoldSculpting(n_neighbors=8, max_iter=3, move_rule=rule,
+                                      random_state=0).fit(X)
+            model.transform(X[:5] + 0.01)
+            ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=3, preprocess="pca",
+                              move_rule=rule, random_state=0).fit(X)
+
+    def gp():
+        from .landmarks.gp import GPLandmarks
+
+        for data in (X, X32):
+            GPLandmarks(n_landmarks=3, n_steps=5, batch_size=50, random_state=0).fit(data)
+
+    return [("affinity passes (large graphs)", affinity_passes),
+            ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
+            ("GPLandmarks", gp)]
+
+
+def warm_up(verbose=True):
+    """Compile (or load from the cache) every kernel the estimators' defaults use.
+
+    Returns
+    -------
+    dict
+        Seconds per step.
+    """
+    seconds = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny, unconverged fits warn; that is expected
+        for name, step in _steps():
+            start = time.perf_counter()
+            step()
+            seconds[name] = time.perf_counter() - start
+            if verbose:
+                print(f"{name}: {seconds[name]:.2f} s", flush=True)
+    return seconds
+
+
+if __name__ == "__main__":
+    warm_up()
