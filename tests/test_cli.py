@@ -350,7 +350,6 @@ def _class_without_transform():
 
 def test_model_of_an_estimator_without_transform_is_refused(tmp_path, monkeypatch, capsys):
     from landmarking import save
-
     from landmarking._cli_parser import EMBED_METHODS
 
     cls = _class_without_transform()

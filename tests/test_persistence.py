@@ -17,9 +17,19 @@ from sklearn.manifold import LocallyLinearEmbedding
 from sklearn.neighbors import NearestNeighbors
 
 import landmarking
-from landmarking import (ActiveLearningLandmarks, GPLandmarks, KMeansLandmarks,
-                         LaplacianEigenmaps, LocallyLinearLandmarks, ManifoldSculpting,
-                         NMFLandmarks, RandomLandmarks, RPCholeskyLandmarks, load, save)
+from landmarking import (
+    ActiveLearningLandmarks,
+    GPLandmarks,
+    KMeansLandmarks,
+    LaplacianEigenmaps,
+    LocallyLinearLandmarks,
+    ManifoldSculpting,
+    NMFLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+    load,
+    save,
+)
 from landmarking.persistence import ESTIMATORS, FORMAT_VERSION, HEADER, ModelFileError
 
 

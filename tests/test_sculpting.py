@@ -12,9 +12,14 @@ from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_ro
 from landmarking.embedding import _sculpting_kernels as K
 from landmarking.embedding._sculpting_core import Relations as _Relations
 from landmarking.embedding._sculpting_core import neighbor_distance_error
-from landmarking.embedding.sculpting import (ManifoldSculpting, SculptingWarning, _calibrate,
-                                             _warn_if_poor, default_min_iter,
-                                             estimate_intrinsic_dimension)
+from landmarking.embedding.sculpting import (
+    ManifoldSculpting,
+    SculptingWarning,
+    _calibrate,
+    _warn_if_poor,
+    default_min_iter,
+    estimate_intrinsic_dimension,
+)
 from landmarking.metrics import affine_normalized_mse
 from landmarking.neighbors import nearest_neighbors
 

@@ -37,8 +37,13 @@ if TYPE_CHECKING:  # static tools see ordinary imports
     from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample
     from .embedding.model_selection import sweep_lll
     from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension
-    from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks,
-                                      NMFLandmarks, RandomLandmarks, RPCholeskyLandmarks)
+    from .landmarks.baselines import (
+        ActiveLearningLandmarks,
+        KMeansLandmarks,
+        NMFLandmarks,
+        RandomLandmarks,
+        RPCholeskyLandmarks,
+    )
     from .landmarks.gp import GPLandmarks
     from .persistence import load, save
 

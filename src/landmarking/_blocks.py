@@ -35,7 +35,6 @@ import sys
 import numpy as np
 from scipy import sparse
 from sklearn import get_config
-from sklearn.utils import gen_batches
 from sklearn.utils.validation import validate_data
 
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",

@@ -34,14 +34,14 @@ from ._io_formats import (
     DAMAGED,
     IMAGE_SUFFIXES,
     InputError,
-    check_npz_members,
     _files,
-    load_npy,
-    load_npz,
     _read_delimited,
     _read_image_folder,
     _read_label_lines,
     _short,
+    check_npz_members,
+    load_npy,
+    load_npz,
 )
 
 __all__ = [

@@ -12,7 +12,6 @@ from scipy import sparse
 from sklearn.utils.extmath import row_norms
 
 from ._blocks import is_lazy, map_row_blocks, reduce_row_blocks, take_rows, working_dtype
-
 from ._memory import check_memory
 
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",

@@ -87,12 +87,17 @@ from sklearn.manifold import LocallyLinearEmbedding, SpectralEmbedding
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
-from .io import InputError
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
-from .landmarks.baselines import (ActiveLearningLandmarks, KMeansLandmarks, NMFLandmarks,
-                                  RandomLandmarks, RPCholeskyLandmarks)
+from .io import InputError
+from .landmarks.baselines import (
+    ActiveLearningLandmarks,
+    KMeansLandmarks,
+    NMFLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+)
 from .landmarks.gp import GPLandmarks
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]

@@ -18,8 +18,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import check_choice, check_positive_float, check_positive_int
 from .._memory import check_memory
+from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import nearest_neighbors
 
 __all__ = ["gaussian_affinity", "knn_affinity", "degree", "laplacian",

@@ -23,12 +23,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows, map_row_blocks, to_memory, working_dtype
+from .._memory import check_memory
 from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_positive_float, check_positive_int
-from .._memory import check_memory
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
-from .affinity import (SYMMETRIZE, check_affinity, check_connected, degree,
-                       gaussian_affinity)
+from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
            "resolve_bandwidth", "EIGEN_SOLVERS"]

@@ -24,10 +24,15 @@ from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._parallel import check_n_jobs, thread_limits
-from .._validation import check_choice, check_open_interval, check_positive_float, check_positive_int
-from ..kernels import row_chunks
 from .._memory import check_memory
+from .._parallel import check_n_jobs, thread_limits
+from .._validation import (
+    check_choice,
+    check_open_interval,
+    check_positive_float,
+    check_positive_int,
+)
+from ..kernels import row_chunks
 from ..neighbors import nearest_neighbors, query_neighbors
 from ._sculpting_core import Relations, neighbor_distance_error, sculpt
 

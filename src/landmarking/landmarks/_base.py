@@ -10,7 +10,6 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows
-
 from ..kernels import gaussian_features
 
 __all__ = ["LandmarkTransformerMixin"]

@@ -54,7 +54,7 @@ Speed
 import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import sparse
@@ -65,11 +65,16 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._blocks import check_rows, chunk_bounds, reduce_row_blocks, take_rows, working_dtype
 from .._checkpoint import check_checkpoint, landmark_checkpoint
 from .._memory import available_memory
-from .._validation import (SPACES, check_choice, check_enough_samples,
-                           check_feasible_for_space, check_positive_int)
-from .._blocks import check_rows, chunk_bounds, reduce_row_blocks, take_rows, working_dtype
+from .._validation import (
+    SPACES,
+    check_choice,
+    check_enough_samples,
+    check_feasible_for_space,
+    check_positive_int,
+)
 from ..kernels import _features_of_block, column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
