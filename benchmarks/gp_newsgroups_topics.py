@@ -142,7 +142,7 @@ def compare_dense_sparse(X_csr, args):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         print(f"GPLandmarks fit on {name:<5}: " + ", ".join(f"{t:.2f}" for t in seconds[name])
-              + f" s; peak traced memory {peak / 2**20:.1f} MiB (X included)")
+              + f" s; peak traced memory {peak / 2**20:.1f} MiB (X itself not counted)")
     print(f"CSR over dense: time {min(seconds['CSR']) / min(seconds['dense']):.2f}x (best of 2)")
     diff = np.abs(landmarks["CSR"].astype(np.float64) - landmarks["dense"]).max()
     print(f"largest |landmark(CSR) - landmark(dense)|: {diff:.2e}; "
