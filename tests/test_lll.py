@@ -406,3 +406,46 @@ def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows():
     np.testing.assert_allclose(A, Zd.T @ (D - Wd) @ Zd, atol=1e-10)
     np.testing.assert_allclose(B, Zd.T @ D @ Zd, atol=1e-10)
     assert np.abs(Zd.T @ np.diag(np.diag(Wd)) @ Zd).max() > 0.1  # the loops matter
+
+
+def test_compiled_kernels_do_not_depend_on_the_thread_count():
+    # The parts are fixed and summed in order; threads only run them.
+    rng = np.random.default_rng(19)
+    X = rng.normal(size=(700, 3))
+    T = X[:50]
+    gram = T @ T.T
+    cross, x_sq = X @ T.T, np.einsum("ij,ij->i", X, X)
+    out = []
+    for n_parts in (1, 3):
+        idx, w = np.empty((700, 6), dtype=np.int64), np.empty((700, 6))
+        failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
+                                                  1e-3, True, idx, w, n_parts)
+        out.append((failed, idx, w))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    W = knn_affinity(X, 9, 1.0)
+    Z = reconstruction_weights(X, T, 6)
+    k = 6
+    args = (W.indptr, W.indices, W.data, np.asarray(W.sum(axis=1)).ravel(),
+            Z.indices.reshape(-1, k), Z.data.reshape(-1, k), 50, 4)
+    B1, H1 = lll_kernels.reduced_dense(*args, n_threads=1)
+    B3, H3 = lll_kernels.reduced_dense(*args, n_threads=3)
+    np.testing.assert_array_equal(B1, B3)
+    np.testing.assert_array_equal(H1, H3)
+    Zd = Z.toarray()
+    np.testing.assert_allclose(B1, Zd.T @ np.diag(args[3]) @ Zd, atol=1e-12)
+
+
+def test_sparse_input_gives_the_dense_fit():
+    from scipy import sparse
+
+    X, _ = make_swiss_roll(800, random_state=3)
+    X = np.column_stack([X - X.min(axis=0), np.where(np.arange(800) % 5 == 0, 0.2, 0.0)])
+    dense = LocallyLinearLandmarks(n_landmarks=60, random_state=0).fit(X)
+    csr = LocallyLinearLandmarks(n_landmarks=60, random_state=0).fit(sparse.csr_matrix(X))
+    np.testing.assert_array_equal(csr.landmark_indices_, dense.landmark_indices_)
+    np.testing.assert_array_equal(csr.weights_.indices, dense.weights_.indices)
+    # Distances from scipy's sparse product instead of BLAS: round-off only.
+    np.testing.assert_allclose(csr.embedding_, dense.embedding_, atol=1e-8)
+    np.testing.assert_allclose(csr.transform(sparse.csr_matrix(X[:50])), dense.transform(X[:50]),
+                               atol=1e-8)

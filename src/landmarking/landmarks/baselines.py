@@ -31,8 +31,11 @@ from sklearn.decomposition import NMF
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from threadpoolctl import threadpool_limits
+
 from .._blocks import (check_rows, map_row_blocks, reduce_row_blocks, take_rows, to_memory,
                        working_dtype)
+from .._parallel import check_n_jobs, resolve_n_jobs, thread_limits
 from .._validation import check_enough_samples, check_positive_int
 from ..kernels import resolve_kernel_width
 from ._base import LandmarkTransformerMixin
@@ -150,6 +153,7 @@ class _CholeskyLandmarks(_DataPointLandmarks):
         self
         """
         X, n_landmarks = self._validate(X)
+        check_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         subsample = None
@@ -172,9 +176,10 @@ class _CholeskyLandmarks(_DataPointLandmarks):
                 X, what=f"{type(self).__name__}.fit with subsample=None (every row is "
                         "a candidate pivot)",
                 alternative="pass subsample=M to choose among M random rows.")
-        pivots, variance, trace, _ = pivoted_cholesky(
-            candidates, n_landmarks, self.kernel_width_, rule=self._rule,
-            random_state=rng, verbose=self.verbose)
+        with thread_limits(self.n_jobs):
+            pivots, variance, trace, _ = pivoted_cholesky(
+                candidates, n_landmarks, self.kernel_width_, rule=self._rule,
+                random_state=rng, verbose=self.verbose)
         self.subsample_indices_ = pool
         # Normalised by the pool size: the mean posterior variance left over.
         self.residual_ = trace / len(pool)
@@ -204,6 +209,9 @@ class ActiveLearningLandmarks(_CholeskyLandmarks):
         Kernel width, resolved from all of X as in ``GPLandmarks``.
     random_state : int, RandomState instance or None, default=None
         Seeds the subsample and the "auto" width.
+    n_jobs : int or None, default=None
+        BLAS threads for the kernel rows (scikit-learn's meaning: None is 1, -1 all
+        cores); the landmarks do not depend on it.
     verbose : bool, default=False
         Progress bar over landmarks.
 
@@ -234,11 +242,12 @@ class ActiveLearningLandmarks(_CholeskyLandmarks):
     _rule = "greedy"
 
     def __init__(self, *, n_landmarks=10, subsample=5000, kernel_width=_DEFAULT_KERNEL_WIDTH,
-                 random_state=None, verbose=False):
+                 random_state=None, n_jobs=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.subsample = subsample
         self.kernel_width = kernel_width
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
 
@@ -259,6 +268,8 @@ class RPCholeskyLandmarks(_CholeskyLandmarks):
     kernel_width : float, "auto" or "variance", default="auto"
     random_state : int, RandomState instance or None, default=None
         Seeds the pivots, the subsample and the "auto" width.
+    n_jobs : int or None, default=None
+        BLAS threads for the kernel rows; the landmarks do not depend on it.
     verbose : bool, default=False
 
     Attributes
@@ -287,11 +298,12 @@ class RPCholeskyLandmarks(_CholeskyLandmarks):
     _rule = "random"
 
     def __init__(self, *, n_landmarks=10, subsample=None, kernel_width=_DEFAULT_KERNEL_WIDTH,
-                 random_state=None, verbose=False):
+                 random_state=None, n_jobs=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.subsample = subsample
         self.kernel_width = kernel_width
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
 
@@ -312,6 +324,10 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
     max_iter : int, default=300
         Lloyd iterations per run.
     random_state : int, RandomState instance or None, default=None
+    n_jobs : int or None, default=None
+        OpenMP and BLAS threads of k-means (scikit-learn's meaning: None is 1, -1 all
+        cores); the centroids depend on it only to round-off (scikit-learn adds
+        per-thread partial sums).
 
     Attributes
     ----------
@@ -332,12 +348,13 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, n_landmarks=10, kernel_width=_DEFAULT_KERNEL_WIDTH, n_init=1,
-                 max_iter=300, random_state=None):
+                 max_iter=300, random_state=None, n_jobs=None):
         self.n_landmarks = n_landmarks
         self.kernel_width = kernel_width
         self.n_init = n_init
         self.max_iter = max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
         """Run k-means.
@@ -353,6 +370,7 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
         """
         n_landmarks = check_positive_int(self.n_landmarks, "n_landmarks")
         n_init = check_positive_int(self.n_init, "n_init")
+        check_n_jobs(self.n_jobs)
         max_iter = check_positive_int(self.max_iter, "max_iter")
         X = check_rows(X, estimator=self, min_samples=2)
         check_enough_samples(X.shape[0], n_landmarks, f"n_landmarks={n_landmarks}")
@@ -362,8 +380,11 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
             X, what="KMeansLandmarks.fit (Lloyd's k-means visits every row each iteration)",
             alternative="fit on a random sample of rows, or use RandomLandmarks or "
                         "GPLandmarks, which read X one block at a time.")
-        kmeans = KMeans(n_clusters=n_landmarks, init="k-means++", n_init=n_init,
-                        max_iter=max_iter, random_state=rng).fit(X)
+        n_threads = resolve_n_jobs(self.n_jobs)
+        with thread_limits(self.n_jobs), threadpool_limits(limits=n_threads,
+                                                           user_api="openmp"):
+            kmeans = KMeans(n_clusters=n_landmarks, init="k-means++", n_init=n_init,
+                            max_iter=max_iter, random_state=rng).fit(X)
         self.landmarks_ = kmeans.cluster_centers_
         self.inertia_ = float(kmeans.inertia_)
         self.n_iter_ = int(kmeans.n_iter_)
