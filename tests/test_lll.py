@@ -449,3 +449,25 @@ def test_sparse_input_gives_the_dense_fit():
     np.testing.assert_allclose(csr.embedding_, dense.embedding_, atol=1e-8)
     np.testing.assert_allclose(csr.transform(sparse.csr_matrix(X[:50])), dense.transform(X[:50]),
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_numpy_weights_for_small_k_match_the_compiled_kernel(monkeypatch, k):
+    # Small K_Z goes through NumPy (nothing to compile on a first call): the same
+    # landmarks, nearest first with ties to the lower index, and the same weights
+    # to rounding as the compiled Cholesky.
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(600, 4))
+    T = rng.normal(size=(70, 4))
+    T[40:50] = T[:10]  # exact duplicates: tied distances
+    fast = reconstruction_weights(X, T, k)
+    monkeypatch.setattr(lll_module, "NUMPY_MAX_K", 0)
+    compiled = reconstruction_weights(X, T, k)
+    np.testing.assert_array_equal(fast.indices, compiled.indices)
+    np.testing.assert_allclose(fast.data, compiled.data, rtol=0,
+                               atol=1e-10 * np.abs(compiled.data).max())
+    d2 = -2 * (X @ T.T) + np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", T, T)
+    order = np.lexsort((np.broadcast_to(np.arange(70), d2.shape), d2), axis=1)[:, :k]
+    np.testing.assert_array_equal(
+        lll_module._nearest_landmarks(X @ T.T, np.einsum("ij,ij->i", X, X),
+                                      np.einsum("ij,ij->i", T, T), k), order)

@@ -54,6 +54,11 @@ LLL_METHODS = ("lll", "le-z", "le-nystrom")
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
 #: (one matrix product per chunk of points); above it, from explicit differences.
 GRAM_LIMIT = 8192
+#: Up to this K_Z, the nearest landmarks and the weights are vectorised NumPy
+#: (a partial sort and a stacked LAPACK solve), as fast as the compiled kernel for
+#: such small systems and with nothing to compile on the first call; larger K_Z
+#: use the compiled kernel, which avoids the N K_Z^2 gathers.
+NUMPY_MAX_K = 5
 #: From this ridge on, the local systems are solved by a compiled Cholesky
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
@@ -274,6 +279,11 @@ def _weights_of_block(block, local):
         if local.use_gram:
             x_sq = row_norms(Xc, squared=True)
             cross = np.asarray(Xc @ local.landmarks.T)
+            if k <= NUMPY_MAX_K:
+                idx = indices[rows] = _nearest_landmarks(cross, x_sq, local.t_sq, k)
+                c = np.take_along_axis(cross, idx, axis=1)
+                weights[rows] = _solve_local(_local_gram(x_sq, c, local.gram, idx), local.reg)
+                continue
             idx = indices[rows]
             failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
                                             local.reg >= CHOLESKY_MIN_REG, idx,
@@ -292,6 +302,26 @@ def _weights_of_block(block, local):
         diff = Xc[:, None, :] - local.landmarks[indices[rows]]
         weights[rows] = _solve_local(diff @ diff.transpose(0, 2, 1), local.reg)
     return indices, weights
+
+
+def _nearest_landmarks(cross, x_sq, t_sq, k):
+    """The k nearest landmarks of each point, nearest first, ties to the lower index.
+
+    Ranks by |y|^2 - 2 y.t + |t|^2 rounded exactly as the compiled kernel does.
+    """
+    d2 = -2.0 * cross + x_sq[:, None] + t_sq[None, :]
+    n, n_land = d2.shape
+    part = (np.argpartition(d2, k - 1, axis=1)[:, :k] if k < n_land
+            else np.broadcast_to(np.arange(n_land), d2.shape))
+    vals = np.take_along_axis(d2, part, axis=1)
+    idx = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
+    # A tie at the k-th distance: the partial sort may have kept a higher index.
+    tied = np.flatnonzero((d2 <= vals.max(axis=1, keepdims=True)).sum(axis=1) > k)
+    if tied.size:
+        sub = d2[tied]
+        idx[tied] = np.lexsort((np.broadcast_to(np.arange(n_land), sub.shape), sub),
+                               axis=1)[:, :k]
+    return idx.astype(np.int64)
 
 
 def _local_gram(x_sq, c, gram, idx):
