@@ -290,6 +290,7 @@ def test_compiled_reduced_problem_matches_sparse_products(monkeypatch):
     X = rng.normal(size=(300, 3))
     W = knn_affinity(X, 9, 1.0)
     Z = reconstruction_weights(X, X[:40], 4)
+    monkeypatch.setattr(lll_module, "REDUCED_SPARSE_MAX_WORK", 0)  # the compiled pass
     A, B = lll_module.reduced_problem(W, Z)
     monkeypatch.setattr(lll_module, "DENSE_LIMIT", 10)
     A_sp, B_sp = lll_module.reduced_problem(W, Z)
@@ -386,9 +387,10 @@ def test_compiled_nearest_landmarks_match_sorting():
         np.testing.assert_array_equal(idx, order[:, :k])
 
 
-def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows():
+def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows(monkeypatch):
     # The compiled pass reads only the upper triangle of W (diagonal halved):
     # self-loops and unsorted column indices must still give Z^T (D - W) Z.
+    monkeypatch.setattr(lll_module, "REDUCED_SPARSE_MAX_WORK", 0)  # the compiled pass
     rng = np.random.default_rng(19)
     X = rng.normal(size=(250, 3))
     W = knn_affinity(X, 8, 1.0).tolil()
@@ -471,3 +473,16 @@ def test_numpy_weights_for_small_k_match_the_compiled_kernel(monkeypatch, k):
     np.testing.assert_array_equal(
         lll_module._nearest_landmarks(X @ T.T, np.einsum("ij,ij->i", X, X),
                                       np.einsum("ij,ij->i", T, T), k), order)
+
+
+def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monkeypatch):
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(400, 3))
+    W = knn_affinity(X, 8, 1.0)
+    Z = reconstruction_weights(X, X[:50], 5)
+    A, B = lll_module.reduced_problem(W, Z)  # small: sparse products
+    monkeypatch.setattr(lll_module, "REDUCED_SPARSE_MAX_WORK", 0)
+    A_c, B_c = lll_module.reduced_problem(W, Z)
+    assert isinstance(A, np.ndarray) and isinstance(A_c, np.ndarray)
+    np.testing.assert_allclose(A, A_c, rtol=0, atol=1e-12 * np.abs(A_c).max())
+    np.testing.assert_allclose(B, B_c, rtol=0, atol=1e-12 * np.abs(B_c).max())

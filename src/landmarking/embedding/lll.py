@@ -66,6 +66,10 @@ CHOLESKY_MIN_REG = 1e-5
 DENSE_LIMIT = 5000
 #: Parts of the points whose L x L sums the compiled reduced problem adds up.
 REDUCED_PARTS = 8
+#: Up to this much work (stored edges of W times K_Z), the reduced problem is two
+#: sparse products, as fast at that size and with nothing to compile on a first
+#: call; above it, the compiled pass over the edges.
+REDUCED_SPARSE_MAX_WORK = 2 ** 21
 
 
 # --------------------------------------------------------------------------- landmarks
@@ -361,8 +365,9 @@ def reduced_problem(W, Z):
 
     W must be symmetric (as :func:`~landmarking.embedding.affinity.check_affinity`
     ensures): the compiled pass reads only its upper triangle. Returns dense
-    arrays when L <= 5,000 (a compiled pass over the points), sparse CSR
-    matrices above.
+    arrays when L <= 5,000 (a compiled pass over the points; two sparse
+    products when nnz(W) K_Z is at most :data:`REDUCED_SPARSE_MAX_WORK`),
+    sparse CSR matrices above.
 
     Examples
     --------
@@ -374,9 +379,10 @@ def reduced_problem(W, Z):
     """
     deg = degree(W)
     n_land = Z.shape[1]
-    if n_land <= DENSE_LIMIT and np.all(np.diff(Z.indptr) == Z.indptr[1]):
-        k = Z.indptr[1]
-        W = sparse.csr_matrix(W)
+    W = sparse.csr_matrix(W)
+    k = int(Z.indptr[1]) if Z.shape[0] else 0
+    if (n_land <= DENSE_LIMIT and W.nnz * k > REDUCED_SPARSE_MAX_WORK
+            and np.all(np.diff(Z.indptr) == k)):
         # L x L blocks summed in a fixed order, so that the result does not depend
         # on the number of threads; up to 8 (one per thread), within a ~1 GB budget.
         n_parts = int(max(1, min(REDUCED_PARTS, 2 ** 26 // (n_land * n_land))))
