@@ -13,13 +13,21 @@ Usage::
 
     python benchmarks/gp_newsgroups_topics.py          # quick: 3,000 posts, 200 steps
     python benchmarks/gp_newsgroups_topics.py --full   # all 11,314 posts, 1000 steps
+    python benchmarks/gp_newsgroups_topics.py --sparse [--full]
+        # the same from the CSR matrix, after a back-to-back fit of GPLandmarks on
+        # the dense and the CSR copy: seconds, bytes of X, peak memory of the fit
+        # (tracemalloc) and the largest landmark difference
 """
 
+import os
 import time
+import tracemalloc
 import warnings
 
 import numpy as np
-from _gp_common import parse_args_with_kernel_width, print_table, pyplot
+from scipy import sparse
+
+from _gp_common import parse_args, print_table, pyplot
 
 from landmarking import GPLandmarks, KMeansLandmarks, RandomLandmarks
 from landmarking.datasets.real import load_newsgroups
@@ -33,7 +41,7 @@ N_NEAREST = 100
 
 def purity(X, landmarks, labels, k=N_NEAREST):
     """For each landmark: (majority label, share of its k nearest rows with it)."""
-    d2 = squared_distances(np.asarray(X, dtype=np.float64), np.asarray(landmarks, np.float64))
+    d2 = squared_distances(X.astype(np.float64), np.asarray(landmarks, np.float64))
     nearest = np.argsort(d2, axis=0, kind="stable")[:k].T
     out = []
     for rows in nearest:
@@ -51,12 +59,14 @@ def run(args):
     docs = [clean_post(d) for d in docs]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=True)
+        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=not args.sparse)
     X = X.astype(np.float32)
     labels = labels[kept]
     dropped = len(docs) - len(kept)
     print(f"20 Newsgroups train: {len(docs)} posts, {dropped} dropped as empty "
           f"({caught[0].message if caught else 'none'}); vocabulary {len(vocab)} words")
+    if args.sparse:
+        compare_dense_sparse(X, args)
     gp = GPLandmarks(n_landmarks=N_LANDMARKS, n_steps=1000 if args.full else 200,
                      batch_size=1000, kernel_width=args.kernel_width, space="sphere",
                      random_state=args.seed)
@@ -102,8 +112,58 @@ def run(args):
     return gp, vocab
 
 
+def _nbytes(X):
+    if sparse.issparse(X):
+        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return X.nbytes
+
+
+def compare_dense_sparse(X_csr, args):
+    """GPLandmarks on the dense and the CSR copy of X, back to back (dense first)."""
+    X_dense = X_csr.toarray()
+    print(f"load average {os.getloadavg()}")
+    print(f"X: dense {_nbytes(X_dense) / 2**20:.1f} MiB, CSR {_nbytes(X_csr) / 2**20:.1f} MiB "
+          f"({X_csr.nnz / np.prod(X_csr.shape):.2%} nonzero)")
+    def fit(X):
+        return GPLandmarks(n_landmarks=N_LANDMARKS, n_steps=1000 if args.full else 200,
+                           batch_size=1000, kernel_width=args.kernel_width, space="sphere",
+                           random_state=args.seed).fit(X)
+
+    # Timed without tracemalloc (it slows NumPy's allocations), alternating kinds.
+    seconds = {"dense": [], "CSR": []}
+    landmarks = {}
+    for name, X in (("dense", X_dense), ("CSR", X_csr)) * 2:
+        start = time.perf_counter()
+        landmarks[name] = fit(X).landmarks_
+        seconds[name].append(time.perf_counter() - start)
+    for name, X in (("dense", X_dense), ("CSR", X_csr)):
+        tracemalloc.start()
+        fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"GPLandmarks fit on {name:<5}: " + ", ".join(f"{t:.2f}" for t in seconds[name])
+              + f" s; peak traced memory {peak / 2**20:.1f} MiB (X itself not counted)")
+    print(f"CSR over dense: time {min(seconds['CSR']) / min(seconds['dense']):.2f}x (best of 2)")
+    diff = np.abs(landmarks["CSR"].astype(np.float64) - landmarks["dense"]).max()
+    print(f"largest |landmark(CSR) - landmark(dense)|: {diff:.2e}; "
+          f"load average {os.getloadavg()}\n")
+
+
+def _extra_args(parser):
+    parser.add_argument("--kernel-width", default="variance",
+                        help="auto, variance (default, the paper's) or a number")
+    parser.add_argument("--sparse", action="store_true",
+                        help="keep the histograms as a CSR matrix (and first compare a "
+                             "fit on it with one on the dense copy)")
+
+
 def main(argv=None):
-    return run(parse_args_with_kernel_width(__doc__.split("\n\n")[0], argv))
+    args = parse_args(__doc__.split("\n\n")[0], argv, _extra_args)
+    try:
+        args.kernel_width = float(args.kernel_width)
+    except ValueError:
+        pass
+    return run(args)
 
 
 if __name__ == "__main__":

@@ -249,3 +249,41 @@ def test_nmf_accepts_sparse_and_falls_back_to_random_init():
     wide = NMFLandmarks(n_landmarks=15, random_state=0, max_iter=50).fit(X)
     assert wide.init_ == "random"
     assert NMFLandmarks(n_landmarks=15).init == "auto"
+
+
+@pytest.mark.parametrize("cls", [ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks])
+def test_n_jobs_does_not_change_the_landmarks(cls):
+    X = np.random.default_rng(21).normal(size=(3000, 8))
+    params = dict(n_landmarks=15, random_state=0)
+    if cls is not KMeansLandmarks:
+        params["subsample"] = None
+    one = cls(n_jobs=1, **params).fit(X)
+    two = cls(n_jobs=2, **params).fit(X)
+    if cls is KMeansLandmarks:
+        # scikit-learn's Lloyd adds per-thread partial sums: equal to round-off.
+        np.testing.assert_allclose(one.landmarks_, two.landmarks_, rtol=1e-12, atol=1e-14)
+        return
+    np.testing.assert_array_equal(one.landmarks_, two.landmarks_)
+
+
+
+@pytest.mark.parametrize("cls", [ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks])
+def test_bad_n_jobs(cls):
+    with pytest.raises(ValueError, match="n_jobs must be None"):
+        cls(n_landmarks=3, n_jobs=0).fit(np.random.default_rng(0).normal(size=(30, 2)))
+
+
+@pytest.mark.parametrize("cls", [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks])
+def test_sparse_input_gives_the_dense_landmarks(cls):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(22)
+    X = rng.normal(size=(400, 30)) * (rng.uniform(size=(400, 30)) < 0.2)
+    dense = cls(n_landmarks=10, random_state=0).fit(X)
+    csr = cls(n_landmarks=10, random_state=0).fit(sp.csr_matrix(X))
+    np.testing.assert_array_equal(csr.indices_, dense.indices_)
+    assert isinstance(csr.landmarks_, np.ndarray)
+    np.testing.assert_array_equal(csr.landmarks_, dense.landmarks_)
+    # Features of CSR rows: the sparse product rounds differently from BLAS.
+    np.testing.assert_allclose(csr.transform(sp.csr_matrix(X)), dense.transform(X),
+                               rtol=1e-12, atol=1e-14)

@@ -294,6 +294,7 @@ def test_compiled_reduced_problem_matches_sparse_products(monkeypatch):
     X = rng.normal(size=(300, 3))
     W = knn_affinity(X, 9, 1.0)
     Z = reconstruction_weights(X, X[:40], 4)
+    monkeypatch.setattr(lll_module, "REDUCED_SPARSE_MAX_WORK", 0)  # the compiled pass
     A, B = lll_module.reduced_problem(W, Z)
     monkeypatch.setattr(lll_module, "DENSE_LIMIT", 10)
     A_sp, B_sp = lll_module.reduced_problem(W, Z)
@@ -390,9 +391,10 @@ def test_compiled_nearest_landmarks_match_sorting():
         np.testing.assert_array_equal(idx, order[:, :k])
 
 
-def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows():
+def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows(monkeypatch):
     # The compiled pass reads only the upper triangle of W (diagonal halved):
     # self-loops and unsorted column indices must still give Z^T (D - W) Z.
+    monkeypatch.setattr(lll_module, "REDUCED_SPARSE_MAX_WORK", 0)  # the compiled pass
     rng = np.random.default_rng(19)
     X = rng.normal(size=(250, 3))
     W = knn_affinity(X, 8, 1.0).tolil()
@@ -410,3 +412,81 @@ def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows():
     np.testing.assert_allclose(A, Zd.T @ (D - Wd) @ Zd, atol=1e-10)
     np.testing.assert_allclose(B, Zd.T @ D @ Zd, atol=1e-10)
     assert np.abs(Zd.T @ np.diag(np.diag(Wd)) @ Zd).max() > 0.1  # the loops matter
+
+
+def test_compiled_kernels_do_not_depend_on_the_thread_count():
+    # The parts are fixed and summed in order; threads only run them.
+    rng = np.random.default_rng(19)
+    X = rng.normal(size=(700, 3))
+    T = X[:50]
+    gram = T @ T.T
+    cross, x_sq = X @ T.T, np.einsum("ij,ij->i", X, X)
+    out = []
+    for n_parts in (1, 3):
+        idx, w = np.empty((700, 6), dtype=np.int64), np.empty((700, 6))
+        failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
+                                                  1e-3, True, idx, w, n_parts)
+        out.append((failed, idx, w))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    W = knn_affinity(X, 9, 1.0)
+    Z = reconstruction_weights(X, T, 6)
+    k = 6
+    args = (W.indptr, W.indices, W.data, np.asarray(W.sum(axis=1)).ravel(),
+            Z.indices.reshape(-1, k), Z.data.reshape(-1, k), 50, 4)
+    B1, H1 = lll_kernels.reduced_dense(*args, n_threads=1)
+    B3, H3 = lll_kernels.reduced_dense(*args, n_threads=3)
+    np.testing.assert_array_equal(B1, B3)
+    np.testing.assert_array_equal(H1, H3)
+    Zd = Z.toarray()
+    np.testing.assert_allclose(B1, Zd.T @ np.diag(args[3]) @ Zd, atol=1e-12)
+
+
+def test_sparse_input_gives_the_dense_fit():
+    from scipy import sparse
+
+    X, _ = make_swiss_roll(800, random_state=3)
+    X = np.column_stack([X - X.min(axis=0), np.where(np.arange(800) % 5 == 0, 0.2, 0.0)])
+    dense = LocallyLinearLandmarks(n_landmarks=60, random_state=0).fit(X)
+    csr = LocallyLinearLandmarks(n_landmarks=60, random_state=0).fit(sparse.csr_matrix(X))
+    np.testing.assert_array_equal(csr.landmark_indices_, dense.landmark_indices_)
+    np.testing.assert_array_equal(csr.weights_.indices, dense.weights_.indices)
+    # Distances from scipy's sparse product instead of BLAS: round-off only.
+    np.testing.assert_allclose(csr.embedding_, dense.embedding_, atol=1e-8)
+    np.testing.assert_allclose(csr.transform(sparse.csr_matrix(X[:50])), dense.transform(X[:50]),
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_numpy_weights_for_small_k_match_the_compiled_kernel(monkeypatch, k):
+    # Small K_Z goes through NumPy (nothing to compile on a first call): the same
+    # landmarks, nearest first with ties to the lower index, and the same weights
+    # to rounding as the compiled Cholesky.
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(600, 4))
+    T = rng.normal(size=(70, 4))
+    T[40:50] = T[:10]  # exact duplicates: tied distances
+    fast = reconstruction_weights(X, T, k)
+    monkeypatch.setattr(lll_module, "NUMPY_MAX_K", 0)
+    compiled = reconstruction_weights(X, T, k)
+    np.testing.assert_array_equal(fast.indices, compiled.indices)
+    np.testing.assert_allclose(fast.data, compiled.data, rtol=0,
+                               atol=1e-10 * np.abs(compiled.data).max())
+    d2 = -2 * (X @ T.T) + np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", T, T)
+    order = np.lexsort((np.broadcast_to(np.arange(70), d2.shape), d2), axis=1)[:, :k]
+    np.testing.assert_array_equal(
+        lll_module._nearest_landmarks(X @ T.T, np.einsum("ij,ij->i", X, X),
+                                      np.einsum("ij,ij->i", T, T), k), order)
+
+
+def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monkeypatch):
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(400, 3))
+    W = knn_affinity(X, 8, 1.0)
+    Z = reconstruction_weights(X, X[:50], 5)
+    A, B = lll_module.reduced_problem(W, Z)  # small: sparse products
+    monkeypatch.setattr(lll_module, "REDUCED_SPARSE_MAX_WORK", 0)
+    A_c, B_c = lll_module.reduced_problem(W, Z)
+    assert isinstance(A, np.ndarray) and isinstance(A_c, np.ndarray)
+    np.testing.assert_allclose(A, A_c, rtol=0, atol=1e-12 * np.abs(A_c).max())
+    np.testing.assert_allclose(B, B_c, rtol=0, atol=1e-12 * np.abs(B_c).max())

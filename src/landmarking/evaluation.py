@@ -13,7 +13,9 @@ Geometry: how far each landmark lies from the data, relative to the typical
 nearest-neighbour spacing of the data (a landmark "on the manifold" has a ratio
 of order 1), and the covering radius of the data by the landmarks (the largest
 distance from a data point to its nearest landmark). Every pass over all N rows
-goes chunk by chunk, so memory stays bounded.
+goes block by block through :mod:`landmarking._blocks`, so memory stays bounded
+and X may be a NumPy array, a scipy CSR matrix, a memory map, a Zarr array or a
+Dask array (on Dask the blocks are computed by the workers).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.utils import check_random_state
 
+from ._blocks import block_bounds, check_rows, reduce_row_blocks, take_rows, working_dtype
 from ._validation import check_positive_int
-from .kernels import gaussian_features, row_chunks, squared_distances
+from .kernels import gaussian_features, squared_distances
 
 __all__ = ["PAPER_LAMBDAS", "landmark_features", "select_by_validation",
            "cross_validated_accuracy", "ClassificationResult", "nearest_distances",
@@ -50,13 +54,16 @@ def landmark_features(
     model : fitted estimator with ``transform``, or ndarray of shape (n_landmarks, n_features)
         An estimator (``GPLandmarks``, any baseline) gives its own features;
         an array of landmarks needs ``kernel_width``.
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array, read one
+        block at a time.
     kernel_width : float, optional
         Width eta of exp(-||x - t||^2 / eta); required when ``model`` is an array.
 
     Returns
     -------
     ndarray of shape (n_samples, n_landmarks)
+        float32 for float32 input, else float64; a lazy Dask array for Dask input.
 
     Examples
     --------
@@ -72,15 +79,13 @@ def landmark_features(
             "landmark_features needs kernel_width when given an array of landmarks; "
             "pass kernel_width=..., or pass a fitted landmark estimator instead."
         )
-    X = np.asarray(X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
+    X = check_rows(X)
     if landmarks.ndim != 2 or landmarks.shape[1] != X.shape[1]:
         raise ValueError(
             f"landmarks must have shape (n_landmarks, {X.shape[1]}) to match X; "
             f"got {landmarks.shape}."
         )
-    return gaussian_features(X, landmarks.astype(X.dtype), float(kernel_width))
+    return gaussian_features(X, landmarks.astype(working_dtype(X)), float(kernel_width))
 
 
 @dataclass
@@ -247,16 +252,19 @@ def nearest_distances(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean distance from each query row to its nearest reference row.
 
-    Chunked over the reference rows (N), so memory is ``len(query) * chunk_size``.
+    One pass over the reference rows (N), block by block, so memory is about
+    ``len(query) * chunk_size`` values; ties go to the lower reference row.
 
     Parameters
     ----------
     query : ndarray of shape (m, d)
-    reference : ndarray of shape (n, d)
+    reference : array of shape (n, d)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array.
     exclude : ndarray of shape (m,) of int, optional
         For each query row, a reference row to skip (its own index, when the
         queries are reference rows); exact duplicates elsewhere still count.
     chunk_size : int
+        Reference rows per block (for input without storage chunks).
 
     Returns
     -------
@@ -264,22 +272,37 @@ def nearest_distances(
     indices : ndarray of shape (m,)
         Reference row of each nearest neighbour.
     """
+    if not hasattr(reference, "shape"):
+        reference = np.asarray(reference)
     query = np.asarray(query, dtype=np.float64)
-    best = np.full(query.shape[0], np.inf)
-    best_idx = np.zeros(query.shape[0], dtype=np.intp)
-    q_norms = np.einsum("ij,ij->i", query, query)
-    for rows in row_chunks(reference.shape[0], chunk_size):
-        block = np.asarray(reference[rows], dtype=np.float64)
-        d2 = squared_distances(query, block, X_sq_norms=q_norms)
-        if exclude is not None:
-            own = (exclude >= rows.start) & (exclude < rows.stop)
-            d2[np.flatnonzero(own), exclude[own] - rows.start] = np.inf
-        local = np.argmin(d2, axis=1)
-        local_min = d2[np.arange(len(local)), local]
-        better = local_min < best
-        best[better] = local_min[better]
-        best_idx[better] = local[better] + rows.start
-    return np.sqrt(best), best_idx
+    bounds = block_bounds(reference, chunk_size)
+    parts = reduce_row_blocks(_two_nearest_of_block, reference, query, bounds=bounds)
+    # Each block's two nearest rows per query, in block order: enough to skip one
+    # excluded row and still find the nearest of the others.
+    d2 = np.concatenate([p[0] for p in parts], axis=1)
+    idx = np.concatenate([p[1] + start for p, start in zip(parts, bounds[:-1])], axis=1)
+    if exclude is not None:
+        d2[idx == np.asarray(exclude)[:, None]] = np.inf
+    # The first minimum: the earliest block, and within it the lower row.
+    best = np.argmin(d2, axis=1)
+    rows = np.arange(len(best))
+    return np.sqrt(d2[rows, best]), idx[rows, best].astype(np.intp)
+
+
+def _two_nearest_of_block(block, query):
+    """Squared distance and local row of each query's two nearest rows of a block
+    (ties to the lower row; a one-row block pads with inf)."""
+    d2 = squared_distances(block.astype(np.float64), query).T
+    rows = np.arange(d2.shape[0])
+    first = np.argmin(d2, axis=1)
+    first_d2 = d2[rows, first]
+    if d2.shape[1] < 2:
+        return np.column_stack([first_d2, np.full_like(first_d2, np.inf)]), \
+            np.column_stack([first, first])
+    d2[rows, first] = np.inf
+    second = np.argmin(d2, axis=1)
+    return (np.column_stack([first_d2, d2[rows, second]]),
+            np.column_stack([first, second]))
 
 
 def nearest_neighbor_spacing(
@@ -292,7 +315,8 @@ def nearest_neighbor_spacing(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), n_samples >= 2
+    X : array of shape (n_samples, n_features), n_samples >= 2 (any kind
+        :func:`covering_radius` accepts)
     n_queries : int, default=2000
     random_state : int, RandomState instance or None
 
@@ -305,14 +329,17 @@ def nearest_neighbor_spacing(
     >>> nearest_neighbor_spacing(np.array([[0.0], [1.0], [3.0]]))
     1.0
     """
-    X = np.asarray(X)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
     if X.shape[0] < 2:
         raise ValueError("nearest_neighbor_spacing needs at least 2 rows in X; pass more data.")
     n_queries = check_positive_int(n_queries, "n_queries")
     rng = check_random_state(random_state)
     n = X.shape[0]
     rows = np.arange(n) if n <= n_queries else np.sort(rng.choice(n, n_queries, replace=False))
-    dist, _ = nearest_distances(X[rows], X, exclude=rows)
+    queries = take_rows(X, rows)
+    queries = queries.toarray() if sparse.issparse(queries) else queries
+    dist, _ = nearest_distances(queries, X, exclude=rows)
     return float(np.median(dist))
 
 
@@ -337,10 +364,11 @@ def covering_radius(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array.
     landmarks : ndarray of shape (n_landmarks, n_features)
     chunk_size : int
-        Data rows per chunk.
+        Data rows per block (for input without storage chunks).
 
     Returns
     -------
@@ -356,13 +384,17 @@ def covering_radius(
     >>> r, d.tolist()
     (1.0, [0.0, 1.0, 1.0])
     """
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
     landmarks = np.atleast_2d(np.asarray(landmarks, dtype=np.float64))
-    out = np.empty(X.shape[0])
-    for rows in row_chunks(X.shape[0], chunk_size):
-        block = np.asarray(X[rows], dtype=np.float64)
-        out[rows] = np.sqrt(squared_distances(block, landmarks).min(axis=1))
+    parts = reduce_row_blocks(_cover_of_block, X, landmarks,
+                              bounds=block_bounds(X, chunk_size))
+    out = np.concatenate(parts) if parts else np.empty(0)
     return float(out.max()), out
 
+
+def _cover_of_block(block, landmarks):
+    return np.sqrt(squared_distances(block.astype(np.float64), landmarks).min(axis=1))
 
 def landmark_geometry(
     X: ArrayLike,
@@ -375,7 +407,8 @@ def landmark_geometry(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array.
     landmarks : ndarray of shape (n_landmarks, n_features)
     n_queries : int, default=2000
         Rows used to estimate the nearest-neighbour spacing.
@@ -399,7 +432,8 @@ def landmark_geometry(
     >>> round(g["covering_radius_relative"], 6)
     5.0
     """
-    X = np.asarray(X)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
     landmarks = np.atleast_2d(np.asarray(landmarks))
     spacing = nearest_neighbor_spacing(X, n_queries=n_queries, random_state=random_state)
     to_data, _ = landmark_to_data_distances(landmarks, X)

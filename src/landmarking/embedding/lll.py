@@ -30,11 +30,14 @@ from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.extmath import row_norms
+from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
+from .._blocks import (block_bounds, check_rows, map_row_blocks, reduce_row_blocks,
+                       take_rows, to_memory, working_dtype)
+from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_positive_float, check_positive_int
-from ..kernels import row_chunks
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from . import _lll_kernels as K
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
@@ -50,11 +53,22 @@ LLL_METHODS = ("lll", "le-z", "le-nystrom")
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
 #: (one matrix product per chunk of points); above it, from explicit differences.
 GRAM_LIMIT = 8192
+#: Up to this K_Z, the nearest landmarks and the weights are vectorised NumPy
+#: (a partial sort and a stacked LAPACK solve), as fast as the compiled kernel for
+#: such small systems and with nothing to compile on the first call; larger K_Z
+#: use the compiled kernel, which avoids the N K_Z^2 gathers.
+NUMPY_MAX_K = 5
 #: From this ridge on, the local systems are solved by a compiled Cholesky
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
 #: Reduced problems up to this size are solved with dense LAPACK.
 DENSE_LIMIT = 5000
+#: Parts of the points whose L x L sums the compiled reduced problem adds up.
+REDUCED_PARTS = 8
+#: Up to this much work (stored edges of W times K_Z), the reduced problem is two
+#: sparse products, as fast at that size and with nothing to compile on a first
+#: call; above it, the compiled pass over the edges.
+REDUCED_SPARSE_MAX_WORK = 2 ** 21
 
 
 # --------------------------------------------------------------------------- landmarks
@@ -165,9 +179,16 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
     ``reg=0`` uses a vanishing ridge (1e-12 relative), whose limit is the
     minimum-norm exact reconstruction.
 
+    The work is per row, one block of rows at a time (on the Dask workers for a
+    Dask array); only the K_Z indices and weights per row come back. It is done
+    in float64 whatever the dtype of X, on purpose: the Gram trick
+    |y|^2 - 2 y.t + |t|^2 cancels about half of float32's digits, and the local
+    systems have condition numbers up to 1/reg.
+
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array.
     landmarks : ndarray of shape (n_landmarks, n_features)
     n_landmark_neighbors : int
         K_Z, at most n_landmarks.
@@ -180,7 +201,7 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
         parallel kernel, and every switch between the two thread pools costs
         time, so passes are better few and large.
     verbose : bool
-        Show a progress bar over the chunks.
+        Show a progress bar over the blocks.
 
     Returns
     -------
@@ -194,55 +215,116 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
     >>> (Z @ T).round(6)
     array([[0.25, 0.5 ]])
     """
-    X = np.asarray(X)
-    landmarks = np.asarray(landmarks, dtype=np.float64)
-    n, n_land = X.shape[0], landmarks.shape[0]
-    k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
-    if k > n_land:
-        raise ValueError(
-            f"n_landmark_neighbors={k} exceeds the {n_land} landmarks; pass at most "
-            f"{n_land}."
-        )
-    if landmarks.ndim != 2 or landmarks.shape[1] != X.shape[1]:
-        raise ValueError(
-            f"landmarks {landmarks.shape} must have the {X.shape[1]} columns of X."
-        )
-    if not (np.isfinite(reg) and reg >= 0):
-        raise ValueError(f"reg must be a finite number >= 0, got {reg!r}.")
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
+    n, n_land = X.shape[0], np.shape(landmarks)[0]
+    local = _LocalMap(landmarks, n_landmark_neighbors, reg, X.shape[1], chunk_size)
+    bounds = block_bounds(X, local.chunk_rows)
+    # A progress bar needs the blocks one call at a time (sequential on Dask).
+    groups = ([bounds[i:i + 2] for i in range(len(bounds) - 1)] if verbose
+              else [bounds])
+    parts = []
+    for group in tqdm(groups, disable=not verbose, desc="LLL weights Z", leave=False):
+        parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
+    k = local.k
+    indices = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, k), np.int64)
+    weights = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, k))
+    indptr = np.arange(0, n * k + 1, k)
+    return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
+                             shape=(n, n_land))
+
+
+class _LocalMap:
+    """What every block needs to reconstruct its rows from the landmarks.
+
+    Checked once; small (the landmarks and their Gram matrix), so it travels to
+    the Dask workers with each block's task.
+    """
+
+    def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, chunk_size):
+        landmarks = np.asarray(landmarks, dtype=np.float64)
+        n_land = landmarks.shape[0]
+        k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
+        if k > n_land:
+            raise ValueError(
+                f"n_landmark_neighbors={k} exceeds the {n_land} landmarks; pass at most "
+                f"{n_land}."
+            )
+        if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
+            raise ValueError(
+                f"landmarks {landmarks.shape} must have the {n_features} columns of X."
+            )
+        if isinstance(reg, bool) or not np.isscalar(reg) or not (np.isfinite(reg) and reg >= 0):
+            raise ValueError(f"reg must be a finite number >= 0, got {reg!r}.")
+        self.landmarks, self.k, self.reg = landmarks, k, float(reg)
+        self.use_gram = n_land <= GRAM_LIMIT
+        if self.use_gram:
+            self.gram = landmarks @ landmarks.T
+            self.t_sq = np.diag(self.gram).copy()
+            self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
+        else:
+            self.gram = self.t_sq = None
+            self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // max(1, k * n_features)))
+
+
+def _weights_of_block(block, local):
+    """(indices, weights), each (n_b, K_Z): the reconstruction of a block's rows.
+
+    Rows go in passes of ``local.chunk_rows``, whatever the block's size (a Dask
+    or Zarr chunk may be large), so memory stays bounded.
+    """
+    n, k = block.shape[0], local.k
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
-    use_gram = n_land <= GRAM_LIMIT
-    if use_gram:
-        gram = landmarks @ landmarks.T
-        t_sq = np.diag(gram).copy()
-        chunk_size = max(1, min(chunk_size, 2 ** 24 // (n_land + X.shape[1])))
-    else:
-        _, indices[:] = query_neighbors(landmarks, X, k)
-        chunk_size = max(1, min(chunk_size, 2 ** 24 // max(1, k * X.shape[1])))
-    chunks = list(row_chunks(n, chunk_size))
-    for rows in tqdm(chunks, disable=not verbose, desc="LLL weights Z", leave=False):
-        Xc = np.asarray(X[rows], dtype=np.float64)
-        if use_gram:
-            x_sq = np.einsum("ij,ij->i", Xc, Xc)
-            cross = Xc @ landmarks.T
+    for start in range(0, n, local.chunk_rows):
+        rows = slice(start, min(n, start + local.chunk_rows))
+        Xc = block[rows].astype(np.float64)
+        if local.use_gram:
+            x_sq = row_norms(Xc, squared=True)
+            cross = np.asarray(Xc @ local.landmarks.T)
+            if k <= NUMPY_MAX_K:
+                idx = indices[rows] = _nearest_landmarks(cross, x_sq, local.t_sq, k)
+                c = np.take_along_axis(cross, idx, axis=1)
+                weights[rows] = _solve_local(_local_gram(x_sq, c, local.gram, idx), local.reg)
+                continue
             idx = indices[rows]
-            failed = K.nearest_gram_weights(cross, x_sq, t_sq, gram, reg,
-                                           reg >= CHOLESKY_MIN_REG, idx, weights[rows],
-                                           numba.get_num_threads())
+            failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
+                                            local.reg >= CHOLESKY_MIN_REG, idx,
+                                            weights[rows], numba.get_num_threads())
             if not failed.any():
                 continue
             # A small ridge, or G + r I not numerically positive definite
             # (rounding in the Gram trick): LAPACK's pivoted solver.
             sub = np.flatnonzero(failed)
             c = np.take_along_axis(cross[sub], idx[sub], axis=1)
-            G = _local_gram(x_sq[sub], c, gram, idx[sub])
-            weights[rows.start + sub] = _solve_local(G, reg)
+            G = _local_gram(x_sq[sub], c, local.gram, idx[sub])
+            weights[rows.start + sub] = _solve_local(G, local.reg)
             continue
-        diff = Xc[:, None, :] - landmarks[indices[rows]]
-        weights[rows] = _solve_local(diff @ diff.transpose(0, 2, 1), reg)
-    indptr = np.arange(0, n * k + 1, k)
-    return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
-                             shape=(n, n_land))
+        Xc = Xc.toarray() if sparse.issparse(Xc) else Xc
+        _, indices[rows] = query_neighbors(local.landmarks, Xc, k)
+        diff = Xc[:, None, :] - local.landmarks[indices[rows]]
+        weights[rows] = _solve_local(diff @ diff.transpose(0, 2, 1), local.reg)
+    return indices, weights
+
+
+def _nearest_landmarks(cross, x_sq, t_sq, k):
+    """The k nearest landmarks of each point, nearest first, ties to the lower index.
+
+    Ranks by |y|^2 - 2 y.t + |t|^2 rounded exactly as the compiled kernel does.
+    """
+    d2 = -2.0 * cross + x_sq[:, None] + t_sq[None, :]
+    n, n_land = d2.shape
+    part = (np.argpartition(d2, k - 1, axis=1)[:, :k] if k < n_land
+            else np.broadcast_to(np.arange(n_land), d2.shape))
+    vals = np.take_along_axis(d2, part, axis=1)
+    idx = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
+    # A tie at the k-th distance: the partial sort may have kept a higher index.
+    tied = np.flatnonzero((d2 <= vals.max(axis=1, keepdims=True)).sum(axis=1) > k)
+    if tied.size:
+        sub = d2[tied]
+        idx[tied] = np.lexsort((np.broadcast_to(np.arange(n_land), sub.shape), sub),
+                               axis=1)[:, :k]
+    return idx.astype(np.int64)
 
 
 def _local_gram(x_sq, c, gram, idx):
@@ -282,8 +364,9 @@ def reduced_problem(W, Z):
 
     W must be symmetric (as :func:`~landmarking.embedding.affinity.check_affinity`
     ensures): the compiled pass reads only its upper triangle. Returns dense
-    arrays when L <= 5,000 (a compiled pass over the points), sparse CSR
-    matrices above.
+    arrays when L <= 5,000 (a compiled pass over the points; two sparse
+    products when nnz(W) K_Z is at most :data:`REDUCED_SPARSE_MAX_WORK`),
+    sparse CSR matrices above.
 
     Examples
     --------
@@ -295,11 +378,13 @@ def reduced_problem(W, Z):
     """
     deg = degree(W)
     n_land = Z.shape[1]
-    if n_land <= DENSE_LIMIT and np.all(np.diff(Z.indptr) == Z.indptr[1]):
-        k = Z.indptr[1]
-        W = sparse.csr_matrix(W)
-        # One L x L block per thread, within a ~1 GB budget.
-        n_parts = int(max(1, min(numba.get_num_threads(), 2 ** 26 // (n_land * n_land))))
+    W = sparse.csr_matrix(W)
+    k = int(Z.indptr[1]) if Z.shape[0] else 0
+    if (n_land <= DENSE_LIMIT and W.nnz * k > REDUCED_SPARSE_MAX_WORK
+            and np.all(np.diff(Z.indptr) == k)):
+        # L x L blocks summed in a fixed order, so that the result does not depend
+        # on the number of threads; up to 8 (one per thread), within a ~1 GB budget.
+        n_parts = int(max(1, min(REDUCED_PARTS, 2 ** 26 // (n_land * n_land))))
         B, H = K.reduced_dense(W.indptr, W.indices, W.data, deg,
                               Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
                               n_land, n_parts)
@@ -365,21 +450,28 @@ def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors
     """Place new points with the LLL map x_0 = X~ z_0.
 
     Everything it needs fits in an ``.npz`` file: the landmarks, their
-    embedding, K_Z and the ridge.
+    embedding, K_Z and the ridge. Each row is placed on its own, one block of
+    rows at a time, so the rows may be more than fit in memory.
 
     Parameters
     ----------
-    Y_new : ndarray of shape (n_new, n_features)
+    Y_new : array of shape (n_new, n_features)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array.
     landmarks : ndarray of shape (n_landmarks, n_features)
     landmark_embedding : ndarray of shape (n_landmarks, n_components)
     n_landmark_neighbors : int
         K_Z used when fitting.
     reg : float
         Ridge used when fitting.
+    chunk_size : int
+        Points per pass, as in :func:`reconstruction_weights`.
 
     Returns
     -------
     ndarray of shape (n_new, n_components)
+        float32 for float32 input, else float64 (the weights are computed in
+        float64 either way); a lazy Dask array for Dask input, so
+        ``lll_out_of_sample(big, ...).to_zarr(path)`` streams.
 
     Examples
     --------
@@ -388,6 +480,13 @@ def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors
     ...                   reg=0.0).round(6)
     array([[5.]])
     """
+    Y_new = check_rows(Y_new)
+    return _lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors,
+                              reg, chunk_size)
+
+
+def _lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors, reg,
+                       chunk_size=2048):
     landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
     landmarks = np.asarray(landmarks)
     if landmark_embedding.ndim != 2 or landmark_embedding.shape[0] != landmarks.shape[0]:
@@ -395,9 +494,16 @@ def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors
             f"landmark_embedding {landmark_embedding.shape} needs one row per landmark "
             f"({landmarks.shape[0]})."
         )
-    Z = reconstruction_weights(np.asarray(Y_new), landmarks, n_landmark_neighbors,
-                               reg=reg, chunk_size=chunk_size)
-    return np.asarray(Z @ landmark_embedding)
+    local = _LocalMap(landmarks, n_landmark_neighbors, reg, Y_new.shape[1], chunk_size)
+    return map_row_blocks(_embed_block, Y_new, local, landmark_embedding,
+                          n_out=landmark_embedding.shape[1], dtype=working_dtype(Y_new),
+                          block_rows=local.chunk_rows)
+
+
+def _embed_block(block, local, landmark_embedding):
+    """x_0 = X~ z_0 for every row of a block."""
+    idx, w = _weights_of_block(block, local)
+    return np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
 
 
 def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
@@ -406,11 +512,13 @@ def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
 
     From D~^-1 W~ x~ = (1 - lambda) x~ on the landmarks, a point y goes to
     x(y) = sum_j w(y, t_j) x~_j / ((1 - lambda) sum_j w(y, t_j)), with the
-    Gaussian w over its ``n_neighbors`` nearest landmarks.
+    Gaussian w over its ``n_neighbors`` nearest landmarks. Row by row, one block
+    at a time, like :func:`lll_out_of_sample`.
 
     Returns
     -------
     ndarray of shape (n_new, n_components)
+        float32 for float32 input, else float64; lazy for Dask input.
 
     Examples
     --------
@@ -419,8 +527,18 @@ def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
     ...                       np.array([0.5]), 3, 1.0).round(6)
     array([[0.]])
     """
+    Y_new = check_rows(Y_new)
+    landmarks = np.asarray(landmarks, dtype=np.float64)
+    landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
+    eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
     k = min(n_neighbors, landmarks.shape[0])
-    dist, idx = query_neighbors(landmarks, np.asarray(Y_new), k)
+    return map_row_blocks(_nystrom_block, Y_new, landmarks, landmark_embedding, eigenvalues,
+                          k, float(bandwidth), n_out=landmark_embedding.shape[1],
+                          dtype=working_dtype(Y_new))
+
+
+def _nystrom_block(block, landmarks, landmark_embedding, eigenvalues, k, bandwidth):
+    dist, idx = query_neighbors(landmarks, block.astype(np.float64), k)
     # Subtracting the smallest distance avoids underflow; it cancels in the ratio.
     d2 = dist.astype(np.float64) ** 2
     w = np.exp(-(d2 - d2[:, :1]) / (2.0 * bandwidth ** 2))
@@ -466,6 +584,11 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     symmetrize : {"union", "mean"}, default="union"
     neighbors_method : {"exact", "approximate"}, default="exact"
     random_state : int, RandomState or None, default=None
+    n_jobs : int or None, default=None
+        Threads for the neighbour search, the compiled kernels and BLAS during
+        ``fit`` and ``transform`` (scikit-learn's meaning: None is 1 unless in a
+        ``joblib.parallel_config`` context, -1 is all cores). The result does not
+        depend on it.
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
 
@@ -477,7 +600,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     landmark_embedding_ : ndarray of shape (n_landmarks_, n_components)
         X~, the embedding of the landmarks.
     embedding_ : ndarray of shape (n_samples, n_components)
-        X = X~ Z for the training points.
+        X = X~ Z for the training points; float32 for float32 input. Z, the
+        reduced problem and X~ are computed in float64 on purpose (see
+        :func:`reconstruction_weights`).
     eigenvalues_ : ndarray of shape (n_components,)
     weights_ : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks_)
         Z transposed: each point's K_Z reconstruction weights.
@@ -506,7 +631,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
                  n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
                  reg=1e-3, symmetrize="union", neighbors_method="exact",
-                 random_state=None, verbose=False):
+                 random_state=None, n_jobs=None, verbose=False):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.n_landmark_neighbors = n_landmark_neighbors
@@ -518,6 +643,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.symmetrize = symmetrize
         self.neighbors_method = neighbors_method
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _check_params(self):
@@ -532,6 +658,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         check_choice(self.method, "method", LLL_METHODS)
         check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
         check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
+        check_n_jobs(self.n_jobs)
         if isinstance(self.landmarks, str):
             check_choice(self.landmarks, "landmarks", LANDMARK_STRATEGIES)
         elif not (hasattr(self.landmarks, "fit") or hasattr(self.landmarks, "shape")
@@ -550,7 +677,10 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         spec = self.landmarks
         if isinstance(spec, str):
             idx = select_landmarks(X, self.n_landmarks, spec, random_state=rng)
-            return X[idx].astype(np.float64), idx
+            T = take_rows(X, idx)
+            # Landmarks are dense even when X is sparse.
+            T = T.toarray() if sparse.issparse(T) else T
+            return T.astype(np.float64), idx
         if hasattr(spec, "fit") and not hasattr(spec, "shape"):
             est = spec
             if not hasattr(est, "landmarks_"):
@@ -574,9 +704,16 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def fit(self, X, y=None, affinity=None):
         """Learn the landmark embedding and embed X.
 
+        The k-NN graph needs every row at once, so X is gathered into memory
+        (a memory map, Zarr or Dask array too); when it does not fit, a
+        ``MemoryError`` says so. The route at scale is to fit on a sample of rows
+        and place all of them with :meth:`transform`, which works block by block
+        (see ``examples/plot_lll_scale.py``).
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+            A NumPy array, CSR matrix, memory map, Zarr or Dask array.
         y : ignored
         affinity : sparse matrix of shape (n_samples, n_samples), optional
             A precomputed symmetric affinity W on the rows of X that replaces the
@@ -587,7 +724,17 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self
         """
         self._check_params()
-        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = check_rows(X, estimator=self, min_samples=2)
+        X = to_memory(
+            X, what="LocallyLinearLandmarks.fit (its k-NN graph needs every row at once)",
+            alternative="fit on a sample of rows, e.g. X[np.sort(rng.choice(N, M, "
+                        "replace=False))], then embed all rows block by block with "
+                        "transform() (or lll_out_of_sample()).")
+        with thread_limits(self.n_jobs):
+            return self._fit(X, affinity)
+
+    def _fit(self, X, affinity):
+        n = X.shape[0]
         rng = check_random_state(self.random_state)
         timings = {}
         start = time.perf_counter()
@@ -614,6 +761,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         else:
             self._fit_landmark_le(X, Z, timings, rng)
         self.weights_ = Z
+        # Computed in float64 on purpose (see reconstruction_weights); returned
+        # in the dtype of X.
+        self.embedding_ = self.embedding_.astype(X.dtype, copy=False)
         timings["total"] = time.perf_counter() - start
         self.timings_ = timings
         if self.verbose:
@@ -630,7 +780,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             )
         t = time.perf_counter()
         dist, idx = nearest_neighbors(X, self.n_neighbors, method=self.neighbors_method,
-                                      random_state=self.random_state)
+                                      random_state=self.random_state, n_jobs=self.n_jobs)
         timings["neighbors"] = time.perf_counter() - t
         t = time.perf_counter()
         self.bandwidth_ = resolve_bandwidth(self.bandwidth, dist)
@@ -671,7 +821,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         unused = np.setdiff1d(np.arange(self.n_landmarks_), used)
         if unused.size:
             k = min(self.n_landmark_neighbors, used.size)
-            landmark_embedding[unused] = lll_out_of_sample(
+            landmark_embedding[unused] = _lll_out_of_sample(
                 self.landmarks_[unused], self.landmarks_[used],
                 landmark_embedding[used], k, self.reg)
         self.embedding_ = emb
@@ -684,7 +834,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         k = min(self.n_neighbors, T.shape[0] - 1)
         t = time.perf_counter()
         dist, idx = nearest_neighbors(T, k, method=self.neighbors_method,
-                                      random_state=self.random_state)
+                                      random_state=self.random_state, n_jobs=self.n_jobs)
         self.bandwidth_ = resolve_bandwidth(self.bandwidth, dist)
         W_land = check_affinity(gaussian_affinity(dist, idx, self.bandwidth_,
                                                   symmetrize=self.symmetrize))
@@ -707,22 +857,29 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """Place points with the fitted map (LLL weights, or Nystroem for
         ``method="le-nystrom"``).
 
+        Each row is placed on its own, one block of rows at a time, so X may be
+        larger than memory.
+
         Parameters
         ----------
-        X : array-like of shape (n_new, n_features)
+        X : array-like or scipy sparse matrix of shape (n_new, n_features)
+            A NumPy array, CSR matrix, memory map, Zarr or Dask array.
 
         Returns
         -------
         ndarray of shape (n_new, n_components)
+            float32 for float32 input, else float64; a lazy Dask array for Dask
+            input (``lll.transform(big).to_zarr(path)`` streams).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        if self.method == "le-nystrom":
-            return nystrom_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
-                                         self.eigenvalues_, self.n_neighbors,
-                                         self.bandwidth_)
-        return lll_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
-                                 self.n_landmark_neighbors, self.reg)
+        X = check_rows(X, estimator=self, reset=False)
+        with thread_limits(self.n_jobs):
+            if self.method == "le-nystrom":
+                return nystrom_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
+                                             self.eigenvalues_, self.n_neighbors,
+                                             self.bandwidth_)
+            return _lll_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
+                                      self.n_landmark_neighbors, self.reg)
 
     def fit_transform(self, X, y=None, affinity=None):
         """Fit and return ``embedding_``."""
@@ -734,3 +891,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "embedding_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

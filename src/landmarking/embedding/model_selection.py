@@ -12,9 +12,11 @@ parameters for exact LE cheaply.
 import time
 
 import numpy as np
+from scipy import sparse
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
+from .._blocks import check_rows, take_rows, to_memory
 from .._validation import check_positive_float, check_positive_int
 from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
@@ -33,7 +35,9 @@ def sweep_lll(X, *, bandwidths, n_neighbors, score, n_components=2, n_landmarks=
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        NumPy array, CSR matrix, memory map, Zarr or Dask array; gathered into
+        memory (the neighbour graph needs every row).
     bandwidths : sequence of float
         Gaussian widths sigma to try.
     n_neighbors : sequence of int
@@ -75,7 +79,9 @@ def sweep_lll(X, *, bandwidths, n_neighbors, score, n_components=2, n_landmarks=
     >>> table["lll_score"].shape
     (2,)
     """
-    X = np.asarray(X)
+    X = to_memory(check_rows(X, min_samples=2),
+                  what="sweep_lll (its neighbour graph needs every row at once)",
+                  alternative="sweep on a random sample of rows.")
     bandwidths = [check_positive_float(b, "bandwidth") for b in bandwidths]
     ks = [check_positive_int(k, "n_neighbors") for k in n_neighbors]
     if not bandwidths or not ks:
@@ -101,7 +107,8 @@ def sweep_lll(X, *, bandwidths, n_neighbors, score, n_components=2, n_landmarks=
     rng = check_random_state(random_state)
     start = time.perf_counter()
     if isinstance(landmarks, str):
-        T = X[select_landmarks(X, n_landmarks, landmarks, random_state=rng)]
+        T = take_rows(X, select_landmarks(X, n_landmarks, landmarks, random_state=rng))
+        T = T.toarray() if sparse.issparse(T) else T
     else:
         T = np.asarray(landmarks)
     Z = reconstruction_weights(X, T, n_landmark_neighbors, reg=reg)

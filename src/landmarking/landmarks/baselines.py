@@ -14,18 +14,31 @@ exp(-||x - t_k||^2 / kernel_width_) and methods compare like for like.
 - :class:`KMeansLandmarks`: k-means++ then Lloyd centroids (scikit-learn).
 - :class:`NMFLandmarks`: NMF components under the Kullback-Leibler loss, with the
   factorisation weights as features (scikit-learn).
+
+Every ``fit`` and ``transform`` accepts NumPy arrays, scipy CSR matrices, memory
+maps, Zarr and Dask arrays (landmarks are always dense). Random landmarks and
+the features read the data one block at a time; the pivoted-Cholesky methods
+hold their candidate rows in memory (all rows when ``subsample=None``), and
+k-means and NMF hold all rows: those refuse a larger-than-memory input with a
+``MemoryError`` that names the alternative.
 """
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.decomposition import NMF
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from threadpoolctl import threadpool_limits
+
+from .._blocks import (check_rows, map_row_blocks, reduce_row_blocks, take_rows, to_memory,
+                       working_dtype)
+from .._parallel import check_n_jobs, resolve_n_jobs, thread_limits
 from .._memory import check_memory
 from .._validation import check_enough_samples, check_positive_int
-from ..kernels import resolve_kernel_width, row_chunks
+from ..kernels import resolve_kernel_width
 from ._base import LandmarkTransformerMixin
 from .cholesky import pivoted_cholesky
 
@@ -42,19 +55,22 @@ class _DataPointLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     def _validate(self, X):
         n_landmarks = check_positive_int(self.n_landmarks, "n_landmarks")
-        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = check_rows(X, estimator=self, min_samples=2)
         check_enough_samples(X.shape[0], n_landmarks, f"n_landmarks={n_landmarks}")
         return X, n_landmarks
 
     def _finish(self, X, indices, objective=None):
         self.indices_ = np.asarray(indices, dtype=np.intp)
-        self.landmarks_ = X[self.indices_].copy()
+        landmarks = take_rows(X, self.indices_)
+        # Landmarks are dense even when X is sparse.
+        self.landmarks_ = landmarks.toarray() if sparse.issparse(landmarks) else landmarks
         if objective is not None:
             self.objective_ = np.asarray(objective, dtype=np.float64)
         return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
@@ -138,6 +154,7 @@ class _CholeskyLandmarks(_DataPointLandmarks):
         self
         """
         X, n_landmarks = self._validate(X)
+        check_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         subsample = None
@@ -153,14 +170,20 @@ class _CholeskyLandmarks(_DataPointLandmarks):
         self.kernel_width_ = resolve_kernel_width(X, self.kernel_width, random_state=rng)
         if subsample is not None and subsample < n:
             pool = np.sort(rng.choice(n, subsample, replace=False))
+            candidates = take_rows(X, pool)
         else:
             pool = np.arange(n)
+            candidates = to_memory(
+                X, what=f"{type(self).__name__}.fit with subsample=None (every row is "
+                        "a candidate pivot)",
+                alternative="pass subsample=M to choose among M random rows.")
         check_memory(8 * len(pool) * (n_landmarks + X.shape[1] + 4),
                      what=f"the kernel factor of {len(pool)} points x {n_landmarks} landmarks",
                      way_out="pass a smaller subsample")
-        pivots, variance, trace, _ = pivoted_cholesky(
-            X[pool], n_landmarks, self.kernel_width_, rule=self._rule,
-            random_state=rng, verbose=self.verbose)
+        with thread_limits(self.n_jobs):
+            pivots, variance, trace, _ = pivoted_cholesky(
+                candidates, n_landmarks, self.kernel_width_, rule=self._rule,
+                random_state=rng, verbose=self.verbose)
         self.subsample_indices_ = pool
         # Normalised by the pool size: the mean posterior variance left over.
         self.residual_ = trace / len(pool)
@@ -190,6 +213,9 @@ class ActiveLearningLandmarks(_CholeskyLandmarks):
         Kernel width, resolved from all of X as in ``GPLandmarks``.
     random_state : int, RandomState instance or None, default=None
         Seeds the subsample and the "auto" width.
+    n_jobs : int or None, default=None
+        BLAS threads for the kernel rows (scikit-learn's meaning: None is 1, -1 all
+        cores); the landmarks do not depend on it.
     verbose : bool, default=False
         Progress bar over landmarks.
 
@@ -220,11 +246,12 @@ class ActiveLearningLandmarks(_CholeskyLandmarks):
     _rule = "greedy"
 
     def __init__(self, *, n_landmarks=10, subsample=5000, kernel_width=_DEFAULT_KERNEL_WIDTH,
-                 random_state=None, verbose=False):
+                 random_state=None, n_jobs=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.subsample = subsample
         self.kernel_width = kernel_width
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
 
@@ -245,6 +272,8 @@ class RPCholeskyLandmarks(_CholeskyLandmarks):
     kernel_width : float, "auto" or "variance", default="auto"
     random_state : int, RandomState instance or None, default=None
         Seeds the pivots, the subsample and the "auto" width.
+    n_jobs : int or None, default=None
+        BLAS threads for the kernel rows; the landmarks do not depend on it.
     verbose : bool, default=False
 
     Attributes
@@ -273,11 +302,12 @@ class RPCholeskyLandmarks(_CholeskyLandmarks):
     _rule = "random"
 
     def __init__(self, *, n_landmarks=10, subsample=None, kernel_width=_DEFAULT_KERNEL_WIDTH,
-                 random_state=None, verbose=False):
+                 random_state=None, n_jobs=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.subsample = subsample
         self.kernel_width = kernel_width
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
 
@@ -298,6 +328,10 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
     max_iter : int, default=300
         Lloyd iterations per run.
     random_state : int, RandomState instance or None, default=None
+    n_jobs : int or None, default=None
+        OpenMP and BLAS threads of k-means (scikit-learn's meaning: None is 1, -1 all
+        cores); the centroids depend on it only to round-off (scikit-learn adds
+        per-thread partial sums).
 
     Attributes
     ----------
@@ -318,12 +352,13 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
     """
 
     def __init__(self, *, n_landmarks=10, kernel_width=_DEFAULT_KERNEL_WIDTH, n_init=1,
-                 max_iter=300, random_state=None):
+                 max_iter=300, random_state=None, n_jobs=None):
         self.n_landmarks = n_landmarks
         self.kernel_width = kernel_width
         self.n_init = n_init
         self.max_iter = max_iter
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
         """Run k-means.
@@ -339,13 +374,21 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
         """
         n_landmarks = check_positive_int(self.n_landmarks, "n_landmarks")
         n_init = check_positive_int(self.n_init, "n_init")
+        check_n_jobs(self.n_jobs)
         max_iter = check_positive_int(self.max_iter, "max_iter")
-        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = check_rows(X, estimator=self, min_samples=2)
         check_enough_samples(X.shape[0], n_landmarks, f"n_landmarks={n_landmarks}")
         rng = check_random_state(self.random_state)
         self.kernel_width_ = resolve_kernel_width(X, self.kernel_width, random_state=rng)
-        kmeans = KMeans(n_clusters=n_landmarks, init="k-means++", n_init=n_init,
-                        max_iter=max_iter, random_state=rng).fit(X)
+        X = to_memory(
+            X, what="KMeansLandmarks.fit (Lloyd's k-means visits every row each iteration)",
+            alternative="fit on a random sample of rows, or use RandomLandmarks or "
+                        "GPLandmarks, which read X one block at a time.")
+        n_threads = resolve_n_jobs(self.n_jobs)
+        with thread_limits(self.n_jobs), threadpool_limits(limits=n_threads,
+                                                           user_api="openmp"):
+            kmeans = KMeans(n_clusters=n_landmarks, init="k-means++", n_init=n_init,
+                            max_iter=max_iter, random_state=rng).fit(X)
         self.landmarks_ = kmeans.cluster_centers_
         self.inertia_ = float(kmeans.inertia_)
         self.n_iter_ = int(kmeans.n_iter_)
@@ -353,6 +396,7 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
@@ -415,11 +459,11 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_nonnegative(self, X):
-        data = X.data if hasattr(X, "tocsr") else X
-        if data.size and data.min() < 0:
+        minimum = min(reduce_row_blocks(_block_minimum, X))
+        if minimum < 0:
             raise ValueError(
                 f"Negative values in data passed to NMFLandmarks (minimum "
-                f"{data.min():.3g}): NMF needs nonnegative data; use counts or "
+                f"{minimum:.3g}): NMF needs nonnegative data; use counts or "
                 "histograms, or pick a Gaussian-feature method (e.g. KMeansLandmarks) "
                 "for signed data."
             )
@@ -440,9 +484,12 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
         max_iter = check_positive_int(self.max_iter, "max_iter")
         if self.init not in ("auto", "nndsvda", "random"):
             raise ValueError(f"init must be 'auto', 'nndsvda' or 'random', got {self.init!r}.")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"),
-                          dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = check_rows(X, estimator=self, accept_sparse=("csr", "csc"), min_samples=2)
         self._check_nonnegative(X)
+        X = to_memory(X, what="NMFLandmarks.fit (the multiplicative updates visit every "
+                              "row each iteration)",
+                      alternative="fit on a random sample of rows; transform then works "
+                                  "one block at a time.")
         self.init_ = self.init
         if self.init == "auto":
             # NNDSVD needs a rank-n_landmarks SVD, so at most min(n, d) components.
@@ -472,10 +519,10 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples, n_landmarks)
+            float32 for float32 input, else float64; lazy for Dask input.
         """
         check_is_fitted(self, "landmarks_")
-        X = validate_data(self, X, reset=False, accept_sparse=("csr", "csc"),
-                          dtype=[np.float64, np.float32])
+        X = check_rows(X, estimator=self, reset=False, accept_sparse=("csr", "csc"))
         self._check_nonnegative(X)
         return kl_nmf_weights(X, self.landmarks_, max_iter=self.max_iter, tol=self.tol)
 
@@ -488,7 +535,13 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _block_minimum(block):
+    """Smallest value of a block (a sparse block's implicit zeros count)."""
+    return float(block.min()) if block.shape[0] * block.shape[1] else 0.0
 
 
 def kl_nmf_weights(X, components, *, max_iter=500, tol=1e-4, chunk_size=2048):
@@ -497,11 +550,14 @@ def kl_nmf_weights(X, components, *, max_iter=500, tol=1e-4, chunk_size=2048):
     Multiplicative updates W <- W * ((X / WH) H^T) / (H 1), row by row: each row
     starts from its own scale (row sum / total component mass) and stops when its
     relative change falls below ``tol``, so its result never depends on the other
-    rows. Rows are processed in chunks of ``chunk_size``.
+    rows. Rows are processed in blocks of ``chunk_size`` (or the storage chunks of
+    a Zarr or Dask array); a sparse block is made dense one block at a time.
+    float32 input is computed in float32 (``tol`` is far above its rounding).
 
     Parameters
     ----------
-    X : ndarray or sparse matrix of shape (n_samples, n_features), >= 0
+    X : array of shape (n_samples, n_features), >= 0
+        NumPy array, scipy sparse matrix, memory map, Zarr or Dask array.
     components : ndarray of shape (n_components, n_features), >= 0
     max_iter : int
     tol : float
@@ -510,6 +566,7 @@ def kl_nmf_weights(X, components, *, max_iter=500, tol=1e-4, chunk_size=2048):
     Returns
     -------
     ndarray of shape (n_samples, n_components)
+        float32 for float32 input, else float64; lazy for Dask input.
 
     Examples
     --------
@@ -517,26 +574,29 @@ def kl_nmf_weights(X, components, *, max_iter=500, tol=1e-4, chunk_size=2048):
     >>> kl_nmf_weights(np.array([[2.0, 3.0]]), H).round(3)
     array([[2., 3.]])
     """
-    H = np.asarray(components, dtype=np.float64)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
+    dtype = working_dtype(X)
+    H = np.asarray(components, dtype=dtype)
+    return map_row_blocks(_kl_weights_of_block, X, H, max_iter, tol, n_out=H.shape[0],
+                          dtype=dtype, block_rows=chunk_size)
+
+
+def _kl_weights_of_block(block, H, max_iter, tol):
+    block = block.toarray() if sparse.issparse(block) else block
     h_mass = H.sum(axis=1)
-    h_mass_safe = np.where(h_mass > 0, h_mass, 1.0)
-    eps = np.finfo(np.float64).eps
-    out = np.empty((X.shape[0], H.shape[0]))
-    for rows in row_chunks(X.shape[0], chunk_size):
-        block = X[rows]
-        block = block.toarray() if hasattr(block, "toarray") else np.asarray(block)
-        block = block.astype(np.float64, copy=False)
-        scale = block.sum(axis=1) / max(h_mass.sum(), eps)
-        W = np.repeat(scale[:, None], H.shape[0], axis=1)
-        active = np.flatnonzero(scale > 0)
-        for _ in range(max_iter):
-            if active.size == 0:
-                break
-            Wa = W[active]
-            ratio = block[active] / np.maximum(Wa @ H, eps)
-            new = Wa * (ratio @ H.T) / h_mass_safe
-            change = np.abs(new - Wa).sum(axis=1) / np.maximum(Wa.sum(axis=1), eps)
-            W[active] = new
-            active = active[change > tol]
-        out[rows] = W
-    return out
+    h_mass_safe = np.where(h_mass > 0, h_mass, 1.0).astype(H.dtype)
+    eps = np.finfo(H.dtype).eps
+    scale = block.sum(axis=1) / max(h_mass.sum(), eps)
+    W = np.repeat(scale[:, None], H.shape[0], axis=1)
+    active = np.flatnonzero(scale > 0)
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        Wa = W[active]
+        ratio = block[active] / np.maximum(Wa @ H, eps)
+        new = Wa * (ratio @ H.T) / h_mass_safe
+        change = np.abs(new - Wa).sum(axis=1) / np.maximum(Wa.sum(axis=1), eps)
+        W[active] = new
+        active = active[change > tol]
+    return W

@@ -14,6 +14,8 @@ the n x n kernel matrix is never formed.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
+from sklearn.utils.extmath import row_norms
 from tqdm.auto import tqdm
 
 from ..kernels import squared_distances
@@ -42,8 +44,8 @@ def pivoted_cholesky(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Data; not modified.
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Data, in memory; not modified.
     n_pivots : int
         Number of pivots, at most ``n_samples``.
     width : float
@@ -89,13 +91,15 @@ def pivoted_cholesky(
     residual_trace[0] = n
     selected = np.zeros(n, dtype=bool)
     # Row norms once, not once per kernel row.
-    sq_norms = np.einsum("ij,ij->i", X, X)
+    sq_norms = row_norms(X, squared=True)
     for j in tqdm(range(n_pivots), desc=f"{rule} pivoted Cholesky", disable=not verbose):
         p = _next_pivot(diag, selected, rule, random_state)
         pivots[j] = p
         pivot_variance[j] = diag[p]
         selected[p] = True
-        row = np.exp(-squared_distances(X, X[p:p + 1], X_sq_norms=sq_norms)[:, 0]
+        pivot = X[p:p + 1]
+        pivot = pivot.toarray() if sparse.issparse(pivot) else pivot
+        row = np.exp(-squared_distances(X, pivot, X_sq_norms=sq_norms)[:, 0]
                      .astype(np.float64) / width)
         row -= factor[:, :j] @ factor[p, :j]
         if diag[p] > _DEGENERATE:
