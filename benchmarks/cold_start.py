@@ -66,8 +66,8 @@ import json, resource, sys, time
 t = time.perf_counter()
 import {module}
 dt = time.perf_counter() - t
-print(json.dumps(dict(seconds=dt, maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      numba="numba" in sys.modules)))
+maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(dict(seconds=dt, maxrss_mb=maxrss_mb, numba="numba" in sys.modules)))
 """
 
 
@@ -97,7 +97,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     print(f"load average before: {os.getloadavg()}")
-    print(f"numba cache: {'numba default (warmed?)' if args.warm_cache else 'empty folder per process'}")
+    cache = "numba default (warmed?)" if args.warm_cache else "empty folder per process"
+    print(f"numba cache: {cache}")
     print(f"\n{'estimator':<26}{'import s':>9}{'cold s':>9}{'warm s':>9}{'cold-warm':>11}"
           f"{'cold/warm':>11}  within 2 s")
     for name in args.only or ESTIMATORS:

@@ -5,9 +5,9 @@ written chunk by chunk to a Zarr store in 100,000-row chunks (about 4 GB raw), a
 to a ``.npy`` file for the memory-map run. No one can hold it twice in this
 machine's memory budget for the run (8 GB for all processes together).
 
-    python benchmarks/scale.py generate --store /tmp/scale     # writes the data once
-    python benchmarks/scale.py gp --store /tmp/scale           # GP at 1e5, 1e6, 1e7 (Dask), 1e7 (memmap)
-    python benchmarks/scale.py lll --store /tmp/scale          # LLL on a 1e6 sample, map all 1e7
+    python benchmarks/scale.py generate --store /tmp/scale  # writes the data once
+    python benchmarks/scale.py gp --store /tmp/scale  # GP at 1e5, 1e6, 1e7 (Dask), 1e7 (memmap)
+    python benchmarks/scale.py lll --store /tmp/scale  # LLL on a 1e6 sample, map all 1e7
 
 Each measurement runs in a fresh process, so that peak resident memory (ru_maxrss)
 is that run's own: the driver's, and every Dask worker's (asked from the workers

@@ -10,9 +10,9 @@ Three Manifold Sculpting rows:
 
 - ``MS (pca)``: ``preprocess="pca"``, the paper's start, principal axes with
   nothing dropped, then graduated scaling at ``sigma``;
-- ``MS (ltsa)``: ``preprocess="ltsa"`` (the library's default), sculpting started from scikit-learn's
-  LTSA embedding (the paper's "preprocess with a faster method", Section
-  III-B), LTSA's time included; nothing is left to scale out, so sigma plays
+- ``MS (ltsa)``: ``preprocess="ltsa"`` (the library's default), sculpting started
+  from scikit-learn's LTSA embedding (the paper's "preprocess with a faster method",
+  Section III-B), LTSA's time included; nothing is left to scale out, so sigma plays
   no part; the default ``move_rule="total"``;
 - ``MS (ltsa, point)``: the same start with the paper's own move rule
   (``move_rule="point"``): cheaper per move, less accurate.

@@ -33,7 +33,9 @@ def run(*args, cwd, check=True):
     proc = subprocess.run([sys.executable, "-m", "landmarking.cli", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, env=env, timeout=300)
     if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        raise AssertionError(
+            f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
     return proc
 
 
@@ -448,7 +450,8 @@ def test_topics_prints_each_landmarks_words(tmp_path):
         found.add(group[0])
     assert found == {0, 1, 2}
     saved = read_result(tmp_path / "topics.npz", required=["landmarks", "vocabulary"])
-    assert saved["input_sha256"] == hashlib.sha256((tmp_path / "posts.jsonl").read_bytes()).hexdigest()
+    expected = hashlib.sha256((tmp_path / "posts.jsonl").read_bytes()).hexdigest()
+    assert saved["input_sha256"] == expected
     assert saved["landmarks"].shape == (3, 15) and saved["vocabulary"].shape == (15,)
     np.testing.assert_allclose(np.linalg.norm(saved["landmarks"], axis=1), 1.0, rtol=1e-9)
 
@@ -484,7 +487,8 @@ def test_reproduce_runs_the_benchmark_script(tmp_path, monkeypatch, capsys):
     bench.mkdir()
     (bench / "gp_faces.py").write_text(
         "import json, os, sys\n"
-        "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd(), 'data': os.environ['LANDMARKING_DATA']},"
+        "json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd(),"
+        " 'data': os.environ['LANDMARKING_DATA']},"
         " open(sys.argv[0] + '.json', 'w'))\n")
     monkeypatch.setattr(cli, "benchmarks_dir", lambda: bench)
     user_folder = tmp_path / "user"
@@ -497,7 +501,8 @@ def test_reproduce_runs_the_benchmark_script(tmp_path, monkeypatch, capsys):
     assert record == {"argv": ["--full", "--out", str(user_folder / "somewhere")],
                       "cwd": str(tmp_path), "data": str(user_folder / "data")}
     assert cli.main(["reproduce", "mnist", "-q"]) == 2
-    assert "gp_mnist_classification.py: this experiment's script is missing" in capsys.readouterr().err
+    assert ("gp_mnist_classification.py: this experiment's script is missing"
+            in capsys.readouterr().err)
     monkeypatch.setattr(cli, "benchmarks_dir", lambda: tmp_path / "absent")
     assert cli.main(["reproduce", "faces"]) == 2
     assert "no benchmarks folder" in capsys.readouterr().err
@@ -547,7 +552,8 @@ BAD_INPUTS = [
      r"negative\.npy: space='sphere' needs nonnegative data"),
     (["landmarks", "tiny.npy", "-n", "2", "--method", "random", "--steps", "5", "-o", "o.npz"],
      r"--steps does not apply to --method random; drop it"),
-    (["landmarks", "tiny.npy", "-n", "2", "--method", "kmeans", "--continue", "taken.npz", "-o", "o.npz"],
+    (["landmarks", "tiny.npy", "-n", "2", "--method", "kmeans", "--continue", "taken.npz",
+      "-o", "o.npz"],
      r"--continue extends gp runs only"),
     (["landmarks", "tiny.npy", "-n", "2", "--labels", "tiny.npy", "-o", "o.npz"],
      r"--labels colours the picture; add --plot NAME\.png or drop --labels"),
@@ -592,7 +598,8 @@ def test_continue_checks_data_and_parameters(workdir, tmp_path, capsys, monkeypa
     np.save(tmp_path / "other.npy", X + 1.0)
     assert cli.main(["landmarks", "other.npy", "-n", "6", "--continue", str(folder / "lm.npz"),
                      "-o", "x.npz", "-q"]) == 2
-    assert "was learnt from other data than other.npy (the sha256 differs)" in capsys.readouterr().err
+    assert ("was learnt from other data than other.npy (the sha256 differs)"
+            in capsys.readouterr().err)
     write_copy = tmp_path / "lm.npz"
     write_copy.write_bytes((folder / "lm.npz").read_bytes())
     assert cli.main(["landmarks", str(folder / "circle.csv"), "-n", "3", "--continue", "lm.npz",
@@ -619,12 +626,14 @@ def test_bad_input_through_the_command_and_debug_traceback(tmp_path):
 
 
 def test_bad_option_values_exit_2(capsys):
-    for argv, message in [(["landmarks", "x.npy", "-n", "0", "-o", "o.npz"], "'0' must be at least 1"),
-                          (["landmarks", "x.npy", "-n", "2", "--kernel-width", "-1", "-o", "o.npz"],
-                           "'-1' must be a finite number > 0"),
-                          (["landmarks", "x.npy", "-n", "2", "--image-shape", "28", "-o", "o.npz"],
-                           "is not HEIGHTxWIDTH"),
-                          (["embed", "x.npy", "--method", "tsne", "-o", "o.npz"], "invalid choice")]:
+    for argv, message in [
+        (["landmarks", "x.npy", "-n", "0", "-o", "o.npz"], "'0' must be at least 1"),
+        (["landmarks", "x.npy", "-n", "2", "--kernel-width", "-1", "-o", "o.npz"],
+         "'-1' must be a finite number > 0"),
+        (["landmarks", "x.npy", "-n", "2", "--image-shape", "28", "-o", "o.npz"],
+         "is not HEIGHTxWIDTH"),
+        (["embed", "x.npy", "--method", "tsne", "-o", "o.npz"], "invalid choice"),
+    ]:
         with pytest.raises(SystemExit) as exit_info:
             cli.main(argv)
         assert exit_info.value.code == 2

@@ -333,7 +333,8 @@ def test_available_memory_is_the_smaller_of_ram_and_the_address_space_limit():
         from landmarking._memory import available_memory, _address_space_used, _meminfo_available
         free = available_memory()
         assert free is not None and free <= _meminfo_available()
-        resource.setrlimit(resource.RLIMIT_AS, (_address_space_used() + 2**28, resource.RLIM_INFINITY))
+        limit = _address_space_used() + 2**28
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
         limited = available_memory()
         assert 0 < limited <= 2**28 and limited <= free, (limited, free)
         print("ok")

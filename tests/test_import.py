@@ -40,7 +40,7 @@ def test_every_public_name_resolves(package):
             assert value.__name__ == name
     assert set(module.__all__) <= set(dir(module))
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchEstimator'"):
-        module.NoSuchEstimator
+        _ = module.NoSuchEstimator
 
 
 def test_from_import_works_in_a_fresh_interpreter():

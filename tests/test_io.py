@@ -363,9 +363,9 @@ def test_npy_header_declaring_more_than_the_file_holds_is_refused_before_loading
     content = (tmp_path / "x.npy").read_bytes()
     header = content[:128].replace(b"(1000, 4)", b"(10**15, 4)".replace(b"10**15", b"9" * 15))
     (tmp_path / "huge.npy").write_bytes(header + content[128:])
-    with pytest.raises(InputError, match=r"huge\.npy: declares shape \(999999999999999, 4\) of "
-                                         r"float64 .* but holds 320[0-9]+ bytes of data: the file is "
-                                         r"truncated or damaged"):
+    with pytest.raises(InputError, match=r"huge\.npy: declares shape \(999999999999999, 4\) "
+                                         r"of float64 .* but holds 320[0-9]+ bytes of data: "
+                                         r"the file is truncated or damaged"):
         read_data(tmp_path / "huge.npy")
 
 
@@ -375,7 +375,8 @@ def test_sparse_npz_with_indices_out_of_range_is_refused(tmp_path):
     parts = dict(np.load(tmp_path / "s.npz"))
     parts["indices"] = parts["indices"] + 50  # would crash tocsr() without the check
     np.savez(tmp_path / "bad.npz", **parts)
-    with pytest.raises(InputError, match=r"bad\.npz: not a valid \.npz file \(indices must be < 3\)"):
+    with pytest.raises(InputError,
+                       match=r"bad\.npz: not a valid \.npz file \(indices must be < 3\)"):
         read_data(tmp_path / "bad.npz")
     scipy.sparse.save_npz(tmp_path / "empty.npz", scipy.sparse.csr_matrix((3, 0)))
     with pytest.raises(InputError, match=r"empty\.npz: the data is empty \(shape \(3, 0\)\)"):

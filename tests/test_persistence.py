@@ -117,10 +117,10 @@ def assert_same(a, b, where="estimator"):
             assert_same(a[key], b[key], f"{where}[{key!r}]")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same(x, y, f"{where}[{i}]")
     elif hasattr(a, "get_arrays"):  # a scikit-learn KDTree / BallTree, rebuilt on load
-        for x, y in zip(a.get_arrays(), b.get_arrays()):
+        for x, y in zip(a.get_arrays(), b.get_arrays(), strict=True):
             assert_same(x, y, f"{where}.get_arrays()")
     elif isinstance(a, (float, np.floating)) and math.isnan(a):
         assert math.isnan(b), where

@@ -150,7 +150,8 @@ def test_npy_every_dtype_and_shape(folder, dtype, shape, fortran):
 def _npy_with_header(header, payload=b"\0" * 64):
     text = repr(header).encode("latin1")
     length = 64 * ((len(text) + 11) // 64 + 1) - 10
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", length) + text.ljust(length - 1) + b"\n" + payload
+    return (b"\x93NUMPY\x01\x00" + struct.pack("<H", length) + text.ljust(length - 1) + b"\n"
+            + payload)
 
 
 @MORE
@@ -194,7 +195,8 @@ def test_npz_random_bytes(folder, content):
        compressed=st.booleans(), key=st.sampled_from([None, "X", "missing"]))
 def test_npz_any_members(folder, arrays, compressed, key):
     path = folder / "members.npz"
-    path.write_bytes(_npz_bytes(compressed, **{name: _array(*spec) for name, spec in arrays.items()}))
+    members = {name: _array(*spec) for name, spec in arrays.items()}
+    path.write_bytes(_npz_bytes(compressed, **members))
     check = check_data if key is None else (lambda p: outcome(lambda q: read_data(q, key=key), p))
     check(path)
     outcome(read_result, path)
@@ -228,7 +230,8 @@ def test_npz_member_declaring_a_huge_shape(folder):
                                 "data length", "nan"]),
        fmt=st.sampled_from(["csr", "csc", "coo"]))
 def test_sparse_npz_any_components(folder, n_rows, n_cols, density, corrupt, fmt):
-    matrix = sp.random(n_rows, n_cols, density=density, format=fmt, random_state=n_rows * 7 + n_cols)
+    matrix = sp.random(n_rows, n_cols, density=density, format=fmt,
+                       random_state=n_rows * 7 + n_cols)
     content = dict(np.load(io.BytesIO(_sparse_bytes(matrix))))
     rng = np.random.default_rng(n_rows)
     if corrupt == "indices" and "indices" in content:

@@ -32,20 +32,22 @@ _EXPORTS = {
 
 __all__ = ["__version__", *_EXPORTS]
 
-if TYPE_CHECKING:  # static tools see ordinary imports
-    from .embedding.laplacian import LaplacianEigenmaps
-    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample
-    from .embedding.model_selection import sweep_lll
-    from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension
-    from .landmarks.baselines import (
+# Static tools (type checkers, IDEs) read these ordinary imports; at run time the
+# names are loaded lazily by __getattr__, so they look unused to ruff (F401).
+if TYPE_CHECKING:
+    from .embedding.laplacian import LaplacianEigenmaps  # noqa: F401
+    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
+    from .embedding.model_selection import sweep_lll  # noqa: F401
+    from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
+    from .landmarks.baselines import (  # noqa: F401
         ActiveLearningLandmarks,
         KMeansLandmarks,
         NMFLandmarks,
         RandomLandmarks,
         RPCholeskyLandmarks,
     )
-    from .landmarks.gp import GPLandmarks
-    from .persistence import load, save
+    from .landmarks.gp import GPLandmarks  # noqa: F401
+    from .persistence import load, save  # noqa: F401
 
 
 def __getattr__(name):

@@ -156,8 +156,8 @@ def find_nonfinite_row(X, *, bounds=None):
     """Index of the first row of X holding NaN or infinity, or -1; one block at a time."""
     if bounds is None:
         bounds = block_bounds(X)
-    for start, bad in zip(bounds[:-1], reduce_row_blocks(_first_nonfinite_row, X,
-                                                         bounds=bounds)):
+    bad_rows = reduce_row_blocks(_first_nonfinite_row, X, bounds=bounds)
+    for start, bad in zip(bounds[:-1], bad_rows, strict=True):
         if bad >= 0:
             return int(start + bad)
     return -1
@@ -256,7 +256,7 @@ def row_blocks(X, *, bounds=None, block_rows=None):
     """Yield ``(slice, block)`` for consecutive row blocks of X, each in memory."""
     if bounds is None:
         bounds = block_bounds(X, block_rows)
-    for start, stop in zip(bounds[:-1], bounds[1:]):
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         rows = slice(int(start), int(stop))
         yield rows, take_rows(X, rows)
 
@@ -310,10 +310,12 @@ def map_row_blocks(func, X, *args, n_out, dtype, block_rows=None, out=None):
         # compute a few blocks at a time and this process writes them.
         import dask
 
-        blocks = list(zip(np.cumsum((0,) + result.chunks[0][:-1]), result.to_delayed()[:, 0]))
+        starts = np.cumsum((0,) + result.chunks[0][:-1])
+        blocks = list(zip(starts, result.to_delayed()[:, 0], strict=True))
         for group in range(0, len(blocks), _BLOCKS_IN_FLIGHT):
             batch = blocks[group:group + _BLOCKS_IN_FLIGHT]
-            for (start, _), values in zip(batch, dask.compute(*[b for _, b in batch])):
+            computed = dask.compute(*[b for _, b in batch])
+            for (start, _), values in zip(batch, computed, strict=True):
                 out[int(start):int(start) + len(values)] = values
         return out
     if out is None:
@@ -338,7 +340,7 @@ def reduce_row_blocks(func, X, *args, bounds=None, block_rows=None):
 
         dtype = working_dtype(X)
         parts = [dask.delayed(_apply)(X[int(a):int(b)], func, args, dtype)
-                 for a, b in zip(bounds[:-1], bounds[1:])]
+                 for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         return list(dask.compute(*parts))
     return [func(block, *args) for _, block in row_blocks(X, bounds=bounds)]
 
@@ -365,7 +367,7 @@ def as_dask(X, chunk_rows=None):
             dask.delayed(_read_memmap_rows)(X.filename, X.dtype.str, X.shape, X.offset,
                                             int(a), int(b)),
             shape=(int(b - a), X.shape[1]), dtype=X.dtype)
-            for a, b in zip(bounds[:-1], bounds[1:])]
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         return da.concatenate(parts, axis=0)
     return da.from_array(X, chunks=(tuple(np.diff(bounds).tolist()), X.shape[1]))
 

@@ -99,7 +99,8 @@ def check_checkpoint(checkpoint):
         raise ValueError(f"checkpoint {str(path)!r} is a folder; give a file name in it.")
     if not path.parent.is_dir():
         raise ValueError(
-            f"checkpoint {str(path)!r}: the folder {str(path.parent)!r} does not exist; create it first."
+            f"checkpoint {str(path)!r}: the folder {str(path.parent)!r} does not exist; "
+            "create it first."
         )
 
 
@@ -148,7 +149,8 @@ def landmark_checkpoint(checkpoint, estimator, n_total, previous_objective=(),
     parameters = {k: (v if isinstance(v, str) or k != "init" else "array")
                   for k, v in estimator.get_params().items() if k != "verbose"}
     parameters["seed_"] = getattr(estimator, "seed_", None)
-    before = (np.asarray(previous_objective, dtype=float), np.asarray(previous_seconds, dtype=float))
+    before = (np.asarray(previous_objective, dtype=float),
+              np.asarray(previous_seconds, dtype=float))
 
     def write(landmarks, objectives, seconds):
         write_result(path, {

@@ -73,8 +73,9 @@ def build_parser():
         description="Landmarks on the data manifold (GP landmarking and baselines), "
                     "landmark features, and embeddings (Locally Linear Landmarks, "
                     "Laplacian eigenmaps, Manifold Sculpting).",
-        epilog=_example("landmarking landmarks digits.csv -n 20 -o landmarks.npz --plot landmarks.png\n"
-                        "landmarking COMMAND --help     # each command's options and an example"),
+        epilog=_example(
+            "landmarking landmarks digits.csv -n 20 -o landmarks.npz --plot landmarks.png\n"
+            "landmarking COMMAND --help     # each command's options and an example"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"landmarking {__version__}")
@@ -91,20 +92,25 @@ def build_parser():
         epilog=_example(
             "landmarking landmarks mnist.npz --key X -n 50 --image-shape 28x28 \\\n"
             "    --space nonnegative -o landmarks.npz --plot landmarks.png\n"
-            "landmarking landmarks mnist.npz --key X -n 80 --continue landmarks.npz -o landmarks.npz\n"
+            "landmarking landmarks mnist.npz --key X -n 80 --continue landmarks.npz "
+            "-o landmarks.npz\n"
             "landmarking landmarks points.csv -n 10 --method kmeans -o centres.csv"))
     p.add_argument("-n", "--n-landmarks", type=_positive_int, required=True, metavar="N",
                    help="number of landmarks (the total, with --continue)")
     p.add_argument("--method", choices=list(LANDMARK_METHODS), default="gp",
                    help="gp (default): GP manifold landmarking; random data points; active: "
-                        "GP active learning; rpcholesky: randomly pivoted Cholesky; kmeans: k-means++")
+                        "GP active learning; rpcholesky: randomly pivoted Cholesky; "
+                        "kmeans: k-means++")
     p.add_argument("--space", choices=["euclidean", "nonnegative", "sphere"],
                    help="where gp landmarks live (default euclidean; nonnegative for images, "
                         "sphere for square-root histograms)")
-    p.add_argument("--steps", type=_positive_int, help="gp: optimisation steps per landmark (default 1000)")
-    p.add_argument("--batch-size", type=_positive_int, help="gp: points per minibatch (default 1000)")
+    p.add_argument("--steps", type=_positive_int,
+                   help="gp: optimisation steps per landmark (default 1000)")
+    p.add_argument("--batch-size", type=_positive_int,
+                   help="gp: points per minibatch (default 1000)")
     p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH",
-                   help="Gaussian kernel width eta in squared data units (default: the estimator's)")
+                   help="Gaussian kernel width eta in squared data units "
+                        "(default: the estimator's)")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
     p.add_argument("--continue", dest="previous", metavar="FILE",
                    help="landmarks .npz of an earlier gp run on the same DATA to extend")
@@ -148,7 +154,8 @@ def build_parser():
                    help="nearest neighbours of the graph (K_W for lll/le, k for sculpting)")
     p.add_argument("--bandwidth", type=_positive_float, metavar="SIGMA",
                    help="lll/le: Gaussian affinity bandwidth sigma")
-    p.add_argument("--n-landmarks", type=_positive_int, metavar="L", help="lll: number of landmarks")
+    p.add_argument("--n-landmarks", type=_positive_int, metavar="L",
+                   help="lll: number of landmarks")
     p.add_argument("--landmark-neighbors", type=_positive_int, metavar="K_Z",
                    help="lll: landmarks that reconstruct each point")
     p.add_argument("--landmarks", metavar="random|random-pruned|kmeans|FILE.npz",
@@ -171,8 +178,9 @@ def build_parser():
                     "is 'embedding'); a landmark model from `landmarking landmarks --model` "
                     "gives their landmark features ('features'). Any file of "
                     "landmarking.save works, and so do LLL models written by landmarking 0.1.",
-        epilog=_example("landmarking transform new_points.csv --model model.npz -o new_embedding.npz\n"
-                        "landmarking transform test.npy --model lm_model.npz -o features.npz"))
+        epilog=_example(
+            "landmarking transform new_points.csv --model model.npz -o new_embedding.npz\n"
+            "landmarking transform test.npy --model lm_model.npz -o features.npz"))
     p.add_argument("--model", required=True, metavar="FILE",
                    help="model .npz from `embed --model`, `landmarks --model` or landmarking.save")
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
@@ -184,23 +192,28 @@ def build_parser():
                     "histogram over the most frequent words, learn GP landmarks on the "
                     "sphere, and print each landmark's most probable words (its largest "
                     "squared entries).",
-        epilog=_example("landmarking topics posts.jsonl --field body -n 12 --vocabulary 1545 --top 5\n"
-                        "landmarking topics newsgroups.jsonl --strip-headers -n 12\n"
-                        "landmarking topics letters/ -n 5 -o topics.npz"))
+        epilog=_example(
+            "landmarking topics posts.jsonl --field body -n 12 --vocabulary 1545 --top 5\n"
+            "landmarking topics newsgroups.jsonl --strip-headers -n 12\n"
+            "landmarking topics letters/ -n 5 -o topics.npz"))
     p.add_argument("corpus", metavar="CORPUS", help="a folder of .txt files or a .jsonl file")
-    p.add_argument("--field", default="text", help="text field of the .jsonl records (default text)")
+    p.add_argument("--field", default="text",
+                   help="text field of the .jsonl records (default text)")
     p.add_argument("--strip-headers", action="store_true",
-                   help="drop each document's e-mail/news header block (up to the first blank line)")
+                   help="drop each document's e-mail/news header block "
+                        "(up to the first blank line)")
     p.add_argument("-n", "--n-landmarks", type=_positive_int, default=12, metavar="N",
                    help="number of topics (default 12)")
     p.add_argument("--vocabulary", type=_positive_int, default=1545, metavar="V",
                    help="most frequent words kept (default 1545, the paper's)")
-    p.add_argument("--top", type=_positive_int, default=5, help="words printed per topic (default 5)")
+    p.add_argument("--top", type=_positive_int, default=5,
+                   help="words printed per topic (default 5)")
     p.add_argument("--steps", type=_positive_int, help="optimisation steps per landmark")
     p.add_argument("--batch-size", type=_positive_int, help="documents per minibatch")
     p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
-    p.add_argument("-o", "--output", metavar="FILE", help="also save landmarks and vocabulary (.npz)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="also save landmarks and vocabulary (.npz)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.add_argument("--continue", dest="previous", metavar="FILE",
                    help="extend a run saved with -o, e.g. one that was killed (-n is the total)")

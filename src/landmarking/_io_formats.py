@@ -89,7 +89,9 @@ def load_npy(path):
     except MemoryError as exc:
         raise _too_large(path, exc) from None
     except DAMAGED as exc:
-        raise InputError(f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save.") from None
+        raise InputError(
+            f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save."
+        ) from None
 
 
 def check_npz_members(path):
@@ -109,7 +111,9 @@ def load_npz(path, key=None, allow_sparse=True, result_key=None):
     """
     try:
         if not zipfile.is_zipfile(path):
-            raise InputError(f"{path}: not a valid .npz file (not a zip archive); save it with np.savez.")
+            raise InputError(
+                f"{path}: not a valid .npz file (not a zip archive); save it with np.savez."
+            )
         check_npz_members(path)
         with np.load(path, allow_pickle=False) as content:
             return _npz_entry(content, path, key, allow_sparse, result_key)
@@ -118,7 +122,9 @@ def load_npz(path, key=None, allow_sparse=True, result_key=None):
     except MemoryError as exc:
         raise _too_large(path, exc) from None
     except DAMAGED as exc:
-        raise InputError(f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez.") from None
+        raise InputError(
+            f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez."
+        ) from None
 
 
 def _npz_entry(content, path, key, allow_sparse, result_key):
@@ -309,7 +315,9 @@ def _read_image_folder(folder):
             raise _too_large(file, exc) from None
         except (UnidentifiedImageError, Image.DecompressionBombError, SyntaxError, *DAMAGED) as exc:
             # PIL's decoders raise many kinds of errors on damaged files.
-            raise InputError(f"{file}: not a readable image ({_short(exc)}); replace or remove it.") from None
+            raise InputError(
+                f"{file}: not a readable image ({_short(exc)}); replace or remove it."
+            ) from None
         if images[-1].shape != images[0].shape:
             raise InputError(
                 f"{file}: image of size {'x'.join(map(str, images[-1].shape))} but "

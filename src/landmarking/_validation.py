@@ -95,7 +95,10 @@ def check_feasible_for_space(X, space):
             "(for histograms: square roots of normalised counts)."
         )
     if space == "sphere":
-        zero_rows = np.concatenate([start + part[1] for start, part in zip(bounds, parts)])
+        # bounds has one entry more than parts (the end of the last block): unpaired.
+        zero_rows = np.concatenate(
+            [start + part[1] for start, part in zip(bounds, parts, strict=False)]
+        )
         if zero_rows.size:
             raise ValueError(
                 f"space='sphere' needs every row to have a nonzero norm, but "

@@ -109,7 +109,8 @@ def main(argv=None):
     except Exception as exc:  # noqa: BLE001 - one line for users, traceback with --debug
         if args.debug:
             raise
-        _error(args, f"{type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)")
+        _error(args, f"{type(exc).__name__}: {_one_line(exc)} "
+                     "(rerun with --debug for the traceback)")
         return 1
     if status in (None, 0):
         _say(args, f"done in {time.perf_counter() - start:.2f} s")
@@ -174,7 +175,9 @@ def _check_outputs(args, *extra, force_output=False):
         if path is None:
             continue
         if Path(path).resolve() in seen:
-            raise InputError(f"{path}: {option} names the same file as another output; choose another name.")
+            raise InputError(
+                f"{path}: {option} names the same file as another output; choose another name."
+            )
         seen.add(Path(path).resolve())
         check_output(path, force=args.force, fmt=kind, option=option)
     return fmt
@@ -243,12 +246,15 @@ def _read_view(args, n_samples):
     if args.view is None:
         return None
     if not args.plot:
-        raise InputError("--view sets the picture's coordinates; add --plot NAME.png or drop --view.")
+        raise InputError(
+            "--view sets the picture's coordinates; add --plot NAME.png or drop --view."
+        )
     view = read_data(args.view, allow_sparse=False).X
     if view.shape[0] != n_samples or view.shape[1] < 2:
         raise InputError(
             f"{args.view}: the view has shape {view.shape} but needs one row of at least 2 "
-            f"coordinates for each of the {n_samples} rows of {args.data}; pass an embedding of DATA."
+            f"coordinates for each of the {n_samples} rows of {args.data}; "
+            "pass an embedding of DATA."
         )
     return view
 
@@ -337,7 +343,10 @@ def _read_previous(args):
     previous = read_result(args.previous, required=["landmarks", "parameters"])
     saved = previous["parameters"]
     if saved.get("method", "gp") != "gp":
-        raise InputError(f"{args.previous}: holds {saved.get('method')} landmarks; --continue extends gp runs only.")
+        raise InputError(
+            f"{args.previous}: holds {saved.get('method')} landmarks; "
+            "--continue extends gp runs only."
+        )
     if previous.get("input_sha256") and previous["input_sha256"] != input_sha256(args.data):
         raise InputError(
             f"{args.previous}: was learnt from other data than {args.data} (the sha256 differs); "
@@ -345,7 +354,8 @@ def _read_previous(args):
         )
     if saved.get("key") != args.key:
         raise InputError(
-            f"{args.previous}: was learnt from --key {saved.get('key')}, not {args.key}; pass the same --key."
+            f"{args.previous}: was learnt from --key {saved.get('key')}, not {args.key}; "
+            "pass the same --key."
         )
     done = len(previous["landmarks"])
     if args.n_landmarks <= done:
@@ -392,7 +402,8 @@ def _write_landmarks(args, estimator, data, fmt, *, complete, previous=None, sta
         if value is None:
             continue
         value = np.asarray(value)
-        if value.ndim == 1 and previous is not None and key in previous and len(value) < len(landmarks):
+        if (value.ndim == 1 and previous is not None and key in previous
+                and len(value) < len(landmarks)):
             # A continued fit reports only its new landmarks; keep the earlier values.
             value = np.concatenate([previous[key], value])
         arrays[key] = value
@@ -465,7 +476,8 @@ def _cmd_features(args):
         _say(args, f"wrote features of shape {shape} to {args.output}")
         return 0
     features = np.asarray(gaussian_features(X, landmarks, width))
-    parameters = {"landmarks": str(args.landmarks), "landmarks_sha256": input_sha256(args.landmarks),
+    parameters = {"landmarks": str(args.landmarks),
+                  "landmarks_sha256": input_sha256(args.landmarks),
                   "kernel_width": width, "key": args.key}
     write_result(args.output, {"features": features}, parameters=parameters, source=args.data,
                  command=args.command_line, fmt=fmt, force=args.force)
@@ -489,8 +501,8 @@ def _cmd_embed(args):
     labels = _label_codes(args, X.shape[0])
     landmark_choice = args.landmarks
     if landmark_choice is not None and landmark_choice not in ("random", "random-pruned", "kmeans"):
-        landmark_choice = np.asarray(read_result(landmark_choice, required=["landmarks"])["landmarks"],
-                                     dtype=X.dtype)
+        landmark_choice = np.asarray(
+            read_result(landmark_choice, required=["landmarks"])["landmarks"], dtype=X.dtype)
         if landmark_choice.shape[1] != X.shape[1]:
             raise InputError(
                 f"{args.landmarks}: landmarks have {landmark_choice.shape[1]} columns but "
@@ -702,7 +714,8 @@ def _cmd_topics(args):
         _write_topics(args, estimator, landmarks, vocabulary, complete=not interrupted)
         _say(args, f"wrote {len(landmarks)} topic landmarks and the vocabulary to {args.output}")
     if interrupted:
-        print("landmarking topics: interrupted; printed the topics finished so far.", file=sys.stderr)
+        print("landmarking topics: interrupted; printed the topics finished so far.",
+              file=sys.stderr)
         return INTERRUPTED
     return 0
 

@@ -135,11 +135,15 @@ def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
         raise InputError(f"{path}: no such file or folder; check the name and the working folder.")
     if path.is_dir() and path.suffix.lower() == ".zarr":
         if key is not None:
-            raise InputError(f"{path}: --key applies to .npz files, but this is a Zarr store; drop --key.")
+            raise InputError(
+                f"{path}: --key applies to .npz files, but this is a Zarr store; drop --key."
+            )
         data = DataFile(_open_zarr(path), path)
     elif path.is_dir():
         if key is not None:
-            raise InputError(f"{path}: --key applies to .npz files, but this is a folder; drop --key.")
+            raise InputError(
+                f"{path}: --key applies to .npz files, but this is a folder; drop --key."
+            )
         X, found_shape = _read_image_folder(path)
         data = DataFile(X, path, found_shape)
     else:
@@ -255,7 +259,9 @@ def read_result(path, required=()):
     """
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such file; give the .npz written by an earlier landmarking run.")
+        raise InputError(
+            f"{path}: no such file; give the .npz written by an earlier landmarking run."
+        )
     if path.suffix.lower() != ".npz":
         raise InputError(
             f"{path}: expected the .npz file written by landmarking (a {path.suffix or 'file'} "
@@ -277,7 +283,9 @@ def read_result(path, required=()):
     except InputError:
         raise
     except (MemoryError, RecursionError, *DAMAGED) as exc:
-        raise InputError(f"{path}: not a readable .npz file ({_short(exc)}); pass a file written by landmarking.") from None
+        raise InputError(
+            f"{path}: not a readable .npz file ({_short(exc)}); pass a file written by landmarking."
+        ) from None
     missing = [name for name in required if name not in out]
     if missing:
         raise InputError(
@@ -317,10 +325,15 @@ def read_corpus(path, *, field="text"):
     if path.is_dir():
         files = _files(path, (".txt",))
         if not files:
-            raise InputError(f"{path}: the folder holds no .txt files; put one document per .txt file in it.")
-        return [f.read_text(encoding="utf-8", errors="replace") for f in files], [f.name for f in files]
+            raise InputError(
+                f"{path}: the folder holds no .txt files; put one document per .txt file in it."
+            )
+        texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
+        return texts, [f.name for f in files]
     if not path.is_file():
-        raise InputError(f"{path}: no such file or folder; give a folder of .txt files or a .jsonl file.")
+        raise InputError(
+            f"{path}: no such file or folder; give a folder of .txt files or a .jsonl file."
+        )
     if path.suffix.lower() != ".jsonl":
         raise InputError(
             f"{path}: a corpus is a folder of .txt files or a .jsonl file, not a "
@@ -367,7 +380,8 @@ def parse_image_shape(text):
         shape = ()
     if len(shape) not in (2, 3) or min(shape) < 1:
         raise InputError(
-            f"--image-shape {text!r} is not HEIGHTxWIDTH; write it like 28x28 (or 32x32x3 for colour)."
+            f"--image-shape {text!r} is not HEIGHTxWIDTH; "
+            "write it like 28x28 (or 32x32x3 for colour)."
         )
     return shape
 
@@ -430,9 +444,14 @@ def _as_matrix(X, path):
     """Check dtype, dimensions and finiteness; return (2-D float data, image shape)."""
     if hasattr(X, "tocsr"):
         if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
-            raise InputError(f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; save real numbers.")
+            raise InputError(
+                f"{path}: sparse matrix of dtype {X.dtype} is not real-valued; save real numbers."
+            )
         if min(X.shape) == 0:
-            raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
+            raise InputError(
+                f"{path}: the data is empty (shape {X.shape}); "
+                "give at least one row and one column."
+            )
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
         if not np.all(np.isfinite(X.data)):
@@ -463,13 +482,18 @@ def _as_matrix(X, path):
             f"{X.ndim}-D shape {X.shape}; reshape it, e.g. X.reshape(-1, 1) for one feature."
         )
     if X.shape[0] == 0 or X.shape[1] == 0:
-        raise InputError(f"{path}: the data is empty (shape {X.shape}); give at least one row and one column.")
+        raise InputError(
+            f"{path}: the data is empty (shape {X.shape}); give at least one row and one column."
+        )
     if out_of_core:
         # Checked block by block; the library converts each block when it reads it.
         if find_nonfinite_row(X) >= 0:
             bounds = block_bounds(X)
-            cells = np.concatenate([part + [start, 0] for start, part in zip(
-                bounds, reduce_row_blocks(_nonfinite_cells, X, bounds=bounds))])
+            parts = reduce_row_blocks(_nonfinite_cells, X, bounds=bounds)
+            # bounds has one entry more than parts (the end of the last block): unpaired.
+            cells = np.concatenate(
+                [part + [start, 0] for start, part in zip(bounds, parts, strict=False)]
+            )
             _raise_nonfinite(path, cells, take_rows(X, cells[:1, 0]))
         return X, image_shape
     if X.dtype not in (np.float32, np.float64):
@@ -513,7 +537,9 @@ def array_writer(path, shape, dtype, *, force=False, chunk_rows=100_000):
     """
     path = Path(path)
     if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it, or choose another -o name.")
+        raise InputError(
+            f"{path}: already exists; pass --force to overwrite it, or choose another -o name."
+        )
     if not path.parent.exists():
         raise InputError(f"{path}: the folder {path.parent} does not exist; create it first.")
     temporary = path.with_name(f".{path.name}.{os.getpid()}.partial{path.suffix}")
@@ -558,7 +584,9 @@ def output_format(path, fmt=None):
             )
         return by_suffix
     if by_suffix != fmt:
-        raise InputError(f"{path}: --format {fmt} needs a file name ending in .{fmt}; rename the output.")
+        raise InputError(
+            f"{path}: --format {fmt} needs a file name ending in .{fmt}; rename the output."
+        )
     return fmt
 
 
@@ -577,7 +605,10 @@ def check_output(path, *, force=False, fmt=None, option="-o"):
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give {option} a file name.")
     if path.exists() and not force:
-        raise InputError(f"{path}: already exists; pass --force to overwrite it, or choose another {option} name.")
+        raise InputError(
+            f"{path}: already exists; "
+            f"pass --force to overwrite it, or choose another {option} name."
+        )
     if not path.parent.exists():
         raise InputError(f"{path}: the folder {path.parent} does not exist; create it first.")
     return fmt

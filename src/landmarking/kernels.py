@@ -165,7 +165,8 @@ def local_kernel_width(X, *, random_state=None):
 
     rng = check_random_state(random_state)
     n = X.shape[0]
-    rows = np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE else np.arange(n)
+    rows = (np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE
+            else np.arange(n))
     sample = take_rows(X, rows)
     sample = sample.toarray() if sparse.issparse(sample) else sample
     sample = sample.astype(np.float64)
@@ -196,7 +197,8 @@ def resolve_kernel_width(X, kernel_width, *, random_state=None):
     if isinstance(kernel_width, str):
         if kernel_width not in KERNEL_WIDTH_RULES:
             raise ValueError(
-                f"kernel_width must be a positive number, 'auto' or 'variance'; got {kernel_width!r}."
+                "kernel_width must be a positive number, 'auto' or 'variance'; "
+                f"got {kernel_width!r}."
             )
         width = (variance_kernel_width(X) if kernel_width == "variance"
                  else local_kernel_width(X, random_state=random_state))

@@ -30,11 +30,13 @@ _EXPORTS = {
 
 __all__ = list(_EXPORTS)
 
-if TYPE_CHECKING:  # static tools see ordinary imports
-    from .laplacian import LaplacianEigenmaps
-    from .lll import LocallyLinearLandmarks, lll_out_of_sample
-    from .model_selection import sweep_lll
-    from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension
+# Static tools (type checkers, IDEs) read these ordinary imports; at run time the
+# names are loaded lazily by __getattr__, so they look unused to ruff (F401).
+if TYPE_CHECKING:
+    from .laplacian import LaplacianEigenmaps  # noqa: F401
+    from .lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
+    from .model_selection import sweep_lll  # noqa: F401
+    from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
 
 
 def __getattr__(name):

@@ -34,7 +34,8 @@ def neighbor_distance_error(T, nbr, delta0):
     Examples
     --------
     >>> T = np.array([[0.0], [1.0], [3.0]])
-    >>> float(neighbor_distance_error(T, np.array([[1], [0], [1]]), np.array([[1.0], [1.0], [1.0]])))
+    >>> float(neighbor_distance_error(
+    ...     T, np.array([[1], [0], [1]]), np.array([[1.0], [1.0], [1.0]])))
     0.3333333333333333
     """
     now = np.linalg.norm(T[:, None, :] - T[nbr], axis=2)
