@@ -25,9 +25,8 @@ import tracemalloc
 import warnings
 
 import numpy as np
-from scipy import sparse
-
 from _gp_common import parse_args, print_table, pyplot
+from scipy import sparse
 
 from landmarking import GPLandmarks, KMeansLandmarks, RandomLandmarks
 from landmarking.datasets.real import load_newsgroups

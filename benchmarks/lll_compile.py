@@ -47,7 +47,8 @@ if n:
         est = LocallyLinearLandmarks(n_components=50, n_landmarks=451, n_landmark_neighbors=kz,
                                      n_neighbors=200, bandwidth=200.0, random_state=0, **extra)
         runs = [est.fit(Xm, affinity=W).timings_ for _ in range(3)]
-        out[f"mnist_kz{kz}"] = {s: min(r[s] for r in runs) for s in ("weights", "reduced_problem", "total")}
+        out[f"mnist_kz{kz}"] = {s: min(r[s] for r in runs)
+                                for s in ("weights", "reduced_problem", "total")}
 print(json.dumps(out))
 """
 
@@ -73,7 +74,8 @@ def main():
             r = json.loads(res.stdout.strip().splitlines()[-1])
             stages = ", ".join(f"{k} {v:.2f}" for k, v in r["first_stages"].items()
                                if k in ("weights", "affinity", "connectivity", "reduced_problem"))
-            print(f"{src} n_jobs={n_jobs}: import {r['import']:.2f} s, first fit {r['first']:.2f} s "
+            print(f"{src} n_jobs={n_jobs}: import {r['import']:.2f} s, "
+                  f"first fit {r['first']:.2f} s "
                   f"({stages}), warm fit {r['warm']:.2f} s, first - warm "
                   f"{r['first'] - r['warm']:.2f} s; load {os.getloadavg()[0]:.1f}")
             for key in ("mnist_kz50", "mnist_kz10"):

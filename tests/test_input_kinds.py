@@ -13,16 +13,24 @@ differently for blocks of different shapes.
 
 import numpy as np
 import pytest
-
-from landmarking.kernels import gaussian_features
 from scipy import sparse
 from sklearn.datasets import make_swiss_roll
 
-from landmarking import (ActiveLearningLandmarks, GPLandmarks, KMeansLandmarks, NMFLandmarks,
-                         RandomLandmarks, RPCholeskyLandmarks)
-from landmarking.embedding.lll import (LocallyLinearLandmarks, lll_out_of_sample,
-                                       reconstruction_weights)
+from landmarking import (
+    ActiveLearningLandmarks,
+    GPLandmarks,
+    KMeansLandmarks,
+    NMFLandmarks,
+    RandomLandmarks,
+    RPCholeskyLandmarks,
+)
+from landmarking.embedding.lll import (
+    LocallyLinearLandmarks,
+    lll_out_of_sample,
+    reconstruction_weights,
+)
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
+from landmarking.kernels import gaussian_features
 from landmarking.landmarks.baselines import kl_nmf_weights
 
 KINDS = ["numpy", "memmap", "zarr", "dask", "csr"]

@@ -427,7 +427,7 @@ def test_compiled_kernels_do_not_depend_on_the_thread_count():
         failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
                                                   1e-3, True, idx, w, n_parts)
         out.append((failed, idx, w))
-    for a, b in zip(*out):
+    for a, b in zip(*out, strict=True):
         np.testing.assert_array_equal(a, b)
     W = knn_affinity(X, 9, 1.0)
     Z = reconstruction_weights(X, T, 6)

@@ -280,7 +280,8 @@ def nearest_distances(
     # Each block's two nearest rows per query, in block order: enough to skip one
     # excluded row and still find the nearest of the others.
     d2 = np.concatenate([p[0] for p in parts], axis=1)
-    idx = np.concatenate([p[1] + start for p, start in zip(parts, bounds[:-1])], axis=1)
+    starts = bounds[:-1]
+    idx = np.concatenate([p[1] + start for p, start in zip(parts, starts, strict=True)], axis=1)
     if exclude is not None:
         d2[idx == np.asarray(exclude)[:, None]] = np.inf
     # The first minimum: the earliest block, and within it the lower row.

@@ -127,7 +127,8 @@ def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
     if eigen_solver == "dense":
         check_memory(24 * n * n,
                      what=f"the dense {n} x {n} eigenproblem of exact Laplacian eigenmaps",
-                     way_out="use LocallyLinearLandmarks (memory linear in N) or eigen_solver='lobpcg'")
+                     way_out="use LocallyLinearLandmarks (memory linear in N) or "
+                             "eigen_solver='lobpcg'")
         mu, U = linalg.eigh(S.toarray(), subset_by_index=[n - k, n - 1])
     elif eigen_solver == "arpack":
         v0 = rng.uniform(-1, 1, n)

@@ -34,8 +34,15 @@ from sklearn.utils.extmath import row_norms
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from .._blocks import (block_bounds, check_rows, map_row_blocks, reduce_row_blocks,
-                       take_rows, to_memory, working_dtype)
+from .._blocks import (
+    block_bounds,
+    check_rows,
+    map_row_blocks,
+    reduce_row_blocks,
+    take_rows,
+    to_memory,
+    working_dtype,
+)
 from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
@@ -734,7 +741,6 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             return self._fit(X, affinity)
 
     def _fit(self, X, affinity):
-        n = X.shape[0]
         rng = check_random_state(self.random_state)
         timings = {}
         start = time.perf_counter()

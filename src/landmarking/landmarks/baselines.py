@@ -30,13 +30,18 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import NMF
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-
 from threadpoolctl import threadpool_limits
 
-from .._blocks import (check_rows, map_row_blocks, reduce_row_blocks, take_rows, to_memory,
-                       working_dtype)
-from .._parallel import check_n_jobs, resolve_n_jobs, thread_limits
+from .._blocks import (
+    check_rows,
+    map_row_blocks,
+    reduce_row_blocks,
+    take_rows,
+    to_memory,
+    working_dtype,
+)
 from .._memory import check_memory
+from .._parallel import check_n_jobs, resolve_n_jobs, thread_limits
 from .._validation import check_enough_samples, check_positive_int
 from ..kernels import resolve_kernel_width
 from ._base import LandmarkTransformerMixin
