@@ -535,7 +535,10 @@ def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
     array([[0.]])
     """
     Y_new = check_rows(Y_new)
-    landmarks = np.asarray(landmarks, dtype=np.float64)
+    # Sparse reference points (LaplacianEigenmaps fitted on CSR) stay sparse: the
+    # neighbour search takes them as they are.
+    landmarks = (landmarks.astype(np.float64) if sparse.issparse(landmarks)
+                 else np.asarray(landmarks, dtype=np.float64))
     landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
     eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
     k = min(n_neighbors, landmarks.shape[0])
