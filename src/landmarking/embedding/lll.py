@@ -469,6 +469,12 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     random_state : int, RandomState or None, default=None
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
+    refine : bool, default=False
+        With ``method="lll"``: start LOBPCG on the full graph from the LLL
+        solution and iterate to the exact Laplacian eigenmaps (residuals below
+        1e-6; :func:`~landmarking.embedding.refine.refine_spectral_embedding`,
+        pyamg-preconditioned when installed); the landmark coordinates are then
+        refitted so that ``transform`` maps into the refined embedding.
 
     Attributes
     ----------
@@ -490,7 +496,10 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     timings_ : dict
         Seconds per stage: ``landmarks``, ``neighbors``, ``affinity`` (building,
         or checking a given one), ``connectivity``, ``weights``,
-        ``reduced_problem``, ``eigensolver``, ``embedding``, ``total``.
+        ``reduced_problem``, ``eigensolver``, ``embedding``, ``refine`` (with
+        ``refine=True``), ``total``.
+    refine_result_ : RefineResult or None
+        Iterations and residuals of the refinement (None without it).
     n_features_in_ : int
 
     Examples
@@ -507,7 +516,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
                  n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
                  reg=1e-3, symmetrize="union", neighbors_method="exact",
-                 random_state=None, verbose=False):
+                 random_state=None, verbose=False, refine=False):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.n_landmark_neighbors = n_landmark_neighbors
@@ -520,6 +529,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.neighbors_method = neighbors_method
         self.random_state = random_state
         self.verbose = verbose
+        self.refine = refine
 
     def _check_params(self):
         check_positive_int(self.n_components, "n_components")
@@ -531,6 +541,13 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         else:
             check_choice(self.bandwidth, "bandwidth", ("auto",))
         check_choice(self.method, "method", LLL_METHODS)
+        if self.refine not in (True, False):
+            raise ValueError(f"refine must be True or False, got {self.refine!r}.")
+        if self.refine and self.method != "lll":
+            raise ValueError(
+                f"refine=True refines the LLL solution on the full graph; it needs "
+                f"method='lll', got method={self.method!r}."
+            )
         check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
         check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
         if isinstance(self.landmarks, str):
@@ -611,6 +628,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Z = reconstruction_weights(X, T, self.n_landmark_neighbors, reg=self.reg,
                                    verbose=self.verbose)
         timings["weights"] = time.perf_counter() - t
+        self.refine_result_ = None
         if self.method == "lll":
             self._fit_lll(X, Z, affinity, timings, rng)
         else:
@@ -680,6 +698,15 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.landmark_embedding_ = landmark_embedding
         self.eigenvalues_ = vals
         timings["embedding"] = time.perf_counter() - t
+        if self.refine:
+            from .refine import fit_landmark_embedding, refine_spectral_embedding
+
+            t = time.perf_counter()
+            self.embedding_, self.eigenvalues_, self.refine_result_ = \
+                refine_spectral_embedding(W, emb)
+            self.landmark_embedding_ = fit_landmark_embedding(
+                Z, self.embedding_, landmark_embedding)
+            timings["refine"] = time.perf_counter() - t
 
     def _fit_landmark_le(self, X, Z, timings, rng):
         T = self.landmarks_
