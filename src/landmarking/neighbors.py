@@ -252,9 +252,9 @@ def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, _prepared=None):
         X32, sq32 = _prepared
     X64 = np.ascontiguousarray(X, dtype=np.float64)
     # Rows per block from the global memory budget: one float32 distance row
-    # and the partition's index row per query point.
+    # per query point.
     budget = get_config()["working_memory"] * 2 ** 20
-    rows = int(max(1, min(Q.shape[0], budget // max(1, n * 12))))
+    rows = int(max(1, min(Q.shape[0], budget // max(1, n * 4))))
     distances = np.empty((Q.shape[0], k), dtype=np.float64)
     indices = np.empty((Q.shape[0], k), dtype=np.int64)
     for sl in gen_batches(Q.shape[0], rows):
@@ -296,8 +296,9 @@ def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
     if self_offset is not None:
         approx[np.arange(b), self_offset + np.arange(b)] = np.inf
     m = n_candidates
-    part = np.argpartition(approx, m - 1, axis=1)[:, :m] if m < approx.shape[1] else \
-        np.broadcast_to(np.arange(approx.shape[1]), (b, approx.shape[1])).copy()
+    # A compiled heap selection: numpy's argpartition costs several times the
+    # float32 product itself here.
+    part, worst = _shortlist(approx, m)
     cand = np.sort(part, axis=1)  # by index, so that the stable sort breaks ties by it
     exact_sq = _candidate_sq_distances(Qb, X64, cand)
     order = np.argsort(exact_sq, axis=1, kind="stable")[:, :k]
@@ -308,8 +309,7 @@ def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
         # shortlist's largest; its exact one is larger than the k-th exact when
         # that approximate value, less the rounding bound, still exceeds it.
         bound = _rounding_bound(qsq32, sq32.max(), Qb.shape[1])
-        outside_min = np.take_along_axis(approx, part, axis=1).max(axis=1)
-        unsure = np.flatnonzero(outside_min - bound <= d_sq[:, -1])
+        unsure = np.flatnonzero(worst - bound <= d_sq[:, -1])
         for i in unsure:
             near = np.flatnonzero(approx[i] <= d_sq[i, -1] + bound[i])
             sq = _candidate_sq_distances(Qb[i:i + 1], X64, near[None, :])[0]
@@ -326,6 +326,56 @@ def _rounding_bound(qsq32, max_sq32, n_features):
     two additions add a few u more. Twice that, as a margin.
     """
     return 2.0 * (n_features + 8) * _U32 * 2.0 * (qsq32.astype(np.float64) + max_sq32)
+
+
+@numba.njit(cache=True)
+def _sift_down(vals, idx, start, size):
+    """Restore the max-heap property of vals[:size] below position ``start``."""
+    i = start
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            return
+        big = left
+        if left + 1 < size and vals[left + 1] > vals[left]:
+            big = left + 1
+        if vals[big] <= vals[i]:
+            return
+        vals[i], vals[big] = vals[big], vals[i]
+        idx[i], idx[big] = idx[big], idx[i]
+        i = big
+
+
+@numba.njit(parallel=True, cache=True)
+def _shortlist(approx, m):
+    """Column indices of the m smallest entries of each row (any order) and
+    the largest value among them, which every entry left out is at least.
+
+    One pass per row with a max-heap of size m: an entry is compared with the
+    heap's top and only the rare smaller one is pushed in.
+    """
+    b, n = approx.shape
+    out = np.empty((b, m), dtype=np.int64)
+    worst = np.empty(b, dtype=np.float64)
+    for i in numba.prange(b):
+        vals = np.empty(m, dtype=approx.dtype)
+        idx = np.empty(m, dtype=np.int64)
+        for j in range(m):
+            vals[j] = approx[i, j]
+            idx[j] = j
+        for s in range(m // 2 - 1, -1, -1):
+            _sift_down(vals, idx, s, m)
+        top = vals[0]
+        for j in range(m, n):
+            v = approx[i, j]
+            if v < top:
+                vals[0] = v
+                idx[0] = j
+                _sift_down(vals, idx, 0, m)
+                top = vals[0]
+        out[i] = idx
+        worst[i] = top
+    return out, worst
 
 
 @numba.njit(parallel=True, cache=True)
