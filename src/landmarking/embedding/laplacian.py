@@ -169,8 +169,11 @@ class LaplacianEigenmaps(BaseEstimator):
     symmetrize : {"union", "mean"}, default="union"
         How the k-NN graph is made symmetric (see
         :func:`~landmarking.embedding.affinity.gaussian_affinity`).
-    neighbors_method : {"exact", "approximate"}, default="exact"
-        Neighbour search (scikit-learn or pynndescent).
+    neighbors_method : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search: exact (blocked float32 products with an exact
+        re-rank), pynndescent, or ``"auto"``: exact below
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
+        pynndescent from there on.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding`; ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
@@ -207,7 +210,7 @@ class LaplacianEigenmaps(BaseEstimator):
     """
 
     def __init__(self, *, n_components=2, n_neighbors=10, bandwidth="auto",
-                 symmetrize="union", neighbors_method="exact", eigen_solver="auto",
+                 symmetrize="union", neighbors_method="auto", eigen_solver="auto",
                  tol=None, max_iter=None, random_state=None, verbose=False):
         self.n_components = n_components
         self.n_neighbors = n_neighbors

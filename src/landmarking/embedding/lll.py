@@ -465,7 +465,11 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Relative ridge of the local Gram matrices (see
         :func:`reconstruction_weights`).
     symmetrize : {"union", "mean"}, default="union"
-    neighbors_method : {"exact", "approximate"}, default="exact"
+    neighbors_method : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search: exact (blocked float32 products with an exact
+        re-rank), pynndescent, or ``"auto"``: exact below
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
+        pynndescent from there on.
     random_state : int, RandomState or None, default=None
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
@@ -515,7 +519,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
                  n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
-                 reg=1e-3, symmetrize="union", neighbors_method="exact",
+                 reg=1e-3, symmetrize="union", neighbors_method="auto",
                  random_state=None, verbose=False, refine=False):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
