@@ -91,6 +91,17 @@ def test_disconnected_graph_and_bad_start_get_clear_errors():
         refine_spectral_embedding(W.toarray(), good)
 
 
+def test_small_graph_is_solved_densely():
+    # LOBPCG refuses a block over a fifth of the nodes: the dense route answers.
+    _, W = _graph(30, k=6)
+    exact, lam = _exact(W, 6)
+    start = exact + 0.01 * np.random.default_rng(0).normal(size=exact.shape)
+    emb, mu, info = refine_spectral_embedding(W, start, tol=1e-10)
+    assert info.converged and info.n_iter == 0
+    assert np.max(subspace_angles(emb, exact)) < 1e-6
+    np.testing.assert_allclose(mu, lam, rtol=1e-8)
+
+
 def test_unconverged_refinement_warns():
     X, W = _graph(500, seed=3)
     start = lll_start(X, W, 2, n_landmarks=20, random_state=0)

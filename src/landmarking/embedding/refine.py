@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
+from scipy import linalg, sparse
 from scipy.sparse.linalg import lobpcg, spsolve
 
 from .._validation import check_positive_int
@@ -217,12 +217,18 @@ def refine_spectral_embedding(W, start, *, n_components=None, tol=1e-6, max_iter
     R0 = L @ (U0 @ V0) - (U0 @ V0) * mu0
     start_residuals = np.linalg.norm(R0, axis=0)[:n_components]
     t = time.perf_counter()
-    with warnings.catch_warnings():
-        # LOBPCG warns when it stops above tol; we check and report ourselves.
-        warnings.simplefilter("ignore", UserWarning)
-        mu, U, history = lobpcg(L, U0 @ V0, M=M, Y=trivial, tol=tol,
-                                maxiter=max_iter, largest=False,
-                                retResidualNormsHistory=True)
+    if n - 1 < 5 * U0.shape[1]:
+        # LOBPCG refuses blocks this large for the size (its dense fallback
+        # takes no constraint): solve densely; the trivial eigenvector comes first.
+        mu, U = linalg.eigh(L.toarray(), subset_by_index=[1, U0.shape[1]])
+        history = [None]
+    else:
+        with warnings.catch_warnings():
+            # LOBPCG warns when it stops above tol; we check and report ourselves.
+            warnings.simplefilter("ignore", UserWarning)
+            mu, U, history = lobpcg(L, U0 @ V0, M=M, Y=trivial, tol=tol,
+                                    maxiter=max_iter, largest=False,
+                                    retResidualNormsHistory=True)
     timings["lobpcg"] = time.perf_counter() - t
     order = np.argsort(mu)[:n_components]
     mu, U = mu[order], U[:, order]
