@@ -222,4 +222,6 @@ def test_neighbor_index_is_built_once_and_matches_one_shot_queries(monkeypatch):
     monkeypatch.setattr(nb, "APPROXIMATE_MIN_SAMPLES", 300)
     assert NeighborIndex(method="auto").fit(ref).method_ == "approximate"
     assert NeighborIndex(method="auto").fit(ref[:299]).method_ == "blocked"
+    many = nb.APPROXIMATE_MAX_NEIGHBORS + 1
+    assert NeighborIndex(method="auto", n_neighbors=many).fit(ref).method_ == "blocked"
     assert NeighborIndex(metric="manhattan").fit(ref).method_ == "sklearn"

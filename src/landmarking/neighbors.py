@@ -4,8 +4,9 @@
 data by blocked float32 matrix products that shortlist candidates, followed by
 an exact float64 re-rank (:func:`exact_knn`), otherwise with scikit-learn's
 ``NearestNeighbors``. ``method="approximate"`` uses pynndescent's NN-descent,
-which scales to millions of points; ``method="auto"`` picks the exact search
-below :data:`APPROXIMATE_MIN_SAMPLES` points and NN-descent from there on.
+which scales to millions of points; ``method="auto"`` picks NN-descent from
+:data:`APPROXIMATE_MIN_SAMPLES` points on for at most
+:data:`APPROXIMATE_MAX_NEIGHBORS` neighbours, the exact search otherwise.
 Every function returns ``(distances, indices)`` sorted by distance (ties by
 index), with a point never counted as its own neighbour.
 
@@ -25,25 +26,35 @@ from sklearn.utils import check_random_state, gen_batches
 from ._validation import check_choice, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
-           "NeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES"]
+           "NeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
+           "APPROXIMATE_MAX_NEIGHBORS"]
 
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
 
-#: ``method="auto"`` switches to NN-descent from this many reference points on
-#: (measured with benchmarks/knn.py on MNIST, docs/results.md "Graphs and exact
-#: spectral embeddings": below it the blocked exact search is as fast or faster,
-#: and exact).
-APPROXIMATE_MIN_SAMPLES = 200_000
+#: ``method="auto"`` switches to NN-descent from this many reference points on,
+#: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
+#: benchmarks/knn.py on MNIST (docs/results.md, "Graphs and exact spectral
+#: embeddings"): at 20,000 digits NN-descent took 2.9 s for 10 neighbours
+#: (recall 0.98) against 44 s exact, but it compiles for about 90 s in each new
+#: process, and the exact search grows as n^2: counting that compile, the two
+#: cross near 30,000 points for 10 neighbours. For 150 neighbours NN-descent
+#: was 2.7x slower than the exact search at 20,000 points.
+APPROXIMATE_MIN_SAMPLES = 50_000
+#: Above this many neighbours ``method="auto"`` stays exact (see above; the
+#: limit lies between the measured 10, where NN-descent wins, and 150).
+APPROXIMATE_MAX_NEIGHBORS = 50
 
 # Unit roundoff of float32: the float32 shortlist is checked against a bound
 # proportional to it, so that the final lists are provably the exact ones.
 _U32 = float(np.finfo(np.float32).eps) / 2
 
 
-def _resolve_method(method, n_reference, metric, X):
+def _resolve_method(method, n_reference, metric, X, n_neighbors):
     check_choice(method, "method", NEIGHBOR_METHODS)
     if method == "auto":
-        method = "approximate" if n_reference >= APPROXIMATE_MIN_SAMPLES else "exact"
+        large = (n_reference >= APPROXIMATE_MIN_SAMPLES
+                 and n_neighbors <= APPROXIMATE_MAX_NEIGHBORS)
+        method = "approximate" if large else "exact"
     if method == "exact":
         blocked = (isinstance(metric, str) and metric == "euclidean"
                    and not sparse.issparse(X))
@@ -63,7 +74,8 @@ def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
     method : {"exact", "approximate", "auto"}
         ``"exact"``: :func:`exact_knn` for the Euclidean metric on dense data,
         scikit-learn otherwise; ``"approximate"``: pynndescent; ``"auto"``:
-        exact below :data:`APPROXIMATE_MIN_SAMPLES` samples, else approximate.
+        approximate from :data:`APPROXIMATE_MIN_SAMPLES` samples on when
+        n_neighbors <= :data:`APPROXIMATE_MAX_NEIGHBORS`, else exact.
     metric : str or callable
         Any metric scikit-learn (exact) or pynndescent (approximate) accepts.
     random_state : int, RandomState or None
@@ -88,7 +100,7 @@ def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
             f"n_neighbors={n_neighbors} must be smaller than the number of samples "
             f"({X.shape[0]}); pass fewer neighbours or more data."
         )
-    how = _resolve_method(method, X.shape[0], metric, X)
+    how = _resolve_method(method, X.shape[0], metric, X, n_neighbors)
     if how == "blocked":
         return exact_knn(X, n_neighbors)
     if how == "sklearn":
@@ -132,8 +144,9 @@ class NeighborIndex:
     n_jobs : int or None
         Parallel jobs for scikit-learn's exact search.
     n_neighbors : int
-        Graph degree of the NN-descent index (at least 10); larger values give
-        better recall for queries of many neighbours.
+        Graph degree of the NN-descent index (at least 10; larger values give
+        better recall for queries of many neighbours), and the neighbour count
+        ``"auto"`` decides by.
 
     Examples
     --------
@@ -153,7 +166,7 @@ class NeighborIndex:
     def fit(self, reference):
         """Build the search structure on ``reference`` (n_reference, n_features)."""
         self.method_ = _resolve_method(self.method, reference.shape[0], self.metric,
-                                       reference)
+                                       reference, self.n_neighbors)
         self.n_reference_ = reference.shape[0]
         if self.method_ == "blocked":
             self.reference_ = np.asarray(reference)

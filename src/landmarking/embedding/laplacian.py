@@ -173,7 +173,8 @@ class LaplacianEigenmaps(BaseEstimator):
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), pynndescent, or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
-        pynndescent from there on.
+        pynndescent from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding`; ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it

@@ -469,7 +469,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), pynndescent, or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
-        pynndescent from there on.
+        pynndescent from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`.
     random_state : int, RandomState or None, default=None
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
