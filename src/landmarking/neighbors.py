@@ -169,7 +169,7 @@ class NeighborIndex:
                                        reference, self.n_neighbors)
         self.n_reference_ = reference.shape[0]
         if self.method_ == "blocked":
-            self.reference_ = np.asarray(reference)
+            self.reference_ = np.ascontiguousarray(reference, dtype=np.float64)
             self.reference32_ = np.ascontiguousarray(reference, dtype=np.float32)
             self.sq_norms32_ = np.einsum("ij,ij->i", self.reference32_,
                                          self.reference32_)
@@ -194,7 +194,8 @@ class NeighborIndex:
             )
         if self.method_ == "blocked":
             return exact_knn(self.reference_, n_neighbors, query=query,
-                             _prepared=(self.reference32_, self.sq_norms32_))
+                             _prepared=(self.reference_, self.reference32_,
+                                        self.sq_norms32_))
         if self.method_ == "sklearn":
             return self.index_.kneighbors(query, n_neighbors)
         indices, distances = self.index_.query(query, k=n_neighbors)
@@ -259,11 +260,12 @@ def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, _prepared=None):
     m = n_candidates if n_candidates is not None else k + max(16, k // 4)
     m = int(min(max(m, k), available))
     if _prepared is None:
+        X64 = np.ascontiguousarray(X, dtype=np.float64)
         X32 = np.ascontiguousarray(X, dtype=np.float32)
         sq32 = np.einsum("ij,ij->i", X32, X32)
     else:
-        X32, sq32 = _prepared
-    X64 = np.ascontiguousarray(X, dtype=np.float64)
+        # A NeighborIndex converted once; small queries then copy nothing.
+        X64, X32, sq32 = _prepared
     # Rows per block from the global memory budget: one float32 distance row
     # per query point.
     budget = get_config()["working_memory"] * 2 ** 20
