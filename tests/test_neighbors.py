@@ -111,3 +111,117 @@ def test_errors_name_the_fix():
         query_neighbors(X, X, 6)
     with pytest.raises(ValueError, match="method must be one of"):
         nearest_neighbors(X, 2, method="fast")
+
+
+# --------------------------------------------------------------------------- blocked exact
+
+from sklearn import config_context  # noqa: E402
+from sklearn.neighbors import NearestNeighbors  # noqa: E402
+
+from landmarking.neighbors import NeighborIndex, exact_knn  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_blocked_exact_equals_scikit_learn_on_random_data(dtype):
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(700, 30)).astype(dtype)
+    # A tiny memory budget forces many blocks.
+    with config_context(working_memory=0.05):
+        dist, idx = exact_knn(X, 12)
+    ref_dist, ref_idx = NearestNeighbors(n_neighbors=12, algorithm="brute").fit(
+        X.astype(np.float64)).kneighbors()
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, rtol=1e-12, atol=1e-12)
+    Q = rng.normal(size=(40, 30)).astype(dtype)
+    dist, idx = exact_knn(X, 9, query=Q)
+    ref_dist, ref_idx = NearestNeighbors(n_neighbors=9, algorithm="brute").fit(
+        X.astype(np.float64)).kneighbors(Q.astype(np.float64))
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, rtol=1e-12, atol=1e-12)
+
+
+def test_blocked_exact_on_duplicated_data_breaks_ties_by_index():
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(300, 6))
+    X = np.concatenate([base, base[:120], base[:40]])[rng.permutation(460)]
+    k = 6
+    dist, idx = exact_knn(X, k)
+    ref_dist, ref_idx = _brute(X, X, k, exclude_self=True)  # stable: ties by index
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, atol=1e-12)
+    assert not np.any(idx == np.arange(460)[:, None])
+    for algorithm in ("brute", "kd_tree"):
+        sk_dist, sk_idx = NearestNeighbors(n_neighbors=k + 1, algorithm=algorithm).fit(
+            X).kneighbors()
+        np.testing.assert_allclose(dist, sk_dist[:, :k], atol=1e-12)
+        # scikit-learn's order within a tie is unspecified: sorted by (distance,
+        # index), its lists are ours wherever the k-th neighbour is not tied
+        # with the next one (elsewhere both pick among equals; ours the smallest).
+        clear = sk_dist[:, k - 1] < sk_dist[:, k] - 1e-12
+        assert clear.mean() > 0.5
+        sk_idx = sk_idx[:, :k]
+        order = np.lexsort((sk_idx, np.round(sk_dist[:, :k], 12)), axis=1)
+        np.testing.assert_array_equal(
+            idx[clear], np.take_along_axis(sk_idx, order, axis=1)[clear])
+
+
+def test_blocked_exact_stays_exact_where_float32_is_not():
+    # Points far from the origin: the float32 shortlist is mostly rounding, so
+    # rows fall back to the exact re-rank over everything within the bound.
+    rng = np.random.default_rng(12)
+    X = 1e4 + rng.normal(size=(400, 5)) * 1e-2
+    dist, idx = exact_knn(X, 5, n_candidates=5)
+    ref_dist, ref_idx = _brute(X, X, 5, exclude_self=True)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, rtol=1e-9)
+
+
+def test_exact_knn_errors_name_the_fix():
+    X = np.zeros((5, 2))
+    with pytest.raises(ValueError, match="exceeds the 4 available reference points"):
+        exact_knn(X, 5)
+    with pytest.raises(ValueError, match="must have the 2 columns"):
+        exact_knn(X, 2, query=np.zeros((3, 3)))
+
+
+def test_neighbor_index_is_built_once_and_matches_one_shot_queries(monkeypatch):
+    import landmarking.neighbors as nb
+
+    rng = np.random.default_rng(13)
+    ref, Q = rng.normal(size=(300, 4)), rng.normal(size=(25, 4))
+    index = NeighborIndex().fit(ref)
+    one_by_one = [index.query(q[None], 3) for q in Q]
+    d, i = query_neighbors(ref, Q, 3)
+    np.testing.assert_array_equal(np.vstack([b for _, b in one_by_one]), i)
+    np.testing.assert_allclose(np.vstack([a for a, _ in one_by_one]), d)
+    np.testing.assert_array_equal(query_neighbors(index, Q, 3)[1], i)
+
+    built = []
+
+    class Fake:
+        def __init__(self, X):
+            self.X, self.prepared = X, 0
+
+        def prepare(self):
+            self.prepared += 1
+
+        def query(self, q, k):
+            dd, ii = _brute(self.X, q, k)
+            return ii, dd
+
+    def fake(X, n_neighbors, metric, random_state):
+        built.append(n_neighbors)
+        return Fake(X)
+
+    monkeypatch.setattr(nb, "_nndescent_index", fake)
+    approx = NeighborIndex(method="approximate", random_state=0).fit(ref)
+    for q in Q:
+        approx.query(q[None], 3)
+    assert built == [10] and approx.index_.prepared == 1
+    # "auto" switches to the approximate index from APPROXIMATE_MIN_SAMPLES on.
+    monkeypatch.setattr(nb, "APPROXIMATE_MIN_SAMPLES", 300)
+    assert NeighborIndex(method="auto").fit(ref).method_ == "approximate"
+    assert NeighborIndex(method="auto").fit(ref[:299]).method_ == "blocked"
+    many = nb.APPROXIMATE_MAX_NEIGHBORS + 1
+    assert NeighborIndex(method="auto", n_neighbors=many).fit(ref).method_ == "blocked"
+    assert NeighborIndex(metric="manhattan").fit(ref).method_ == "sklearn"

@@ -191,9 +191,18 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     symmetrize : {"union", "mean"}, default="union"
         How the k-NN graph is made symmetric (see
         :func:`~landmarking.embedding.affinity.gaussian_affinity`).
-    neighbors_method : {"exact", "approximate"}, default="exact"
-        Neighbour search (scikit-learn or pynndescent).
-    eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
+    neighbors_method : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search: exact (blocked float32 products with an exact
+        re-rank), pynndescent, or ``"auto"``: exact below
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
+        pynndescent from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`.
+    eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
+        As in :func:`spectral_embedding`; ``"lll-refine"``: Locally Linear
+        Landmarks on X, then LOBPCG on the full graph started from it
+        (:func:`~landmarking.embedding.refine.lll_refined_embedding`; pyamg
+        preconditions it when installed): the exact eigenvectors, fast on
+        large graphs.
     tol : float or None, default=None
         Tolerance of the iterative eigensolvers.
     max_iter : int or None, default=None
@@ -213,6 +222,8 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     bandwidth_ : float or None
         The Gaussian width used (None when ``affinity`` was given).
     n_connected_components_ : int
+    refine_result_ : RefineResult or None
+        Iterations, residuals and stage times of ``"lll-refine"`` (else None).
     timings_ : dict
         Seconds per stage: ``neighbors``, ``affinity``, ``eigensolver``, ``total``.
     n_features_in_ : int
@@ -235,7 +246,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     """
 
     def __init__(self, *, n_components=2, n_neighbors=10, bandwidth="auto",
-                 symmetrize="union", neighbors_method="exact", eigen_solver="auto",
+                 symmetrize="union", neighbors_method="auto", eigen_solver="auto",
                  tol=None, max_iter=None, n_jobs=None, random_state=None, verbose=False):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
@@ -256,7 +267,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             check_positive_float(self.bandwidth, "bandwidth")
         check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
         check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
-        check_choice(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS)
+        check_choice(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS + ("lll-refine",))
         check_n_jobs(self.n_jobs)
         if self.tol is not None and not (isinstance(self.tol, Real) and self.tol >= 0):
             raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}.")
@@ -312,9 +323,18 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.bandwidth_ = None
         self.n_connected_components_ = check_connected(W)
         t = time.perf_counter()
-        self.embedding_, self.eigenvalues_ = spectral_embedding(
-            W, self.n_components, eigen_solver=self.eigen_solver, tol=self.tol,
-            max_iter=self.max_iter, random_state=self.random_state)
+        self.refine_result_ = None
+        if self.eigen_solver == "lll-refine":
+            from .refine import lll_refined_embedding  # refine imports this module
+
+            self.embedding_, self.eigenvalues_, self.refine_result_ = \
+                lll_refined_embedding(X, W, self.n_components, tol=self.tol,
+                                      max_iter=self.max_iter,
+                                      random_state=self.random_state)
+        else:
+            self.embedding_, self.eigenvalues_ = spectral_embedding(
+                W, self.n_components, eigen_solver=self.eigen_solver, tol=self.tol,
+                max_iter=self.max_iter, random_state=self.random_state)
         timings["eigensolver"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - start
         self.timings_ = timings

@@ -592,7 +592,12 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Relative ridge of the local Gram matrices (see
         :func:`reconstruction_weights`).
     symmetrize : {"union", "mean"}, default="union"
-    neighbors_method : {"exact", "approximate"}, default="exact"
+    neighbors_method : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search: exact (blocked float32 products with an exact
+        re-rank), pynndescent, or ``"auto"``: exact below
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
+        pynndescent from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`.
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
         Threads for the neighbour search, the compiled kernels and BLAS during
@@ -601,6 +606,12 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         depend on it.
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
+    refine : bool, default=False
+        With ``method="lll"``: start LOBPCG on the full graph from the LLL
+        solution and iterate to the exact Laplacian eigenmaps (residuals below
+        1e-6; :func:`~landmarking.embedding.refine.refine_spectral_embedding`,
+        pyamg-preconditioned when installed); the landmark coordinates are then
+        refitted so that ``transform`` maps into the refined embedding.
 
     Attributes
     ----------
@@ -624,7 +635,10 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     timings_ : dict
         Seconds per stage: ``landmarks``, ``neighbors``, ``affinity`` (building,
         or checking a given one), ``connectivity``, ``weights``,
-        ``reduced_problem``, ``eigensolver``, ``embedding``, ``total``.
+        ``reduced_problem``, ``eigensolver``, ``embedding``, ``refine`` (with
+        ``refine=True``), ``total``.
+    refine_result_ : RefineResult or None
+        Iterations and residuals of the refinement (None without it).
     n_features_in_ : int
 
     Examples
@@ -640,8 +654,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
                  n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
-                 reg=1e-3, symmetrize="union", neighbors_method="exact",
-                 random_state=None, n_jobs=None, verbose=False):
+                 reg=1e-3, symmetrize="union", neighbors_method="auto",
+                 random_state=None, n_jobs=None, verbose=False, refine=False):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.n_landmark_neighbors = n_landmark_neighbors
@@ -655,6 +669,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.refine = refine
 
     def _check_params(self):
         check_positive_int(self.n_components, "n_components")
@@ -666,6 +681,13 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         else:
             check_choice(self.bandwidth, "bandwidth", ("auto",))
         check_choice(self.method, "method", LLL_METHODS)
+        if self.refine not in (True, False):
+            raise ValueError(f"refine must be True or False, got {self.refine!r}.")
+        if self.refine and self.method != "lll":
+            raise ValueError(
+                f"refine=True refines the LLL solution on the full graph; it needs "
+                f"method='lll', got method={self.method!r}."
+            )
         check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
         check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
         check_n_jobs(self.n_jobs)
@@ -765,6 +787,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Z = reconstruction_weights(X, T, self.n_landmark_neighbors, reg=self.reg,
                                    verbose=self.verbose)
         timings["weights"] = time.perf_counter() - t
+        self.refine_result_ = None
         if self.method == "lll":
             self._fit_lll(X, Z, affinity, timings, rng)
         else:
@@ -837,6 +860,15 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.landmark_embedding_ = landmark_embedding
         self.eigenvalues_ = vals
         timings["embedding"] = time.perf_counter() - t
+        if self.refine:
+            from .refine import fit_landmark_embedding, refine_spectral_embedding
+
+            t = time.perf_counter()
+            self.embedding_, self.eigenvalues_, self.refine_result_ = \
+                refine_spectral_embedding(W, emb)
+            self.landmark_embedding_ = fit_landmark_embedding(
+                Z, self.embedding_, landmark_embedding)
+            timings["refine"] = time.perf_counter() - t
 
     def _fit_landmark_le(self, X, Z, timings, rng):
         T = self.landmarks_

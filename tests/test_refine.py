@@ -1,0 +1,155 @@
+"""LOBPCG refinement of spectral embeddings against dense exact eigenvectors."""
+
+import numpy as np
+import pytest
+from scipy import sparse
+from scipy.linalg import subspace_angles
+
+from landmarking import LocallyLinearLandmarks
+from landmarking.embedding.affinity import gaussian_affinity
+from landmarking.embedding.laplacian import (
+    LaplacianEigenmaps,
+    resolve_bandwidth,
+    spectral_embedding,
+)
+from landmarking.embedding.refine import (
+    fit_landmark_embedding,
+    lll_start,
+    refine_spectral_embedding,
+)
+from landmarking.metrics import procrustes_error
+from landmarking.neighbors import nearest_neighbors
+
+try:
+    import pyamg  # noqa: F401
+    PRECONDITIONERS = ["none", "amg"]
+except ImportError:  # pragma: no cover - depends on the install
+    PRECONDITIONERS = ["none"]
+
+
+def _graph(n=400, seed=0, k=10):
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.uniform(0, 3 * np.pi, n))
+    X = np.c_[t * np.cos(t), rng.uniform(0, 5, n), t * np.sin(t)]
+    d, i = nearest_neighbors(X, k)
+    return X, gaussian_affinity(d, i, resolve_bandwidth("auto", d))
+
+
+def _exact(W, d):
+    return spectral_embedding(W, d, eigen_solver="dense")
+
+
+@pytest.mark.parametrize("preconditioner", PRECONDITIONERS)
+def test_refined_matches_dense_eigenvectors(preconditioner):
+    X, W = _graph()
+    exact, lam = _exact(W, 3)
+    rng = np.random.default_rng(1)
+    # A perturbed start in a mixed basis: refinement must recover the subspace.
+    start = exact @ rng.normal(size=(3, 3)) + 0.05 * rng.normal(size=exact.shape)
+    emb, mu, info = refine_spectral_embedding(W, start, tol=1e-10, max_iter=500,
+                                              preconditioner=preconditioner)
+    assert info.converged and info.preconditioner == preconditioner
+    assert np.max(subspace_angles(emb, exact)) < 1e-6
+    for j in range(3):  # each eigenvector on its own (distinct eigenvalues here)
+        assert np.max(subspace_angles(emb[:, [j]], exact[:, [j]])) < 1e-6
+    np.testing.assert_allclose(mu, lam, rtol=1e-8)
+    # The library's normalisation and signs: x^T D x = 1, largest entry positive.
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    np.testing.assert_allclose(np.einsum("ij,i,ij->j", emb, deg, emb), 1.0, rtol=1e-8)
+    np.testing.assert_allclose(emb, exact, atol=1e-6)
+    assert np.all(info.residuals <= 1e-10)
+    assert np.all(info.start_residuals > 1e-4)
+
+
+def test_lll_start_needs_few_iterations_and_extra_columns_are_dropped():
+    X, W = _graph(600, seed=2)
+    exact, _ = _exact(W, 2)
+    start = lll_start(X, W, 4, n_landmarks=60, random_state=0)
+    assert start.shape == (600, 4)
+    assert procrustes_error(start[:, :2], exact) > 1e-4  # LLL alone is not exact
+    emb, mu, info = refine_spectral_embedding(W, start, n_components=2, tol=1e-10,
+                                              max_iter=500)
+    assert emb.shape == (600, 2) and mu.shape == (2,)
+    assert np.max(subspace_angles(emb, exact)) < 1e-6
+
+
+def test_disconnected_graph_and_bad_start_get_clear_errors():
+    _, W = _graph(200)
+    two = sparse.block_diag([W, W]).tocsr()
+    with pytest.raises(ValueError, match="2 connected components"):
+        refine_spectral_embedding(two, np.ones((400, 2)))
+    good = _exact(W, 2)[0]
+    with pytest.raises(ValueError, match=r"start must have shape \(200, n_columns\)"):
+        refine_spectral_embedding(W, good[:150])
+    with pytest.raises(ValueError, match=r"start must have shape"):
+        refine_spectral_embedding(W, good[:, 0])
+    with pytest.raises(ValueError, match="start has 2 columns but n_components=3"):
+        refine_spectral_embedding(W, good, n_components=3)
+    bad = good.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        refine_spectral_embedding(W, bad)
+    with pytest.raises(ValueError, match="linearly dependent"):
+        refine_spectral_embedding(W, np.c_[good[:, 0], 2 * good[:, 0]])
+    with pytest.raises(ValueError, match="preconditioner must be one of"):
+        refine_spectral_embedding(W, good, preconditioner="ilu")
+    with pytest.raises(ValueError, match="square scipy sparse"):
+        refine_spectral_embedding(W.toarray(), good)
+
+
+def test_small_graph_is_solved_densely():
+    # LOBPCG refuses a block over a fifth of the nodes: the dense route answers.
+    _, W = _graph(30, k=6)
+    exact, lam = _exact(W, 6)
+    start = exact + 0.01 * np.random.default_rng(0).normal(size=exact.shape)
+    emb, mu, info = refine_spectral_embedding(W, start, tol=1e-10)
+    assert info.converged and info.n_iter == 0
+    assert np.max(subspace_angles(emb, exact)) < 1e-6
+    np.testing.assert_allclose(mu, lam, rtol=1e-8)
+
+
+def test_unconverged_refinement_warns():
+    X, W = _graph(500, seed=3)
+    start = lll_start(X, W, 2, n_landmarks=20, random_state=0)
+    with pytest.warns(RuntimeWarning, match="raise max_iter"):
+        _, _, info = refine_spectral_embedding(W, start, tol=1e-14, max_iter=2,
+                                               preconditioner="none")
+    assert not info.converged and info.n_iter <= 2
+
+
+def test_estimators_refine_to_exact_laplacian_eigenmaps():
+    X, _ = _graph(700, seed=4)
+    dense = LaplacianEigenmaps(n_components=2, n_neighbors=10,
+                               eigen_solver="dense").fit(X)
+    refined = LaplacianEigenmaps(n_components=2, n_neighbors=10, tol=1e-10,
+                                 max_iter=500, eigen_solver="lll-refine",
+                                 random_state=0).fit(X)
+    assert refined.refine_result_.converged and dense.refine_result_ is None
+    assert np.max(subspace_angles(refined.embedding_, dense.embedding_)) < 1e-6
+    np.testing.assert_allclose(refined.eigenvalues_, dense.eigenvalues_, rtol=1e-7)
+
+    plain = LocallyLinearLandmarks(n_components=2, n_landmarks=50, n_neighbors=10,
+                                   random_state=0).fit(X)
+    lll = LocallyLinearLandmarks(n_components=2, n_landmarks=50, n_neighbors=10,
+                                 random_state=0, refine=True).fit(X)
+    assert procrustes_error(plain.embedding_, dense.embedding_) > 1e-3
+    assert procrustes_error(lll.embedding_, dense.embedding_) < 1e-4  # tol 1e-6
+    assert lll.refine_result_.converged and "refine" in lll.timings_
+    # The refitted landmark coordinates map the training points near the
+    # refined embedding (up to the span of Z, as for LLL itself).
+    assert procrustes_error(lll.transform(X), lll.embedding_) < 2 * procrustes_error(
+        plain.embedding_, dense.embedding_) + 0.05
+    with pytest.raises(ValueError, match="needs method='lll'"):
+        LocallyLinearLandmarks(method="le-z", refine=True).fit(X)
+
+
+def test_fit_landmark_embedding_recovers_coordinates_in_the_span():
+    rng = np.random.default_rng(5)
+    n, L = 300, 30
+    cols = np.c_[np.arange(n) % L, (np.arange(n) + 7) % L]
+    w = rng.uniform(0.2, 0.8, n)
+    Z = sparse.csr_matrix((np.c_[w, 1 - w].ravel(), cols.ravel(),
+                           np.arange(0, 2 * n + 1, 2)), shape=(n, L))
+    T = rng.normal(size=(L, 2))
+    got = fit_landmark_embedding(Z, np.asarray(Z @ T), -T + 0.1)
+    np.testing.assert_allclose(got, T, atol=1e-6)
