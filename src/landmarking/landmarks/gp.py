@@ -71,7 +71,7 @@ from ..kernels import _features_of_block, column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
 
-__all__ = ["GPLandmarks", "learn_gp_landmarks", "step_size", "gp_objective_and_gradient"]
+__all__ = ["GPLandmarks", "learn_gp_landmarks", "refine_gp_landmarks", "step_size", "gp_objective_and_gradient"]
 
 #: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
 RIDGE = 1e-8
@@ -82,6 +82,14 @@ FACTOR_CACHE_BYTES = 512 * 2**20
 #: Kernel values of finished landmarks on all rows are kept while they fit in this
 #: many bytes; beyond, they are recomputed for each visited chunk.
 KERNEL_TABLE_BYTES = 2 * 2**30
+#: ``n_steps="auto"``: at most this many steps per landmark (the paper's fixed S) ...
+AUTO_MAX_STEPS = 1000
+#: ... at least this many ...
+AUTO_MIN_STEPS = 100
+#: ... and stop when the mean batch objective over a window of this many steps ...
+AUTO_WINDOW = 50
+#: ... improves on the window before by less than this fraction of itself.
+AUTO_TOL = 0.01
 
 
 def step_size(s, s0, tau):
@@ -127,6 +135,21 @@ class _CholeskyFactor:
         self.size = 0
         self.ridge = ridge
 
+    @classmethod
+    def of_gram(cls, gram, ridge):
+        """The factor of a whole Gram matrix (k x k) at once."""
+        k = len(gram)
+        factor = cls(k, ridge)
+        try:
+            factor.L[:] = np.linalg.cholesky(gram + ridge * np.eye(k))
+            factor.size = k
+        except np.linalg.LinAlgError:
+            # Duplicated columns whose rounding beats the ridge: column by column,
+            # with the residual floored at the ridge as in append.
+            for col in range(k):
+                factor.append(gram[:col, col], gram[col, col])
+        return factor
+
     def append(self, cross, diag):
         """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
         k = self.size
@@ -158,19 +181,35 @@ class _BatchGram:
         self.factors = {}
         self.batch_sizes = batch_sizes
 
-    def factor(self, j, Phi_B):
-        """The factor of batch j for the columns of ``Phi_B`` (b x k)."""
-        k = Phi_B.shape[1]
+    def factor(self, j, Phi_c, rows, k):
+        """The factor of batch j (rows ``rows`` of the chunk) for the first k columns
+        of ``Phi_c``; only the columns it does not have yet are gathered."""
         factor = self.factors.get(j) if self.keep else None
         if factor is None:
             factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j])
             if self.keep:
                 self.factors[j] = factor
-        for col in range(factor.size, k):
-            new = Phi_B[:, col].astype(np.float64)
-            cross = Phi_B[:, :col].T.astype(np.float64) @ new if col else new[:0]
-            factor.append(cross, new @ new)
+        if factor.size < k:
+            Phi_B = Phi_c[rows, :k].astype(np.float64)
+            for col in range(factor.size, k):
+                new = Phi_B[:, col]
+                cross = Phi_B[:, :col].T @ new if col else new[:0]
+                factor.append(cross, new @ new)
         return factor
+
+
+class _Preceding:
+    """The span a landmark is optimised against in the sequential pass: the k
+    landmarks before it (the first k columns of Phi)."""
+
+    def __init__(self, chunks, gram, k):
+        self.chunks, self.gram, self.k = chunks, gram, k
+
+    def visit(self, c):
+        return self.chunks.visit(c, self.k)
+
+    def factor(self, c, j, Phi_c, rows):
+        return self.gram.factor(self.chunks.batch_id(c, j), Phi_c, rows, self.k)
 
 
 def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
@@ -198,42 +237,112 @@ def _weighted_sum(weights, XB):
     return weights @ XB
 
 
-def _optimise_landmark(t, chunks, gram, eta, order, *, k, s0, tau, space, step_bar=None):
-    """Run the S projected steps of Algorithm 1 for one landmark; returns t.
+def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta):
+    """The step's sums with NumPy operations: for CSR chunks, and the reference
+    the compiled step is tested against.
 
-    ``order`` lists (chunk, batch) per step; the steps on one chunk are consecutive,
-    so each visit reads the chunk once.
+    Returns (sum_i phi_i u_i x_i, f = phi^T M phi, phi^T phi, nearest squared
+    distance), with phi relative to the batch's nearest point.
+    """
+    XB = Xc[rows]
+    phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
+    if factor.size:
+        Phi_B = Phi_c[rows, :factor.size]
+        coef = factor.solve(Phi_B.T @ phi)
+        u = phi - Phi_B @ coef.astype(phi.dtype)
+    else:
+        u = phi
+    weights = phi * u
+    f = float(weights.sum(dtype=np.float64))
+    return _weighted_sum(weights, XB), f, float(phi @ phi), nearest_d2
+
+
+class _CompiledStep:
+    """The step's sums in one compiled pass (:func:`._gp_kernels.batch_step`) for
+    dense chunks; the NumPy step for CSR chunks. Same returns as :func:`_numpy_step`."""
+
+    def __init__(self, n_features, batch_size):
+        from ._gp_kernels import batch_step  # numba loads on the first fit, not on import
+
+        self.kernel = batch_step
+        self.phi = np.empty(batch_size)
+        self.m = np.empty(n_features)
+        self.no_factor = np.zeros((1, 1))
+
+    def __call__(self, Xc, xsq_c, rows, Phi_c, factor, t, eta):
+        if sparse.issparse(Xc):
+            return _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
+        if len(self.phi) < len(rows):
+            self.phi = np.empty(len(rows))
+        k = factor.size
+        L = factor.L if k else self.no_factor
+        f, phi_sq, nearest = self.kernel(Xc, xsq_c, rows, Phi_c, k, L, t.astype(Xc.dtype),
+                                         float(t @ t), float(eta), self.phi, self.m)
+        return self.m, f, phi_sq, nearest
+
+
+def _batch_step(n_features, batch_size):
+    """The step function a fit uses (tests replace it to run the NumPy step)."""
+    return _CompiledStep(n_features, batch_size)
+
+
+class _Convergence:
+    """The rule of ``n_steps="auto"``: stop when the mean batch objective over the
+    last ``AUTO_WINDOW`` steps improves on the window before by less than
+    ``AUTO_TOL`` of itself, after at least ``AUTO_MIN_STEPS`` steps.
+
+    The batch objective is f / b with the true kernel values (the relative ones
+    times exp(-2 shift / eta)), an unbiased estimate of the objective on all data.
+    """
+
+    def __init__(self, max_steps):
+        self.values = np.zeros(max_steps)
+
+    def converged(self, s, f, nearest_d2, eta, b):
+        self.values[s - 1] = f * np.exp(-2.0 * nearest_d2 / eta) / b
+        if s < max(AUTO_MIN_STEPS, 2 * AUTO_WINDOW) or s % AUTO_WINDOW:
+            return False
+        before = self.values[s - 2 * AUTO_WINDOW:s - AUTO_WINDOW].mean()
+        now = self.values[s - AUTO_WINDOW:s].mean()
+        return bool(now > 0 and now - before <= AUTO_TOL * now)
+
+
+def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=1,
+                       auto=False, step_bar=None):
+    """Run the projected steps of Algorithm 1 for one landmark; returns (t, steps).
+
+    ``span`` gives each chunk's rows, norms and the columns Phi to project out, and
+    each batch's factor; ``order`` lists (chunk, batch) per step; the steps on one
+    chunk are consecutive, so each visit reads the chunk once. Step s uses the
+    fraction a_s with s counted from ``first_step``. With ``auto``, the run stops
+    early by the rule of :class:`_Convergence`.
     """
     max_step = MAX_STEP_WIDTHS * np.sqrt(eta)
     t = np.asarray(t, dtype=np.float64).copy()
+    rule = _Convergence(len(order)) if auto else None
     s = 0
     for c, visit in groupby(order, key=lambda step: step[0]):
-        Xc, xsq_c, Phi_c = chunks.visit(c, k)
+        Xc, xsq_c, Phi_c = span.visit(c)
         for _, j in visit:
             s += 1
-            rows = chunks.batch_rows(c, j)
-            XB = Xc[rows]
-            phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
-            if k:
-                Phi_B = Phi_c[rows]
-                coef = gram.factor(chunks.batch_id(c, j), Phi_B).solve(Phi_B.T @ phi)
-                u = phi - Phi_B @ coef.astype(phi.dtype)
-            else:
-                u = phi
-            weights = phi * u
-            f = float(weights.sum(dtype=np.float64))
-            if f > 1e-10 * float(phi @ phi):
-                step = step_size(s, s0, tau) * (_weighted_sum(weights, XB) / f - t)
-                length = np.linalg.norm(step)
+            rows = span.chunks.batch_rows(c, j)
+            factor = span.factor(c, j, Phi_c, rows)
+            weighted, f, phi_sq, nearest_d2 = step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
+            if f > 1e-10 * phi_sq:
+                move = step_size(first_step + s - 1, s0, tau) * (weighted / f - t)
+                length = np.linalg.norm(move)
                 limit = max_step + np.sqrt(nearest_d2)
                 if length > limit:
-                    step *= limit / length
-                t = t + step
+                    move *= limit / length
+                t = t + move
                 if space != "euclidean":
                     t = project(t, space)
             if step_bar is not None and s % 100 == 0:
                 step_bar.update(100)
-    return t
+            if rule is not None and rule.converged(s, max(f, 0.0), nearest_d2, eta,
+                                                   len(rows)):
+                return t, s
+    return t, s
 
 
 def _initial_point(k, init, mean, std, rng, space):
@@ -273,6 +382,12 @@ def _kernel_gram(block, landmarks, eta):
     """Phi_b^T Phi_b (k, k), float64, of one block."""
     columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
     return columns.T @ columns
+
+
+def _candidate_cross(block, landmarks, t, eta):
+    """Phi_b^T phi_t (k,) and phi_t^T phi_t of one block, as one (k + 1,) vector."""
+    columns = _kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
+    return columns.T @ columns[:, -1]
 
 
 def _row_norms(block):
@@ -348,6 +463,31 @@ class _Chunks:
             total += part
         return total
 
+    def cross(self, t, k):
+        """Phi^T phi_t over all rows for the first k landmarks and a candidate t,
+        with phi_t^T phi_t last (k + 1,), float64; and phi_t per chunk when the
+        table is kept (else None)."""
+        t = np.asarray(t, dtype=np.float64)[None]
+        if not self.keep:
+            parts = reduce_row_blocks(_candidate_cross, self.X, self.landmarks[:k], t,
+                                      self.eta, bounds=self.bounds)
+            return np.sum(parts, axis=0), None
+        total, columns = np.zeros(k + 1), []
+        for c in range(len(self.bounds) - 1):
+            Xc, _, Phi = self.visit(c, k)
+            column = _kernel_columns(Xc, t, self.eta)[:, 0]
+            wide = column.astype(np.float64)
+            total[:k] += Phi.T.astype(np.float64) @ wide
+            total[k] += wide @ wide
+            columns.append(column)
+        return total, columns
+
+    def replace(self, k, columns):
+        """Landmark k has moved (already written in ``landmarks``): its kept column."""
+        if self.keep:
+            for c, column in enumerate(columns):
+                self.kept[c][1][:, k] = column
+
 
 def _objectives(gram, n_samples, start):
     """(1/N) phi_k^T M phi_k on all the data for landmarks k >= start.
@@ -378,7 +518,7 @@ def _full_objective(square_norm, cross, full_factor, n_samples):
 def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size=1000,
                        s0=10.0, tau=0.51, space="euclidean", init="gaussian",
                        previous_landmarks=None, seed=0, chunk_size=None, callback=None,
-                       verbose=False):
+                       return_n_steps=False, verbose=False):
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -409,6 +549,8 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         Called as ``callback(landmarks, seconds)`` after each finished landmark with
         all landmarks so far and the seconds of the new ones (e.g. to save a
         checkpoint).
+    return_n_steps : bool
+        Also return the number of steps each new landmark ran.
     verbose : bool
         tqdm progress bars over landmarks and steps.
 
@@ -419,9 +561,12 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         f at each new landmark on all the data, divided by N.
     seconds : ndarray (n_landmarks - k,)
         Wall time for each new landmark.
+    n_steps : ndarray (n_landmarks - k,), int
+        Steps run by each new landmark; only with ``return_n_steps``.
 
     If interrupted (``KeyboardInterrupt``), the exception carries the partial
-    result in its ``partial_result`` attribute before it propagates.
+    result (the same tuple, for the finished landmarks) in its ``partial_result``
+    attribute before it propagates.
 
     Notes
     -----
@@ -437,37 +582,189 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     n_previous = previous.shape[0]
     landmarks = np.zeros((n_landmarks, n_features))
     landmarks[:n_previous] = previous
+    auto = isinstance(n_steps, str)
+    max_steps = AUTO_MAX_STEPS if auto else n_steps
 
     bounds = chunk_bounds(X, chunk_size)
     chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed)
     gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes())
+    step = _batch_step(n_features, batch_size)
     mean, std = column_mean_std(X, bounds)
-    seconds = []
+    seconds, steps = [], []
     outer = tqdm(range(n_previous, n_landmarks), desc="landmarks", disable=not verbose,
                  unit="landmark")
+
+    def result(done):
+        objectives = _objectives(chunks.gram(done), n_samples, n_previous)
+        out = (landmarks[:done].copy() if done < n_landmarks else landmarks, objectives,
+               np.asarray(seconds))
+        return out + (np.asarray(steps, dtype=np.int64),) if return_n_steps else out
+
     try:
         for k in outer:
             start = time.perf_counter()
             rng = np.random.default_rng([seed, k])
             t0 = _initial_point(k, init, mean, std, rng, space)
-            order = _batch_order(rng, chunks.batches_per_chunk, n_steps)
-            with tqdm(total=n_steps, desc=f"landmark {k + 1}", leave=False,
+            order = _batch_order(rng, chunks.batches_per_chunk, max_steps)
+            with tqdm(total=max_steps, desc=f"landmark {k + 1}", leave=False,
                       disable=not verbose, unit="step") as step_bar, \
                     threadpool_limits(limits=1, user_api="blas"):
-                landmarks[k] = _optimise_landmark(t0, chunks, gram, kernel_width, order, k=k,
-                                                  s0=s0, tau=tau, space=space,
-                                                  step_bar=step_bar)
+                landmarks[k], taken = _optimise_landmark(
+                    t0, _Preceding(chunks, gram, k), kernel_width, order, s0=s0, tau=tau,
+                    space=space, step=step, auto=auto, step_bar=step_bar)
             seconds.append(time.perf_counter() - start)
+            steps.append(taken)
             if callback is not None:
                 callback(landmarks[:k + 1], np.asarray(seconds))
     except KeyboardInterrupt as interrupt:
-        done = n_previous + len(seconds)
-        objectives = _objectives(chunks.gram(done), n_samples, n_previous)
-        interrupt.partial_result = (landmarks[:done].copy(), objectives,
-                                    np.asarray(seconds))
+        interrupt.partial_result = result(n_previous + len(seconds))
         raise
-    objectives = _objectives(chunks.gram(n_landmarks), n_samples, n_previous)
-    return landmarks, objectives, np.asarray(seconds)
+    return result(n_landmarks)
+
+
+class _BatchGrams:
+    """Gram matrices Phi_B^T Phi_B (K x K, float64) of the batches over all K
+    landmarks, for the refinement; kept when they fit in ``FACTOR_CACHE_BYTES``
+    and the kernel table is kept, else rebuilt when needed."""
+
+    def __init__(self, chunks, n_landmarks):
+        self.chunks = chunks
+        self.keep = (chunks.keep
+                     and chunks.n_batches * n_landmarks**2 * 8 <= FACTOR_CACHE_BYTES)
+        self.grams = {}
+
+    def gram(self, c, j, Phi_full, rows):
+        G = self.grams.get((c, j))
+        if G is None:
+            Phi_B = Phi_full[rows].astype(np.float64)
+            G = Phi_B.T @ Phi_B
+            if self.keep:
+                self.grams[(c, j)] = G
+        return G
+
+    def replace(self, k, columns):
+        """Landmark k has moved and its kernel column is ``columns`` (per chunk)."""
+        n_landmarks = len(self.chunks.landmarks)
+        for (c, j), G in self.grams.items():
+            rows = self.chunks.batch_rows(c, j)
+            Phi_B = self.chunks.visit(c, n_landmarks)[2][rows].astype(np.float64)
+            new = Phi_B.T @ Phi_B[:, k]
+            G[k, :] = new
+            G[:, k] = new
+
+
+class _Others:
+    """The span landmark k is re-optimised against in the refinement: all the
+    other landmarks (Phi without column k)."""
+
+    def __init__(self, chunks, grams, k):
+        self.chunks, self.grams, self.k = chunks, grams, k
+        self.n_landmarks = len(chunks.landmarks)
+        self.factors = {}
+        self.full = None
+
+    def visit(self, c):
+        Xc, xsq, Phi = self.chunks.visit(c, self.n_landmarks)
+        self.full = Phi
+        return Xc, xsq, np.delete(Phi, self.k, axis=1)
+
+    def factor(self, c, j, Phi_c, rows):
+        factor = self.factors.get((c, j))
+        if factor is None:
+            G = self.grams.gram(c, j, self.full, rows)
+            G = np.delete(np.delete(G, self.k, axis=0), self.k, axis=1)
+            factor = _CholeskyFactor.of_gram(G, RIDGE * len(rows))
+            if self.grams.keep:
+                self.factors[(c, j)] = factor
+        return factor
+
+
+def _conditional_objective(gram, k, column, n_samples):
+    """(1/N) phi^T M_{-k} phi on all the data: the posterior variance of a landmark
+    with kernel column inner products ``column`` (Phi^T phi, then phi^T phi), given
+    every landmark but k."""
+    others = np.delete(np.arange(len(gram)), k)
+    G = gram[np.ix_(others, others)] + RIDGE * n_samples * np.eye(len(others))
+    cross = column[others]
+    total = column[-1] - (cross @ np.linalg.solve(G, cross) if len(others) else 0.0)
+    return max(total, 0.0) / n_samples
+
+
+def refine_gp_landmarks(X, landmarks, *, kernel_width, n_sweeps=1, n_steps=1000,
+                        batch_size=1000, s0=10.0, tau=0.51, space="euclidean", seed=0,
+                        chunk_size=None, verbose=False):
+    """Re-optimise each landmark against all the others, for a few sweeps.
+
+    The paper's future work: its landmarks are chosen one at a time and never
+    revisited. Here landmark k, in order, runs the same projected steps on the same
+    objective f, with M projecting out the span of the other K - 1 landmarks'
+    columns instead of the k before it, starting where it is, with the step schedule
+    continued after the ``n_steps`` (per earlier pass) it has had. The new position
+    is kept only if it raises f given the others on all the data (one pass per
+    landmark), so each accepted move raises det(Phi^T Phi), the product of the
+    sequential objectives: the sweeps are coordinate ascent on the joint objective,
+    and the full objective never drops. Order and meaning of the list are kept.
+
+    Parameters
+    ----------
+    X : validated array, as for :func:`learn_gp_landmarks`
+    landmarks : ndarray (K, n_features)
+    kernel_width, n_steps, batch_size, s0, tau, space, seed, chunk_size :
+        as for :func:`learn_gp_landmarks` (the same seed and chunk size give the
+        fit's batches); ``n_steps="auto"`` stops each run by the same rule.
+    n_sweeps : int
+        Passes over all landmarks.
+    verbose : bool
+        A progress bar over the landmarks of each sweep.
+
+    Returns
+    -------
+    landmarks : ndarray (K, n_features), float64
+    objectives : ndarray (K,)
+        (1/N) phi_k^T M phi_k given the landmarks before k, on all the data.
+    n_steps : ndarray (n_sweeps, K), int
+        Steps run by each landmark in each sweep.
+    accepted : ndarray (n_sweeps, K), bool
+        Whether the new position was kept.
+    """
+    n_samples, n_features = X.shape
+    landmarks = np.array(landmarks, dtype=np.float64)
+    n_landmarks = len(landmarks)
+    auto = isinstance(n_steps, str)
+    max_steps = AUTO_MAX_STEPS if auto else n_steps
+    chunks = _Chunks(X, chunk_bounds(X, chunk_size), batch_size, landmarks, kernel_width,
+                     seed)
+    full_gram = chunks.gram(n_landmarks)
+    grams = _BatchGrams(chunks, n_landmarks)
+    step = _batch_step(n_features, batch_size)
+    steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
+    accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
+    for sweep in range(n_sweeps):
+        for k in tqdm(range(n_landmarks), desc=f"refinement sweep {sweep + 1}",
+                      disable=not verbose, unit="landmark"):
+            rng = np.random.default_rng([seed, k, 0x5EF1, sweep])
+            order = _batch_order(rng, chunks.batches_per_chunk, max_steps)
+            with threadpool_limits(limits=1, user_api="blas"):
+                t, steps[sweep, k] = _optimise_landmark(
+                    landmarks[k], _Others(chunks, grams, k), kernel_width, order, s0=s0,
+                    tau=tau, space=space, step=step, first_step=(sweep + 1) * max_steps + 1,
+                    auto=auto)
+            column, per_chunk = chunks.cross(t, n_landmarks)
+            old = np.append(full_gram[:, k], full_gram[k, k])
+            if (_conditional_objective(full_gram, k, column, n_samples)
+                    < _conditional_objective(full_gram, k, old, n_samples)):
+                continue
+            accepted[sweep, k] = True
+            landmarks[k] = t
+            chunks.replace(k, per_chunk)
+            full_gram[k, :] = column[:-1]
+            full_gram[:, k] = column[:-1]
+            full_gram[k, k] = column[-1]
+            if grams.keep:
+                grams.replace(k, per_chunk)
+            else:
+                grams.grams.clear()
+    return landmarks, _objectives(full_gram, n_samples, 0), steps, accepted
 
 
 class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -484,8 +781,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     ----------
     n_landmarks : int, default=10
         Number of landmarks to learn.
-    n_steps : int, default=1000
-        Steps of stochastic ascent per landmark (the paper's S).
+    n_steps : int or "auto", default=1000
+        Steps of stochastic ascent per landmark (the paper's S). "auto" stops a
+        landmark when the mean batch objective over the last ``AUTO_WINDOW`` (50)
+        steps improves on the window before by less than ``AUTO_TOL`` (1%) of
+        itself, after at least ``AUTO_MIN_STEPS`` (100) and at most
+        ``AUTO_MAX_STEPS`` (1000) steps; its steps are a prefix of the 1000 steps
+        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``.
     batch_size : int, default=1000
         Points per minibatch (|B_s|); all points when the data has fewer.
     s0, tau : float, default=10, 0.51
@@ -513,6 +815,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         same chunks gives the same landmarks. Data sorted by class should be
         shuffled, or cut into small chunks, since the last chunk a landmark visits
         weighs most.
+    refine : int, default=0
+        Sweeps of joint refinement after the sequential pass (see
+        :func:`refine_gp_landmarks`): each landmark in turn is re-optimised with
+        the same steps against the span of all the others, and its new position
+        kept only if it raises its posterior variance given the others on all the
+        data. The order and meaning of the list stay; with ``refine > 0`` a longer
+        list is no longer an extension of a shorter one.
     warm_start : bool, default=False
         When True and the estimator is fitted, ``fit`` keeps the landmarks it has
         and continues the list up to ``n_landmarks``.
@@ -530,7 +839,17 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     kernel_width_ : float
         The kernel width eta used.
     landmark_seconds_ : ndarray of shape (n_landmarks,)
-        Wall time spent on each landmark.
+        Wall time spent on each landmark in the sequential pass.
+    n_steps_ : ndarray of shape (n_landmarks,)
+        Steps each landmark ran in the sequential pass (``n_steps``, or fewer
+        with ``n_steps="auto"``).
+    refine_n_steps_ : ndarray of shape (refine, n_landmarks)
+        Steps each landmark ran in each refinement sweep (empty when
+        ``refine=0``).
+    refine_accepted_ : ndarray of shape (refine, n_landmarks), bool
+        Whether each refined position was kept.
+    refine_seconds_ : float
+        Wall time of the refinement.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -551,7 +870,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     def __init__(self, *, n_landmarks=10, n_steps=1000, batch_size=1000, s0=10.0, tau=0.51,
                  kernel_width="auto", space="euclidean", init="gaussian", chunk_size=None,
-                 warm_start=False, random_state=None, verbose=False):
+                 refine=0, warm_start=False, random_state=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.n_steps = n_steps
         self.batch_size = batch_size
@@ -561,6 +880,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.space = space
         self.init = init
         self.chunk_size = chunk_size
+        self.refine = refine
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
@@ -587,15 +907,14 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         X = self._validate_fit_data(X)
         if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
             previous_landmarks = self.landmarks_
-            previous_objective = self.objective_
-            previous_seconds = self.landmark_seconds_
+            previous_record = self._record()
         else:
-            previous_objective = previous_seconds = np.zeros(0)
+            previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
             self.seed_ = int(check_random_state(self.random_state).randint(2**31 - 1))
             self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
                                                       random_state=self.seed_)
         previous = self._check_previous(previous_landmarks, X.shape[1])
-        self._run(X, previous, previous_objective, previous_seconds)
+        self._run(X, previous, previous_record)
         return self
 
     def extend(self, X, n_more):
@@ -618,34 +937,51 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='gaussian'."
             )
-        self._run(X, self.landmarks_, self.objective_, self.landmark_seconds_,
-                  n_landmarks=total)
+        self._run(X, self.landmarks_, self._record(), n_landmarks=total)
         return self
 
-    def _run(self, X, previous, previous_objective, previous_seconds, n_landmarks=None):
+    def _record(self):
+        return self.objective_, self.landmark_seconds_, self.n_steps_
+
+    def _run(self, X, previous, previous_record, n_landmarks=None):
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
+        settings = dict(kernel_width=self.kernel_width_, n_steps=self.n_steps,
+                        batch_size=self.batch_size, s0=self.s0, tau=self.tau,
+                        space=self.space, seed=self.seed_, chunk_size=self.chunk_size)
         try:
-            landmarks, objective, seconds = learn_gp_landmarks(
-                X, n_landmarks, kernel_width=self.kernel_width_, n_steps=self.n_steps,
-                batch_size=self.batch_size, s0=self.s0, tau=self.tau, space=self.space,
-                init=self.init, previous_landmarks=previous, seed=self.seed_,
-                chunk_size=self.chunk_size, verbose=self.verbose)
+            landmarks, *record = learn_gp_landmarks(
+                X, n_landmarks, init=self.init, previous_landmarks=previous,
+                return_n_steps=True, verbose=self.verbose, **settings)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
             if partial is not None:
-                self._store(*partial, previous_objective, previous_seconds)
+                self._store(partial[0], partial[1:], previous_record)
             raise
-        self._store(landmarks, objective, seconds, previous_objective, previous_seconds)
+        self._store(landmarks, record, previous_record)
+        self.refine_n_steps_ = np.zeros((self.refine, n_landmarks), dtype=np.int64)
+        self.refine_accepted_ = np.zeros((self.refine, n_landmarks), dtype=bool)
+        self.refine_seconds_ = 0.0
+        if self.refine:
+            start = time.perf_counter()
+            (self.landmarks_, self.objective_, self.refine_n_steps_,
+             self.refine_accepted_) = refine_gp_landmarks(
+                X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose, **settings)
+            self.refine_seconds_ = time.perf_counter() - start
 
-    def _store(self, landmarks, objective, seconds, previous_objective, previous_seconds):
+    def _store(self, landmarks, record, previous_record):
         self.landmarks_ = landmarks
-        self.objective_ = np.concatenate([previous_objective, objective])
-        self.landmark_seconds_ = np.concatenate([previous_seconds, seconds])
+        self.objective_, self.landmark_seconds_, self.n_steps_ = (
+            np.concatenate([before, now]) for before, now in zip(previous_record, record))
 
     def _validate_fit_data(self, X):
         check_positive_int(self.n_landmarks, "n_landmarks")
-        check_positive_int(self.n_steps, "n_steps")
+        if not (isinstance(self.n_steps, str) and self.n_steps == "auto"):
+            if isinstance(self.n_steps, str):
+                raise ValueError(
+                    f"n_steps must be a positive int or 'auto', got {self.n_steps!r}.")
+            check_positive_int(self.n_steps, "n_steps")
+        check_positive_int(self.refine, "refine", minimum=0)
         check_positive_int(self.batch_size, "batch_size")
         check_choice(self.space, "space", SPACES)
         if self.chunk_size is not None:
