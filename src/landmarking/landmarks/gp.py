@@ -36,19 +36,39 @@ would underflow to zero, still gets an exact step toward it.
 
 Speed
 -----
-- The minibatches are the consecutive blocks of one random permutation of the data,
-  cycled in a random order; the permuted copy makes every batch a contiguous slice.
-- Kernel values of finished landmarks on all N points are computed once, when the
-  landmark is finished; a batch's Phi is a slice of that table.
+- The minibatches are drawn chunk by chunk: each landmark visits the chunks in a
+  seeded random order and, in a chunk, its batches (slices of a seeded permutation
+  of the chunk's rows) in a random order. No permuted copy of the data is made; a
+  batch is a list of row indices into the chunk in memory.
+- A step on a dense chunk is one compiled call (:mod:`._gp_kernels`, numba): the
+  batch's rows are read in place, once for the distances and kernel values and once
+  more (from cache) for the weighted sum; the k x k solve runs inside the same call.
+  The fit then runs close to the memory-bandwidth limit of reading the batch (see
+  ``docs/results.md``). CSR chunks take the NumPy step (:func:`_numpy_step`), which
+  is also the reference the compiled step is tested against.
+- Kernel values of finished landmarks on a chunk (Phi) are computed once per
+  landmark and kept while the table fits in ``KERNEL_TABLE_BYTES`` (else recomputed
+  at each visit); a step reads only its batch's rows of Phi.
 - The Cholesky factor of each batch's Gram matrix ``Phi^T Phi`` is kept and grows by
   one row per landmark, so a step costs O(b d + b k + k^2) and ``M`` (b x b) is never
   formed. A tiny ridge keeps the factor defined when two landmarks coincide or a batch
   sees none of a landmark's neighbourhood.
-- Threads: a step's matrix-vector products are too small to gain from BLAS threads,
-  and threaded BLAS loses badly when the cores are busy (ten times slower measured on
-  2 shared cores), so the step loop runs BLAS on one thread, within a
-  ``threadpoolctl`` limit that ends with the loop. Everything else keeps the user's
-  settings.
+- ``n_steps="auto"`` stops a landmark when its batch objective has stopped rising
+  (:class:`_Convergence`); the objectives on all the data come from one Gram pass at
+  the end.
+- Threads: a step is too small to gain from threads, and threaded BLAS loses badly
+  when the cores are busy (ten times slower measured on 2 shared cores), so the step
+  loop runs BLAS on one thread, within a ``threadpoolctl`` limit that ends with the
+  loop. Everything else keeps the user's settings.
+
+Joint refinement
+----------------
+:func:`refine_gp_landmarks` (``GPLandmarks(refine=n_sweeps)``) revisits the landmarks
+in order, each re-optimised by the same steps with ``M`` projecting out the span of
+all the others. Since det(Phi^T Phi) = f_1 f_2 ... f_K for the sequential objectives,
+and a landmark's f given all the others is det(Phi^T Phi) over a quantity that does
+not depend on it, a move is kept only when it raises that f on all the data: the
+sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
 """
 
 import time
