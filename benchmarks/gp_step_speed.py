@@ -5,9 +5,9 @@ all three alike:
 
 - the limit: one read of a batch-sized block not in cache (b x d float32,
   ``np.add.reduce(block, axis=0)`` over consecutive blocks of the training images);
-- the compiled step (:class:`landmarking.landmarks.gp._CompiledStep`): a batch of b
+- the compiled step (:class:`landmarking.landmarks._gp_batches._CompiledStep`): a batch of b
   scattered rows of the chunk, k finished landmarks;
-- today's NumPy step (:func:`landmarking.landmarks.gp._numpy_step`) on the same
+- today's NumPy step (:func:`landmarking.landmarks._gp_batches._numpy_step`) on the same
   batches.
 
 Both CPU seconds (``time.process_time``: what the step costs, less sensitive to
@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from _gp_common import parse_args, print_table
 from landmarking.datasets import load_mnist
-from landmarking.landmarks import gp as gp_module
+from landmarking.landmarks import _gp_batches as gp_module
 
 
 def _extra(parser):

@@ -43,8 +43,8 @@ Speed
 - A step on a dense chunk is one compiled call (:mod:`._gp_kernels`, numba): the
   batch's rows are read in place, once for the distances and kernel values and once
   more (from cache) for the weighted sum; the k x k solve runs inside the same call.
-  The fit then runs close to the memory-bandwidth limit of reading the batch (see
-  ``docs/results.md``). CSR chunks take the NumPy step (:func:`_numpy_step`), which
+  The fit then runs within a few times the memory-bandwidth limit of reading the batch (see
+  ``docs/results.md``). CSR chunks take the NumPy step (``_gp_batches._numpy_step``), which
   is also the reference the compiled step is tested against.
 - Kernel values of finished landmarks on a chunk (Phi) are computed once per
   landmark and kept while the table fits in ``KERNEL_TABLE_BYTES`` (else recomputed
@@ -73,11 +73,9 @@ sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
 
 import time
 from itertools import groupby
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
-from scipy import sparse
-from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -86,15 +84,18 @@ from tqdm.auto import tqdm
 
 from .._validation import (SPACES, check_choice, check_enough_samples,
                            check_feasible_for_space, check_positive_int)
-from .._blocks import check_rows, chunk_bounds, reduce_row_blocks, take_rows, working_dtype
-from ..kernels import _features_of_block, column_mean_std, resolve_kernel_width
+from .._blocks import check_rows, chunk_bounds
+from ..kernels import column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
+from ._gp_batches import (RIDGE, _BatchGram, _BatchGrams, _Chunks, _CholeskyFactor,
+                          _CompiledStep, _Others, _Preceding, _conditional_objective)
+# Re-exported for the tests: the batch layout (their transcription of Algorithm 1)
+# and the NumPy step (the reference the compiled step is compared with).
+from ._gp_batches import _batches, _numpy_step  # noqa: F401
 
 __all__ = ["GPLandmarks", "learn_gp_landmarks", "refine_gp_landmarks", "step_size", "gp_objective_and_gradient"]
 
-#: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
-RIDGE = 1e-8
 #: A step moves a landmark by at most this many kernel lengths sqrt(eta).
 MAX_STEP_WIDTHS = 3.0
 #: Cholesky factors of all batches are kept while they fit in this many bytes.
@@ -145,160 +146,6 @@ def gp_objective_and_gradient(t, X, Phi, eta, *, ridge=RIDGE):
     f = float(phi @ u)
     grad = -(4.0 / eta) * (t * f - X.T @ (phi * u))
     return f, grad
-
-
-class _CholeskyFactor:
-    """A lower-triangular factor L of ``Phi^T Phi + ridge I`` that grows by columns."""
-
-    def __init__(self, capacity, ridge):
-        self.L = np.zeros((capacity, capacity))
-        self.size = 0
-        self.ridge = ridge
-
-    @classmethod
-    def of_gram(cls, gram, ridge):
-        """The factor of a whole Gram matrix (k x k) at once."""
-        k = len(gram)
-        factor = cls(k, ridge)
-        try:
-            factor.L[:] = np.linalg.cholesky(gram + ridge * np.eye(k))
-            factor.size = k
-        except np.linalg.LinAlgError:
-            # Duplicated columns whose rounding beats the ridge: column by column,
-            # with the residual floored at the ridge as in append.
-            for col in range(k):
-                factor.append(gram[:col, col], gram[col, col])
-        return factor
-
-    def append(self, cross, diag):
-        """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
-        k = self.size
-        row = solve_triangular(self.L[:k, :k], cross, lower=True) if k else cross[:0]
-        residual = diag + self.ridge - row @ row
-        # Rounding can make the residual of a duplicated column slightly negative;
-        # the ridge is the smallest value it can truly have.
-        self.L[k, :k] = row
-        self.L[k, k] = np.sqrt(max(residual, self.ridge))
-        self.size = k + 1
-
-    def solve(self, rhs):
-        """(Phi^T Phi + ridge I)^-1 rhs, by two triangular solves."""
-        L = self.L[: self.size, : self.size]
-        y = solve_triangular(L, rhs, lower=True, check_finite=False)
-        return solve_triangular(L.T, y, lower=False, check_finite=False)
-
-
-class _BatchGram:
-    """Per-batch Cholesky factors, extended lazily to the current number of landmarks.
-
-    When all factors would not fit in ``FACTOR_CACHE_BYTES`` the factor is rebuilt
-    at each step instead (same result, more work).
-    """
-
-    def __init__(self, n_batches, capacity, batch_sizes):
-        self.capacity = capacity
-        self.keep = n_batches * capacity**2 * 8 <= FACTOR_CACHE_BYTES
-        self.factors = {}
-        self.batch_sizes = batch_sizes
-
-    def factor(self, j, Phi_c, rows, k):
-        """The factor of batch j (rows ``rows`` of the chunk) for the first k columns
-        of ``Phi_c``; only the columns it does not have yet are gathered."""
-        factor = self.factors.get(j) if self.keep else None
-        if factor is None:
-            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j])
-            if self.keep:
-                self.factors[j] = factor
-        if factor.size < k:
-            Phi_B = Phi_c[rows, :k].astype(np.float64)
-            for col in range(factor.size, k):
-                new = Phi_B[:, col]
-                cross = Phi_B[:, :col].T @ new if col else new[:0]
-                factor.append(cross, new @ new)
-        return factor
-
-
-class _Preceding:
-    """The span a landmark is optimised against in the sequential pass: the k
-    landmarks before it (the first k columns of Phi)."""
-
-    def __init__(self, chunks, gram, k):
-        self.chunks, self.gram, self.k = chunks, gram, k
-
-    def visit(self, c):
-        return self.chunks.visit(c, self.k)
-
-    def factor(self, c, j, Phi_c, rows):
-        return self.gram.factor(self.chunks.batch_id(c, j), Phi_c, rows, self.k)
-
-
-def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
-    """phi_x(t) on a batch, divided by its largest value; returns (phi, log scale).
-
-    The true kernel values are ``phi * exp(-shift / eta)``. ``XB`` may be dense or
-    CSR.
-    """
-    d2 = np.asarray(XB @ t_cast).ravel()
-    d2 *= -2
-    d2 += xsq_B
-    d2 += t_sq
-    np.maximum(d2, 0, out=d2)
-    shift = float(d2.min())
-    d2 -= shift
-    d2 *= -1.0 / eta
-    return np.exp(d2, out=d2), shift
-
-
-def _weighted_sum(weights, XB):
-    """sum_i weights_i x_i for a dense or CSR batch."""
-    if sparse.issparse(XB):
-        return np.asarray(XB.T @ weights).ravel()
-    # weights @ XB, not XB.T @ weights: numpy runs the latter far slower.
-    return weights @ XB
-
-
-def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta):
-    """The step's sums with NumPy operations: for CSR chunks, and the reference
-    the compiled step is tested against.
-
-    Returns (sum_i phi_i u_i x_i, f = phi^T M phi, phi^T phi, nearest squared
-    distance), with phi relative to the batch's nearest point.
-    """
-    XB = Xc[rows]
-    phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
-    if factor.size:
-        Phi_B = Phi_c[rows, :factor.size]
-        coef = factor.solve(Phi_B.T @ phi)
-        u = phi - Phi_B @ coef.astype(phi.dtype)
-    else:
-        u = phi
-    weights = phi * u
-    f = float(weights.sum(dtype=np.float64))
-    return _weighted_sum(weights, XB), f, float(phi @ phi), nearest_d2
-
-
-class _CompiledStep:
-    """The step's sums in one compiled pass (:func:`._gp_kernels.batch_step`) for
-    dense chunks; the NumPy step for CSR chunks. Same returns as :func:`_numpy_step`."""
-
-    def __init__(self, n_features, batch_size):
-        from ._gp_kernels import batch_step  # numba loads on the first fit, not on import
-
-        self.kernel = batch_step
-        self.phi = np.empty(batch_size)
-        self.m = np.empty(n_features)
-        self.no_factor = np.zeros((1, 1))
-
-    def __call__(self, Xc, xsq_c, rows, Phi_c, factor, t, eta):
-        if sparse.issparse(Xc):
-            return _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
-        if len(self.phi) < len(rows):
-            self.phi = np.empty(len(rows))
-        k = factor.size
-        L = factor.L if k else self.no_factor
-        f, phi_sq, nearest = self.kernel(Xc, xsq_c, rows, Phi_c, k, L, t.astype(Xc.dtype),
-                                         float(t @ t), float(eta), self.phi, self.m)
-        return self.m, f, phi_sq, nearest
 
 
 def _batch_step(n_features, batch_size):
@@ -373,14 +220,6 @@ def _initial_point(k, init, mean, std, rng, space):
     return project(t, space)
 
 
-def _batches(n_samples, batch_size):
-    """Start offsets of the consecutive batches; the last one takes the remainder."""
-    n_batches = max(1, n_samples // batch_size)
-    bounds = np.arange(n_batches + 1) * batch_size
-    bounds[-1] = n_samples
-    return bounds
-
-
 def _batch_order(rng, batches_per_chunk, n_steps):
     """(chunk, batch) for each step: the chunks in a random order, the batches of
     each chunk in a random order, repeated until there are ``n_steps``."""
@@ -391,122 +230,6 @@ def _batch_order(rng, batches_per_chunk, n_steps):
             if len(order) >= n_steps:
                 break
     return order[:n_steps]
-
-
-def _kernel_columns(block, landmarks, eta):
-    """Kernel values (n_b, k) of landmarks on a block: one block of Phi."""
-    return _features_of_block(block, landmarks.astype(block.dtype), eta)
-
-
-def _kernel_gram(block, landmarks, eta):
-    """Phi_b^T Phi_b (k, k), float64, of one block."""
-    columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
-    return columns.T @ columns
-
-
-def _candidate_cross(block, landmarks, t, eta):
-    """Phi_b^T phi_t (k,) and phi_t^T phi_t of one block, as one (k + 1,) vector."""
-    columns = _kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
-    return columns.T @ columns[:, -1]
-
-
-def _row_norms(block):
-    if sparse.issparse(block):
-        return np.asarray(block.multiply(block).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", block, block)
-
-
-class _Chunks:
-    """The data's chunks, each with its batches and the kernel values Phi on it.
-
-    Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
-    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation, so
-    no permuted copy of the data is made. Phi (kernel values of the finished
-    landmarks) on a chunk is computed when the chunk is visited, for the landmarks
-    finished since its last visit. It is kept for every chunk when the whole table
-    (n_samples x n_landmarks values) fits in ``KERNEL_TABLE_BYTES``, and otherwise
-    recomputed at each visit for the visited chunk only.
-    """
-
-    def __init__(self, X, bounds, batch_size, landmarks, eta, seed):
-        self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
-        self.dtype = working_dtype(X)
-        sizes = np.diff(bounds)
-        self.permutations = [np.random.default_rng([seed, 0xB47C, c]).permutation(n)
-                             for c, n in enumerate(sizes)]
-        self.batch_bounds = [_batches(n, batch_size) for n in sizes]
-        self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
-        self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
-        self.keep = X.shape[0] * len(landmarks) * self.dtype.itemsize <= KERNEL_TABLE_BYTES
-        self.kept = {}
-
-    @property
-    def n_batches(self):
-        return int(self.first_batch[-1])
-
-    def batch_sizes(self):
-        return np.concatenate([np.diff(b) for b in self.batch_bounds])
-
-    def batch_id(self, c, j):
-        return int(self.first_batch[c]) + j
-
-    def batch_rows(self, c, j):
-        bounds = self.batch_bounds[c]
-        return self.permutations[c][bounds[j]:bounds[j + 1]]
-
-    def visit(self, c, k):
-        """(rows, their squared norms, Phi with k columns) of chunk c."""
-        Xc = take_rows(self.X, slice(int(self.bounds[c]), int(self.bounds[c + 1])))
-        if not self.keep:
-            return Xc, _row_norms(Xc), _kernel_columns(Xc, self.landmarks[:k], self.eta)
-        if c not in self.kept:
-            Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
-            self.kept[c] = [_row_norms(Xc), Phi, 0]
-        xsq, Phi, done = self.kept[c]
-        if done < k:
-            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta)
-            self.kept[c][2] = k
-        return Xc, xsq, Phi[:, :k]
-
-    def gram(self, k):
-        """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
-        if not self.keep:
-            parts = reduce_row_blocks(_kernel_gram, self.X, self.landmarks[:k], self.eta,
-                                      bounds=self.bounds)
-        else:
-            parts = []
-            for c in range(len(self.bounds) - 1):
-                Phi = self.visit(c, k)[2].astype(np.float64)
-                parts.append(Phi.T @ Phi)
-        total = np.zeros((k, k))
-        for part in parts:
-            total += part
-        return total
-
-    def cross(self, t, k):
-        """Phi^T phi_t over all rows for the first k landmarks and a candidate t,
-        with phi_t^T phi_t last (k + 1,), float64; and phi_t per chunk when the
-        table is kept (else None)."""
-        t = np.asarray(t, dtype=np.float64)[None]
-        if not self.keep:
-            parts = reduce_row_blocks(_candidate_cross, self.X, self.landmarks[:k], t,
-                                      self.eta, bounds=self.bounds)
-            return np.sum(parts, axis=0), None
-        total, columns = np.zeros(k + 1), []
-        for c in range(len(self.bounds) - 1):
-            Xc, _, Phi = self.visit(c, k)
-            column = _kernel_columns(Xc, t, self.eta)[:, 0]
-            wide = column.astype(np.float64)
-            total[:k] += Phi.T.astype(np.float64) @ wide
-            total[k] += wide @ wide
-            columns.append(column)
-        return total, columns
-
-    def replace(self, k, columns):
-        """Landmark k has moved (already written in ``landmarks``): its kept column."""
-        if self.keep:
-            for c, column in enumerate(columns):
-                self.kept[c][1][:, k] = column
 
 
 def _objectives(gram, n_samples, start):
@@ -606,8 +329,10 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     max_steps = AUTO_MAX_STEPS if auto else n_steps
 
     bounds = chunk_bounds(X, chunk_size)
-    chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed)
-    gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes())
+    chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed,
+                     KERNEL_TABLE_BYTES)
+    gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
+                      FACTOR_CACHE_BYTES)
     step = _batch_step(n_features, batch_size)
     mean, std = column_mean_std(X, bounds)
     seconds, steps = [], []
@@ -640,74 +365,6 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         interrupt.partial_result = result(n_previous + len(seconds))
         raise
     return result(n_landmarks)
-
-
-class _BatchGrams:
-    """Gram matrices Phi_B^T Phi_B (K x K, float64) of the batches over all K
-    landmarks, for the refinement; kept when they fit in ``FACTOR_CACHE_BYTES``
-    and the kernel table is kept, else rebuilt when needed."""
-
-    def __init__(self, chunks, n_landmarks):
-        self.chunks = chunks
-        self.keep = (chunks.keep
-                     and chunks.n_batches * n_landmarks**2 * 8 <= FACTOR_CACHE_BYTES)
-        self.grams = {}
-
-    def gram(self, c, j, Phi_full, rows):
-        G = self.grams.get((c, j))
-        if G is None:
-            Phi_B = Phi_full[rows].astype(np.float64)
-            G = Phi_B.T @ Phi_B
-            if self.keep:
-                self.grams[(c, j)] = G
-        return G
-
-    def replace(self, k, columns):
-        """Landmark k has moved and its kernel column is ``columns`` (per chunk)."""
-        n_landmarks = len(self.chunks.landmarks)
-        for (c, j), G in self.grams.items():
-            rows = self.chunks.batch_rows(c, j)
-            Phi_B = self.chunks.visit(c, n_landmarks)[2][rows].astype(np.float64)
-            new = Phi_B.T @ Phi_B[:, k]
-            G[k, :] = new
-            G[:, k] = new
-
-
-class _Others:
-    """The span landmark k is re-optimised against in the refinement: all the
-    other landmarks (Phi without column k)."""
-
-    def __init__(self, chunks, grams, k):
-        self.chunks, self.grams, self.k = chunks, grams, k
-        self.n_landmarks = len(chunks.landmarks)
-        self.factors = {}
-        self.full = None
-
-    def visit(self, c):
-        Xc, xsq, Phi = self.chunks.visit(c, self.n_landmarks)
-        self.full = Phi
-        return Xc, xsq, np.delete(Phi, self.k, axis=1)
-
-    def factor(self, c, j, Phi_c, rows):
-        factor = self.factors.get((c, j))
-        if factor is None:
-            G = self.grams.gram(c, j, self.full, rows)
-            G = np.delete(np.delete(G, self.k, axis=0), self.k, axis=1)
-            factor = _CholeskyFactor.of_gram(G, RIDGE * len(rows))
-            if self.grams.keep:
-                self.factors[(c, j)] = factor
-        return factor
-
-
-def _conditional_objective(gram, k, column, n_samples):
-    """(1/N) phi^T M_{-k} phi on all the data: the posterior variance of a landmark
-    with kernel column inner products ``column`` (Phi^T phi, then phi^T phi), given
-    every landmark but k."""
-    others = np.delete(np.arange(len(gram)), k)
-    G = gram[np.ix_(others, others)] + RIDGE * n_samples * np.eye(len(others))
-    cross = column[others]
-    total = column[-1] - (cross @ np.linalg.solve(G, cross) if len(others) else 0.0)
-    return max(total, 0.0) / n_samples
 
 
 def refine_gp_landmarks(X, landmarks, *, kernel_width, n_sweeps=1, n_steps=1000,
@@ -753,9 +410,9 @@ def refine_gp_landmarks(X, landmarks, *, kernel_width, n_sweeps=1, n_steps=1000,
     auto = isinstance(n_steps, str)
     max_steps = AUTO_MAX_STEPS if auto else n_steps
     chunks = _Chunks(X, chunk_bounds(X, chunk_size), batch_size, landmarks, kernel_width,
-                     seed)
+                     seed, KERNEL_TABLE_BYTES)
     full_gram = chunks.gram(n_landmarks)
-    grams = _BatchGrams(chunks, n_landmarks)
+    grams = _BatchGrams(chunks, n_landmarks, FACTOR_CACHE_BYTES)
     step = _batch_step(n_features, batch_size)
     steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
     accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
