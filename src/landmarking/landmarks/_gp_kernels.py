@@ -107,14 +107,26 @@ def batch_step(Xc, xsq, rows, Phi, k, L, t_cast, t_sq, eta, phi, m_out):
             nearest = d2
     scale = -1.0 / eta
     phi_sq = 0.0
-    cross = np.zeros(k)
     for i in range(b):
         p = np.exp((phi[i] - nearest) * scale)
         phi[i] = p
         phi_sq += p * p
-        r = rows[i]
-        for j in range(k):
-            cross[j] += Phi[r, j] * p
+    # Phi's rows are scattered too: four at a time here and below, as for X.
+    cross = np.zeros(k)
+    i = 0
+    while i < b:
+        if i + 4 <= b:
+            r0, r1, r2, r3 = rows[i], rows[i + 1], rows[i + 2], rows[i + 3]
+            p0, p1, p2, p3 = phi[i], phi[i + 1], phi[i + 2], phi[i + 3]
+            for j in range(k):
+                cross[j] += (Phi[r0, j] * p0 + Phi[r1, j] * p1) + (Phi[r2, j] * p2
+                                                                   + Phi[r3, j] * p3)
+            i += 4
+        else:
+            r = rows[i]
+            for j in range(k):
+                cross[j] += Phi[r, j] * phi[i]
+            i += 1
     # (L L^T) coef = cross: forward then back substitution.
     coef = np.empty(k)
     for a in range(k):
@@ -129,13 +141,30 @@ def batch_step(Xc, xsq, rows, Phi, k, L, t_cast, t_sq, eta, phi, m_out):
         coef[a] = s / L[a, a]
     # u = M phi and the weights phi_i u_i, written over phi.
     f = 0.0
-    for i in range(b):
-        r = rows[i]
-        u = phi[i]
-        for j in range(k):
-            u -= Phi[r, j] * coef[j]
-        phi[i] *= u
-        f += phi[i]
+    i = 0
+    while i < b:
+        if i + 4 <= b:
+            r0, r1, r2, r3 = rows[i], rows[i + 1], rows[i + 2], rows[i + 3]
+            u0, u1, u2, u3 = phi[i], phi[i + 1], phi[i + 2], phi[i + 3]
+            for j in range(k):
+                c = coef[j]
+                u0 -= Phi[r0, j] * c
+                u1 -= Phi[r1, j] * c
+                u2 -= Phi[r2, j] * c
+                u3 -= Phi[r3, j] * c
+            phi[i] *= u0
+            phi[i + 1] *= u1
+            phi[i + 2] *= u2
+            phi[i + 3] *= u3
+            f += (phi[i] + phi[i + 1]) + (phi[i + 2] + phi[i + 3])
+            i += 4
+        else:
+            u = phi[i]
+            for j in range(k):
+                u -= Phi[rows[i], j] * coef[j]
+            phi[i] *= u
+            f += phi[i]
+            i += 1
     # The weighted sum runs in the data's precision, four rows at a time, over
     # blocks of _FLUSH rows whose sums go into a float64 total: full SIMD width,
     # and round-off that does not grow with the batch size.
