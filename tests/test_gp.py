@@ -324,3 +324,170 @@ def test_transform_before_fit_and_wrong_width():
                                       random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# --- the compiled step against today's NumPy step ------------------------------------
+
+def _numpy_step_only(monkeypatch):
+    monkeypatch.setattr(gp_module, "_batch_step",
+                        lambda n_features, batch_size: gp_module._numpy_step)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-9), (np.float32, 1e-4)])
+def test_compiled_step_matches_numpy_step_on_one_batch(dtype, rtol):
+    rng = np.random.default_rng(11)
+    Xc = rng.uniform(0, 1, size=(400, 30)).astype(dtype)
+    xsq = np.einsum("ij,ij->i", Xc, Xc)
+    landmarks = Xc[:5].astype(np.float64) + 0.05
+    Phi = gaussian_features(Xc, landmarks.astype(dtype), 2.0)
+    rows = rng.permutation(400)[:150]
+    Phi_B = Phi[rows].astype(np.float64)
+    factor = gp_module._CholeskyFactor.of_gram(Phi_B.T @ Phi_B, gp_module.RIDGE * 150)
+    t = Xc[7].astype(np.float64) + 0.1
+    fast = gp_module._CompiledStep(30, 150)(Xc, xsq, rows, Phi, factor, t, 2.0)
+    slow = gp_module._numpy_step(Xc, xsq, rows, Phi, factor, t, 2.0)
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-12)
+    assert fast[1] > 0 and fast[1] < fast[2]  # f = phi^T M phi < phi^T phi
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-8), (np.float32, 1e-4)])
+def test_compiled_fit_matches_numpy_step_fit(monkeypatch, dtype, rtol):
+    X, _ = make_noisy_swiss_roll(900, random_state=3)
+    X = X.astype(dtype)
+    params = dict(n_landmarks=5, n_steps=200, batch_size=250, chunk_size=400,
+                  random_state=1)
+    fast = GPLandmarks(**params).fit(X)
+    _numpy_step_only(monkeypatch)
+    slow = GPLandmarks(**params).fit(X)
+    scale = np.abs(slow.landmarks_).max()
+    np.testing.assert_allclose(fast.landmarks_, slow.landmarks_, rtol=0, atol=rtol * scale)
+    np.testing.assert_allclose(fast.objective_, slow.objective_, rtol=10 * rtol)
+
+
+def test_csr_and_memmap_give_the_numpy_landmarks(tmp_path):
+    from scipy import sparse
+
+    rng = np.random.default_rng(12)
+    X = np.abs(rng.normal(size=(500, 6))) * (rng.random((500, 6)) < 0.5)
+    params = dict(n_landmarks=4, n_steps=120, batch_size=100, chunk_size=200,
+                  kernel_width=1.0, random_state=0)
+    dense = GPLandmarks(**params).fit(X).landmarks_
+    csr = GPLandmarks(**params).fit(sparse.csr_matrix(X)).landmarks_  # the NumPy step
+    path = tmp_path / "X.dat"
+    mapped = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
+    mapped[:] = X
+    mapped.flush()
+    memmap = GPLandmarks(**params).fit(np.memmap(path, dtype=X.dtype, mode="r",
+                                                 shape=X.shape)).landmarks_
+    np.testing.assert_allclose(csr, dense, rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(memmap, dense)
+
+
+# --- n_steps="auto" -------------------------------------------------------------------
+
+def test_auto_steps_stop_at_the_mean_of_a_single_blob():
+    # One Gaussian blob: the first landmark's optimum is the blob's mean (the kernel
+    # mean of a symmetric density peaks at its centre).
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(4000, 3)) + np.array([5.0, -2.0, 1.0])
+    gp = GPLandmarks(n_landmarks=1, n_steps="auto", kernel_width=4.0, random_state=0).fit(X)
+    steps = int(gp.n_steps_[0])
+    assert gp_module.AUTO_MIN_STEPS <= steps < gp_module.AUTO_MAX_STEPS // 2
+    assert np.linalg.norm(gp.landmarks_[0] - X.mean(axis=0)) < 0.15
+    # The auto run is the fixed run stopped early: same draws, same steps.
+    fixed = GPLandmarks(n_landmarks=1, n_steps=steps, kernel_width=4.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(fixed.landmarks_, gp.landmarks_)
+    np.testing.assert_array_equal(fixed.n_steps_, [steps])
+
+
+def test_auto_steps_never_exceed_the_maximum(monkeypatch):
+    monkeypatch.setattr(gp_module, "AUTO_MAX_STEPS", 160)
+    X, _ = make_concentric_circles(600, random_state=0)
+    gp = GPLandmarks(n_landmarks=4, n_steps="auto", batch_size=100, random_state=0).fit(X)
+    assert np.all(gp.n_steps_ <= 160) and gp.n_steps_.shape == (4,)
+    # A rule that can never be met runs every landmark to the maximum, and no further.
+    monkeypatch.setattr(gp_module, "AUTO_TOL", -np.inf)
+    gp = GPLandmarks(n_landmarks=2, n_steps="auto", batch_size=100, random_state=0).fit(X)
+    np.testing.assert_array_equal(gp.n_steps_, [160, 160])
+
+
+def test_n_steps_recorded_through_warm_start_and_extend():
+    X, _ = make_concentric_circles(500, random_state=1)
+    gp = GPLandmarks(n_landmarks=2, n_steps="auto", batch_size=100, random_state=3).fit(X)
+    gp.extend(X, 2)
+    long = GPLandmarks(n_landmarks=4, n_steps="auto", batch_size=100, random_state=3).fit(X)
+    np.testing.assert_array_equal(gp.n_steps_, long.n_steps_)
+    np.testing.assert_allclose(gp.landmarks_, long.landmarks_, rtol=1e-10)
+    assert GPLandmarks(n_landmarks=2, **FAST).fit(X).n_steps_.tolist() == [150, 150]
+
+
+# --- joint refinement -----------------------------------------------------------------
+
+def _log_det(X, landmarks, eta):
+    Phi = gaussian_features(X, landmarks, eta)
+    return np.linalg.slogdet(Phi.T @ Phi)[1]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_refinement_never_lowers_the_full_objective(seed):
+    X, _ = make_noisy_swiss_roll(1200, noise=0.3, random_state=seed)
+    params = dict(n_landmarks=8, n_steps=150, batch_size=300, kernel_width=4.0,
+                  random_state=seed)
+    before = GPLandmarks(**params).fit(X)
+    after = GPLandmarks(refine=2, **params).fit(X)
+    assert after.refine_accepted_.shape == (2, 8) and after.refine_accepted_.any()
+    assert _log_det(X, after.landmarks_, 4.0) >= _log_det(X, before.landmarks_, 4.0)
+    # det(Phi^T Phi) is the product of the sequential objectives; the sweeps raise it.
+    assert np.sum(np.log(after.objective_)) >= np.sum(np.log(before.objective_)) - 1e-9
+    # A rejected move leaves the landmark where it was.
+    kept = ~after.refine_accepted_.any(axis=0)
+    np.testing.assert_array_equal(after.landmarks_[kept], before.landmarks_[kept])
+    # objective_ keeps its meaning after refinement: f_k given the landmarks before k.
+    Phi = gaussian_features(X, after.landmarks_, 4.0)
+    for k in range(8):
+        f, _ = gp_objective_and_gradient(after.landmarks_[k], X, Phi[:, :k], 4.0)
+        assert after.objective_[k] == pytest.approx(f / len(X), rel=1e-6)
+    assert after.refine_seconds_ > 0 and np.all(after.refine_n_steps_ == 150)
+
+
+def test_refinement_without_kept_tables_gives_the_same_landmarks(monkeypatch):
+    X, _ = make_noisy_swiss_roll(600, random_state=4)
+    params = dict(n_landmarks=4, n_steps=100, batch_size=150, chunk_size=300, refine=1,
+                  kernel_width=4.0, random_state=0)
+    kept = GPLandmarks(**params).fit(X)
+    monkeypatch.setattr(gp_module, "KERNEL_TABLE_BYTES", 0)
+    monkeypatch.setattr(gp_module, "FACTOR_CACHE_BYTES", 0)
+    recomputed = GPLandmarks(**params).fit(X)
+    np.testing.assert_allclose(recomputed.landmarks_, kept.landmarks_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_array_equal(recomputed.refine_accepted_, kept.refine_accepted_)
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"n_steps": "fast"}, ValueError, "n_steps must be a positive int or 'auto'"),
+    ({"n_steps": 0}, ValueError, "n_steps must be >= 1"),
+    ({"n_steps": 2.5}, TypeError, "n_steps must be an integer"),
+    ({"refine": -1}, ValueError, "refine must be >= 0"),
+    ({"refine": 1.5}, TypeError, "refine must be an integer"),
+    ({"refine": True}, TypeError, "refine must be an integer"),
+])
+def test_bad_new_parameters(params, error, match):
+    with pytest.raises(error, match=match):
+        GPLandmarks(**params).fit(np.random.default_rng(0).normal(size=(20, 2)))
+
+
+def test_zarr_and_dask_give_the_numpy_landmarks_with_auto_steps_and_refinement():
+    zarr = pytest.importorskip("zarr")
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(480, 5)).astype(np.float32)
+    params = dict(n_landmarks=3, n_steps="auto", batch_size=80, refine=1, kernel_width=2.0,
+                  random_state=0)
+    dense = GPLandmarks(chunk_size=160, **params).fit(X)
+    z = zarr.create_array(store=zarr.storage.MemoryStore(), shape=X.shape, chunks=(160, 5),
+                          dtype=X.dtype)
+    z[:] = X
+    for stored in (z, da.from_array(X, chunks=(160, 5))):
+        fitted = GPLandmarks(**params).fit(stored)
+        np.testing.assert_array_equal(fitted.landmarks_, dense.landmarks_)
+        np.testing.assert_array_equal(fitted.n_steps_, dense.n_steps_)

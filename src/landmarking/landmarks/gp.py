@@ -36,38 +36,54 @@ would underflow to zero, still gets an exact step toward it.
 
 Speed
 -----
-- The minibatches are the consecutive blocks of one random permutation of the data,
-  cycled in a random order; the permuted copy makes every batch a contiguous slice.
-- Kernel values of finished landmarks on all N points are computed once, when the
-  landmark is finished; a batch's Phi is a slice of that table.
+- The minibatches are drawn chunk by chunk: each landmark visits the chunks in a
+  seeded random order and, in a chunk, its batches (slices of a seeded permutation
+  of the chunk's rows) in a random order. No permuted copy of the data is made; a
+  batch is a list of row indices into the chunk in memory.
+- A step on a dense chunk is one compiled call (:mod:`._gp_kernels`, numba): the
+  batch's rows are read in place, once for the distances and kernel values and once
+  more (from cache) for the weighted sum; the k x k solve runs inside the same call.
+  The fit then runs within a few times the memory-bandwidth limit of reading the batch (see
+  ``docs/results.md``). CSR chunks take the NumPy step (``_gp_batches._numpy_step``), which
+  is also the reference the compiled step is tested against.
+- Kernel values of finished landmarks on a chunk (Phi) are computed once per
+  landmark and kept while the table fits in ``KERNEL_TABLE_BYTES`` (else recomputed
+  at each visit); a step reads only its batch's rows of Phi.
 - The Cholesky factor of each batch's Gram matrix ``Phi^T Phi`` is kept and grows by
   one row per landmark, so a step costs O(b d + b k + k^2) and ``M`` (b x b) is never
   formed. A tiny ridge keeps the factor defined when two landmarks coincide or a batch
   sees none of a landmark's neighbourhood.
-- Threads: a step's matrix-vector products are too small to gain from BLAS threads,
-  and threaded BLAS loses badly when the cores are busy (ten times slower measured on
-  2 shared cores), so the step loop runs BLAS on one thread, within a
-  ``threadpoolctl`` limit that ends with the loop. Everything else keeps the user's
-  settings.
+- ``n_steps="auto"`` stops a landmark when its batch objective has stopped rising
+  (:class:`_Convergence`); the objectives on all the data come from one Gram pass at
+  the end.
+- Threads: a step is too small to gain from threads, and threaded BLAS loses badly
+  when the cores are busy (ten times slower measured on 2 shared cores), so the step
+  loop runs BLAS on one thread, within a ``threadpoolctl`` limit that ends with the
+  loop. Everything else keeps the user's settings.
+
+Joint refinement
+----------------
+:func:`refine_gp_landmarks` (``GPLandmarks(refine=n_sweeps)``) revisits the landmarks
+in order, each re-optimised by the same steps with ``M`` projecting out the span of
+all the others. Since det(Phi^T Phi) = f_1 f_2 ... f_K for the sequential objectives,
+and a landmark's f given all the others is det(Phi^T Phi) over a quantity that does
+not depend on it, a move is kept only when it raises that f on all the data: the
+sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
 """
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 from numbers import Real
 
 import numpy as np
-from scipy import sparse
-from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .._blocks import check_rows, chunk_bounds, reduce_row_blocks, take_rows, working_dtype
+from .._blocks import check_rows, chunk_bounds
 from .._checkpoint import check_checkpoint, landmark_checkpoint
-from .._memory import available_memory
 from .._validation import (
     SPACES,
     check_choice,
@@ -75,14 +91,29 @@ from .._validation import (
     check_feasible_for_space,
     check_positive_int,
 )
-from ..kernels import _features_of_block, column_mean_std, resolve_kernel_width
+from ..kernels import column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
 
-__all__ = ["GPLandmarks", "learn_gp_landmarks", "step_size", "gp_objective_and_gradient"]
+# Re-exported for the tests: the batch layout (their transcription of Algorithm 1)
+# and the NumPy step (the reference the compiled step is compared with).
+from ._gp_batches import (  # noqa: F401
+    RIDGE,
+    _batches,
+    _BatchGram,
+    _BatchGrams,
+    _CholeskyFactor,
+    _Chunks,
+    _CompiledStep,
+    _conditional_objective,
+    _numpy_step,
+    _Others,
+    _Preceding,
+)
 
-#: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
-RIDGE = 1e-8
+__all__ = ["GPLandmarks", "learn_gp_landmarks", "refine_gp_landmarks", "step_size",
+           "gp_objective_and_gradient"]
+
 #: A step moves a landmark by at most this many kernel lengths sqrt(eta).
 MAX_STEP_WIDTHS = 3.0
 #: Cholesky factors of all batches are kept while they fit in this many bytes.
@@ -90,6 +121,14 @@ FACTOR_CACHE_BYTES = 512 * 2**20
 #: Kernel values of finished landmarks on all rows are kept while they fit in this
 #: many bytes; beyond, they are recomputed for each visited chunk.
 KERNEL_TABLE_BYTES = 2 * 2**30
+#: ``n_steps="auto"``: at most this many steps per landmark (the paper's fixed S) ...
+AUTO_MAX_STEPS = 1000
+#: ... at least this many ...
+AUTO_MIN_STEPS = 100
+#: ... and stop when the mean batch objective over a window of this many steps ...
+AUTO_WINDOW = 50
+#: ... improves on the window before by less than this fraction of itself.
+AUTO_TOL = 0.01
 
 
 def step_size(s, s0, tau):
@@ -127,121 +166,68 @@ def gp_objective_and_gradient(t, X, Phi, eta, *, ridge=RIDGE):
     return f, grad
 
 
-class _CholeskyFactor:
-    """A lower-triangular factor L of ``Phi^T Phi + ridge I`` that grows by columns."""
-
-    def __init__(self, capacity, ridge):
-        self.L = np.zeros((capacity, capacity))
-        self.size = 0
-        self.ridge = ridge
-
-    def append(self, cross, diag):
-        """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
-        k = self.size
-        row = solve_triangular(self.L[:k, :k], cross, lower=True) if k else cross[:0]
-        residual = diag + self.ridge - row @ row
-        # Rounding can make the residual of a duplicated column slightly negative;
-        # the ridge is the smallest value it can truly have.
-        self.L[k, :k] = row
-        self.L[k, k] = np.sqrt(max(residual, self.ridge))
-        self.size = k + 1
-
-    def solve(self, rhs):
-        """(Phi^T Phi + ridge I)^-1 rhs, by two triangular solves."""
-        L = self.L[: self.size, : self.size]
-        y = solve_triangular(L, rhs, lower=True, check_finite=False)
-        return solve_triangular(L.T, y, lower=False, check_finite=False)
+def _batch_step(n_features, batch_size):
+    """The step function a fit uses (tests replace it to run the NumPy step)."""
+    return _CompiledStep(n_features, batch_size)
 
 
-class _BatchGram:
-    """Per-batch Cholesky factors, extended lazily to the current number of landmarks.
+class _Convergence:
+    """The rule of ``n_steps="auto"``: stop when the mean batch objective over the
+    last ``AUTO_WINDOW`` steps improves on the window before by less than
+    ``AUTO_TOL`` of itself, after at least ``AUTO_MIN_STEPS`` steps.
 
-    When all factors would not fit in ``FACTOR_CACHE_BYTES`` the factor is rebuilt
-    at each step instead (same result, more work).
+    The batch objective is f / b with the true kernel values (the relative ones
+    times exp(-2 shift / eta)), an unbiased estimate of the objective on all data.
     """
 
-    def __init__(self, n_batches, capacity, batch_sizes):
-        self.capacity = capacity
-        self.keep = n_batches * capacity**2 * 8 <= FACTOR_CACHE_BYTES
-        self.factors = {}
-        self.batch_sizes = batch_sizes
+    def __init__(self, max_steps):
+        self.values = np.zeros(max_steps)
 
-    def factor(self, j, Phi_B):
-        """The factor of batch j for the columns of ``Phi_B`` (b x k)."""
-        k = Phi_B.shape[1]
-        factor = self.factors.get(j) if self.keep else None
-        if factor is None:
-            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j])
-            if self.keep:
-                self.factors[j] = factor
-        for col in range(factor.size, k):
-            new = Phi_B[:, col].astype(np.float64)
-            cross = Phi_B[:, :col].T.astype(np.float64) @ new if col else new[:0]
-            factor.append(cross, new @ new)
-        return factor
+    def converged(self, s, f, nearest_d2, eta, b):
+        self.values[s - 1] = f * np.exp(-2.0 * nearest_d2 / eta) / b
+        if s < max(AUTO_MIN_STEPS, 2 * AUTO_WINDOW) or s % AUTO_WINDOW:
+            return False
+        before = self.values[s - 2 * AUTO_WINDOW:s - AUTO_WINDOW].mean()
+        now = self.values[s - AUTO_WINDOW:s].mean()
+        return bool(now > 0 and now - before <= AUTO_TOL * now)
 
 
-def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
-    """phi_x(t) on a batch, divided by its largest value; returns (phi, log scale).
+def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=1,
+                       auto=False, step_bar=None):
+    """Run the projected steps of Algorithm 1 for one landmark; returns (t, steps).
 
-    The true kernel values are ``phi * exp(-shift / eta)``. ``XB`` may be dense or
-    CSR.
-    """
-    d2 = np.asarray(XB @ t_cast).ravel()
-    d2 *= -2
-    d2 += xsq_B
-    d2 += t_sq
-    np.maximum(d2, 0, out=d2)
-    shift = float(d2.min())
-    d2 -= shift
-    d2 *= -1.0 / eta
-    return np.exp(d2, out=d2), shift
-
-
-def _weighted_sum(weights, XB):
-    """sum_i weights_i x_i for a dense or CSR batch."""
-    if sparse.issparse(XB):
-        return np.asarray(XB.T @ weights).ravel()
-    # weights @ XB, not XB.T @ weights: numpy runs the latter far slower.
-    return weights @ XB
-
-
-def _optimise_landmark(t, chunks, gram, eta, order, *, k, s0, tau, space, step_bar=None):
-    """Run the S projected steps of Algorithm 1 for one landmark; returns t.
-
-    ``order`` lists (chunk, batch) per step; the steps on one chunk are consecutive,
-    so each visit reads the chunk once.
+    ``span`` gives each chunk's rows, norms and the columns Phi to project out, and
+    each batch's factor; ``order`` lists (chunk, batch) per step; the steps on one
+    chunk are consecutive, so each visit reads the chunk once. Step s uses the
+    fraction a_s with s counted from ``first_step``. With ``auto``, the run stops
+    early by the rule of :class:`_Convergence`.
     """
     max_step = MAX_STEP_WIDTHS * np.sqrt(eta)
     t = np.asarray(t, dtype=np.float64).copy()
+    rule = _Convergence(len(order)) if auto else None
     s = 0
     for c, visit in groupby(order, key=lambda step: step[0]):
-        Xc, xsq_c, Phi_c = chunks.visit(c, k)
+        Xc, xsq_c, Phi_c = span.visit(c)
         for _, j in visit:
             s += 1
-            rows = chunks.batch_rows(c, j)
-            XB = Xc[rows]
-            phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
-            if k:
-                Phi_B = Phi_c[rows]
-                coef = gram.factor(chunks.batch_id(c, j), Phi_B).solve(Phi_B.T @ phi)
-                u = phi - Phi_B @ coef.astype(phi.dtype)
-            else:
-                u = phi
-            weights = phi * u
-            f = float(weights.sum(dtype=np.float64))
-            if f > 1e-10 * float(phi @ phi):
-                step = step_size(s, s0, tau) * (_weighted_sum(weights, XB) / f - t)
-                length = np.linalg.norm(step)
+            rows = span.chunks.batch_rows(c, j)
+            factor = span.factor(c, j, Phi_c, rows)
+            weighted, f, phi_sq, nearest_d2 = step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
+            if f > 1e-10 * phi_sq:
+                move = step_size(first_step + s - 1, s0, tau) * (weighted / f - t)
+                length = np.linalg.norm(move)
                 limit = max_step + np.sqrt(nearest_d2)
                 if length > limit:
-                    step *= limit / length
-                t = t + step
+                    move *= limit / length
+                t = t + move
                 if space != "euclidean":
                     t = project(t, space)
             if step_bar is not None and s % 100 == 0:
                 step_bar.update(100)
-    return t
+            if rule is not None and rule.converged(s, max(f, 0.0), nearest_d2, eta,
+                                                   len(rows)):
+                return t, s
+    return t, s
 
 
 def _initial_point(k, init, mean, std, rng, space):
@@ -250,14 +236,6 @@ def _initial_point(k, init, mean, std, rng, space):
     else:
         t = np.asarray(init[k], dtype=np.float64)
     return project(t, space)
-
-
-def _batches(n_samples, batch_size):
-    """Start offsets of the consecutive batches; the last one takes the remainder."""
-    n_batches = max(1, n_samples // batch_size)
-    bounds = np.arange(n_batches + 1) * batch_size
-    bounds[-1] = n_samples
-    return bounds
 
 
 def _batch_order(rng, batches_per_chunk, n_steps):
@@ -272,144 +250,8 @@ def _batch_order(rng, batches_per_chunk, n_steps):
     return order[:n_steps]
 
 
-def _kernel_columns(block, landmarks, eta):
-    """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
-
-    One landmark at a time: a matrix-vector product rounds differently from a
-    matrix product, so computing columns singly makes every column the same bits
-    however many are computed together (a continued run, a kept or recomputed table).
-    """
-    columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
-    for j, t in enumerate(landmarks.astype(block.dtype)):
-        columns[:, j] = _features_of_block(block, t[None, :], eta)[:, 0]
-    return columns
-
-
-def _kernel_gram(block, landmarks, eta):
-    """Phi_b^T Phi_b (k, k), float64, of one block."""
-    columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
-    return columns.T @ columns
-
-
-def _row_norms(block):
-    if sparse.issparse(block):
-        return np.asarray(block.multiply(block).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", block, block)
-
-
-class _Chunks:
-    """The data's chunks, each with its batches and the kernel values Phi on it.
-
-    Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
-    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation, so
-    no permuted copy of the data is made. Phi (kernel values of the finished
-    landmarks) on a chunk is computed when the chunk is visited, for the landmarks
-    finished since its last visit. It is kept for every chunk when the whole table
-    (n_samples x n_landmarks values) fits in ``KERNEL_TABLE_BYTES`` and in half the
-    memory available, and otherwise recomputed at each visit for the visited chunk
-    only.
-    """
-
-    def __init__(self, X, bounds, batch_size, landmarks, eta, seed):
-        self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
-        self.dtype = working_dtype(X)
-        sizes = np.diff(bounds)
-        self.permutations = [np.random.default_rng([seed, 0xB47C, c]).permutation(n)
-                             for c, n in enumerate(sizes)]
-        self.batch_bounds = [_batches(n, batch_size) for n in sizes]
-        self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
-        self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
-        table = X.shape[0] * len(landmarks) * self.dtype.itemsize
-        available = available_memory()
-        self.keep = table <= KERNEL_TABLE_BYTES and (available is None or table < available / 2)
-        self.kept = {}
-        self.planned, self.pending, self.reader = [], {}, None
-
-    @property
-    def n_batches(self):
-        return int(self.first_batch[-1])
-
-    def batch_sizes(self):
-        return np.concatenate([np.diff(b) for b in self.batch_bounds])
-
-    def batch_id(self, c, j):
-        return int(self.first_batch[c]) + j
-
-    def batch_rows(self, c, j):
-        bounds = self.batch_bounds[c]
-        return self.permutations[c][bounds[j]:bounds[j + 1]]
-
-    def plan(self, order):
-        """Announce the chunks the next steps visit, so each next one is read ahead.
-
-        With more than one chunk, a background thread reads the next chunk while the
-        steps run on the current one (one extra chunk in memory); it ends in
-        :meth:`close`.
-        """
-        self.planned = [c for c, _ in groupby(step[0] for step in order)]
-
-    def _read(self, c):
-        return take_rows(self.X, slice(int(self.bounds[c]), int(self.bounds[c + 1])))
-
-    def _next_read(self, c):
-        """Chunk c, read ahead if it was planned; starts reading the next planned one."""
-        if self.planned and self.planned[0] == c:
-            self.planned.pop(0)
-        pending = self.pending.pop(c, None)
-        Xc = pending.result() if pending is not None else self._read(c)
-        if self.planned and len(self.bounds) > 2 and self.planned[0] not in self.pending:
-            if self.reader is None:
-                self.reader = ThreadPoolExecutor(1, thread_name_prefix="landmarking-read")
-            self.pending[self.planned[0]] = self.reader.submit(self._read, self.planned[0])
-        return Xc
-
-    def close(self):
-        if self.reader is not None:
-            self.reader.shutdown(cancel_futures=True)
-            self.reader = None
-        self.pending.clear()
-
-    def visit(self, c, k):
-        """(rows, their squared norms, Phi with k columns) of chunk c."""
-        Xc = self._next_read(c)
-        if not self.keep:
-            return Xc, _row_norms(Xc), _kernel_columns(Xc, self.landmarks[:k], self.eta)
-        xsq, Phi = self._kept_columns(c, k, Xc)
-        return Xc, xsq, Phi
-
-    def _kept_columns(self, c, k, Xc=None):
-        """Squared norms and Phi (k columns) kept for chunk c; reads it only if needed."""
-        if c not in self.kept or self.kept[c][2] < k:
-            Xc = self._next_read(c) if Xc is None else Xc
-            if c not in self.kept:
-                Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
-                self.kept[c] = [_row_norms(Xc), Phi, 0]
-            xsq, Phi, done = self.kept[c]
-            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta)
-            self.kept[c][2] = k
-        return self.kept[c][0], self.kept[c][1][:, :k]
-
-    def gram(self, k):
-        """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
-        if not self.keep:
-            parts = reduce_row_blocks(_kernel_gram, self.X, self.landmarks[:k], self.eta,
-                                      bounds=self.bounds)
-        else:
-            n_chunks = len(self.bounds) - 1
-            self.planned = [c for c in range(n_chunks)
-                            if c not in self.kept or self.kept[c][2] < k]
-            parts = []
-            for c in range(n_chunks):
-                Phi = self._kept_columns(c, k)[1].astype(np.float64)
-                parts.append(Phi.T @ Phi)
-        total = np.zeros((k, k))
-        for part in parts:
-            total += part
-        return total
-
-
-def _objectives(gram, n_samples):
-    """(1/N) phi_k^T M phi_k on all the data for every landmark k.
+def _objectives(gram, n_samples, start):
+    """(1/N) phi_k^T M phi_k on all the data for landmarks k >= start.
 
     From the Gram matrix of all kernel columns, Phi^T Phi: the Schur complement of
     landmark k against the landmarks before it, with the fit's ridge.
@@ -417,7 +259,8 @@ def _objectives(gram, n_samples):
     factor = _CholeskyFactor(len(gram), RIDGE * n_samples)
     objectives = []
     for k in range(len(gram)):
-        objectives.append(_full_objective(gram[k, k], gram[:k, k], factor, n_samples))
+        if k >= start:
+            objectives.append(_full_objective(gram[k, k], gram[:k, k], factor, n_samples))
         factor.append(gram[:k, k], gram[k, k])
     return np.asarray(objectives)
 
@@ -436,7 +279,7 @@ def _full_objective(square_norm, cross, full_factor, n_samples):
 def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size=1000,
                        s0=10.0, tau=0.51, space="euclidean", init="gaussian",
                        previous_landmarks=None, seed=0, chunk_size=None, callback=None,
-                       verbose=False):
+                       return_n_steps=False, verbose=False):
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -469,8 +312,9 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         keep) and the ``objectives`` and ``seconds`` of the new ones so far. The
         objectives are computed for all landmarks at the end, in one pass over the
         data: they are NaN in every call but the last, which comes after that pass.
-        Used to save a run as it goes
-        (``GPLandmarks.fit(checkpoint=...)``).
+        Used to save a run as it goes (``GPLandmarks.fit(checkpoint=...)``).
+    return_n_steps : bool
+        Also return the number of steps each new landmark ran.
     verbose : bool
         tqdm progress bars over landmarks and steps.
 
@@ -482,9 +326,12 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
         by N, computed after the last landmark in one pass.
     seconds : ndarray (n_landmarks - k,)
         Wall time for each new landmark.
+    n_steps : ndarray (n_landmarks - k,), int
+        Steps run by each new landmark; only with ``return_n_steps``.
 
     If interrupted (``KeyboardInterrupt``), the exception carries the partial
-    result in its ``partial_result`` attribute before it propagates.
+    result (the same tuple, for the finished landmarks) in its ``partial_result``
+    attribute before it propagates.
 
     Notes
     -----
@@ -500,43 +347,130 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     n_previous = previous.shape[0]
     landmarks = np.zeros((n_landmarks, n_features))
     landmarks[:n_previous] = previous
+    auto = isinstance(n_steps, str)
+    max_steps = AUTO_MAX_STEPS if auto else n_steps
 
     bounds = chunk_bounds(X, chunk_size)
-    chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed)
-    gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes())
+    chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed,
+                     KERNEL_TABLE_BYTES)
+    gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
+                      FACTOR_CACHE_BYTES)
+    step = _batch_step(n_features, batch_size)
     mean, std = column_mean_std(X, bounds)
-    seconds = []
+    seconds, steps = [], []
     outer = tqdm(range(n_previous, n_landmarks), desc="landmarks", disable=not verbose,
                  unit="landmark")
+
+    def result(done):
+        chunks.close()
+        objectives = _objectives(chunks.gram(done), n_samples, 0)
+        out = (landmarks[:done].copy() if done < n_landmarks else landmarks, objectives,
+               np.asarray(seconds))
+        return out + (np.asarray(steps, dtype=np.int64),) if return_n_steps else out
+
     try:
         for k in outer:
             start = time.perf_counter()
             rng = np.random.default_rng([seed, k])
             t0 = _initial_point(k, init, mean, std, rng, space)
-            order = _batch_order(rng, chunks.batches_per_chunk, n_steps)
+            order = _batch_order(rng, chunks.batches_per_chunk, max_steps)
             chunks.plan(order)
-            with tqdm(total=n_steps, desc=f"landmark {k + 1}", leave=False,
+            with tqdm(total=max_steps, desc=f"landmark {k + 1}", leave=False,
                       disable=not verbose, unit="step") as step_bar, \
                     threadpool_limits(limits=1, user_api="blas"):
-                landmarks[k] = _optimise_landmark(t0, chunks, gram, kernel_width, order, k=k,
-                                                  s0=s0, tau=tau, space=space,
-                                                  step_bar=step_bar)
+                landmarks[k], taken = _optimise_landmark(
+                    t0, _Preceding(chunks, gram, k), kernel_width, order, s0=s0, tau=tau,
+                    space=space, step=step, auto=auto, step_bar=step_bar)
             seconds.append(time.perf_counter() - start)
+            steps.append(taken)
             if callback is not None and k < n_landmarks - 1:
                 callback(landmarks[:k + 1], np.full(len(seconds), np.nan), np.asarray(seconds))
-        objectives = _objectives(chunks.gram(n_landmarks), n_samples)
+        out = result(n_landmarks)
         if callback is not None and n_landmarks > n_previous:
-            callback(landmarks, objectives[n_previous:], np.asarray(seconds))
+            callback(landmarks, out[1][n_previous:], np.asarray(seconds))
     except KeyboardInterrupt as interrupt:
-        done = n_previous + len(seconds)
-        chunks.close()
-        objectives = _objectives(chunks.gram(done), n_samples)
-        interrupt.partial_result = (landmarks[:done].copy(), objectives,
-                                    np.asarray(seconds))
+        interrupt.partial_result = result(n_previous + len(seconds))
         raise
     finally:
         chunks.close()
-    return landmarks, objectives, np.asarray(seconds)
+    return out
+
+
+def refine_gp_landmarks(X, landmarks, *, kernel_width, n_sweeps=1, n_steps=1000,
+                        batch_size=1000, s0=10.0, tau=0.51, space="euclidean", seed=0,
+                        chunk_size=None, verbose=False):
+    """Re-optimise each landmark against all the others, for a few sweeps.
+
+    The paper's future work: its landmarks are chosen one at a time and never
+    revisited. Here landmark k, in order, runs the same projected steps on the same
+    objective f, with M projecting out the span of the other K - 1 landmarks'
+    columns instead of the k before it, starting where it is, with the step schedule
+    continued after the ``n_steps`` (per earlier pass) it has had. The new position
+    is kept only if it raises f given the others on all the data (one pass per
+    landmark), so each accepted move raises det(Phi^T Phi), the product of the
+    sequential objectives: the sweeps are coordinate ascent on the joint objective,
+    and the full objective never drops. Order and meaning of the list are kept.
+
+    Parameters
+    ----------
+    X : validated array, as for :func:`learn_gp_landmarks`
+    landmarks : ndarray (K, n_features)
+    kernel_width, n_steps, batch_size, s0, tau, space, seed, chunk_size :
+        as for :func:`learn_gp_landmarks` (the same seed and chunk size give the
+        fit's batches); ``n_steps="auto"`` stops each run by the same rule.
+    n_sweeps : int
+        Passes over all landmarks.
+    verbose : bool
+        A progress bar over the landmarks of each sweep.
+
+    Returns
+    -------
+    landmarks : ndarray (K, n_features), float64
+    objectives : ndarray (K,)
+        (1/N) phi_k^T M phi_k given the landmarks before k, on all the data.
+    n_steps : ndarray (n_sweeps, K), int
+        Steps run by each landmark in each sweep.
+    accepted : ndarray (n_sweeps, K), bool
+        Whether the new position was kept.
+    """
+    n_samples, n_features = X.shape
+    landmarks = np.array(landmarks, dtype=np.float64)
+    n_landmarks = len(landmarks)
+    auto = isinstance(n_steps, str)
+    max_steps = AUTO_MAX_STEPS if auto else n_steps
+    chunks = _Chunks(X, chunk_bounds(X, chunk_size), batch_size, landmarks, kernel_width,
+                     seed, KERNEL_TABLE_BYTES)
+    full_gram = chunks.gram(n_landmarks)
+    grams = _BatchGrams(chunks, n_landmarks, FACTOR_CACHE_BYTES)
+    step = _batch_step(n_features, batch_size)
+    steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
+    accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
+    for sweep in range(n_sweeps):
+        for k in tqdm(range(n_landmarks), desc=f"refinement sweep {sweep + 1}",
+                      disable=not verbose, unit="landmark"):
+            rng = np.random.default_rng([seed, k, 0x5EF1, sweep])
+            order = _batch_order(rng, chunks.batches_per_chunk, max_steps)
+            with threadpool_limits(limits=1, user_api="blas"):
+                t, steps[sweep, k] = _optimise_landmark(
+                    landmarks[k], _Others(chunks, grams, k), kernel_width, order, s0=s0,
+                    tau=tau, space=space, step=step, first_step=(sweep + 1) * max_steps + 1,
+                    auto=auto)
+            column, per_chunk = chunks.cross(t, n_landmarks)
+            old = np.append(full_gram[:, k], full_gram[k, k])
+            if (_conditional_objective(full_gram, k, column, n_samples)
+                    < _conditional_objective(full_gram, k, old, n_samples)):
+                continue
+            accepted[sweep, k] = True
+            landmarks[k] = t
+            chunks.replace(k, per_chunk)
+            full_gram[k, :] = column[:-1]
+            full_gram[:, k] = column[:-1]
+            full_gram[k, k] = column[-1]
+            if grams.keep:
+                grams.replace(k, per_chunk)
+            else:
+                grams.grams.clear()
+    return landmarks, _objectives(full_gram, n_samples, 0), steps, accepted
 
 
 class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -553,8 +487,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     ----------
     n_landmarks : int, default=10
         Number of landmarks to learn.
-    n_steps : int, default=1000
-        Steps of stochastic ascent per landmark (the paper's S).
+    n_steps : int or "auto", default=1000
+        Steps of stochastic ascent per landmark (the paper's S). "auto" stops a
+        landmark when the mean batch objective over the last ``AUTO_WINDOW`` (50)
+        steps improves on the window before by less than ``AUTO_TOL`` (1%) of
+        itself, after at least ``AUTO_MIN_STEPS`` (100) and at most
+        ``AUTO_MAX_STEPS`` (1000) steps; its steps are a prefix of the 1000 steps
+        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``.
     batch_size : int, default=1000
         Points per minibatch (|B_s|); all points when the data has fewer.
     s0, tau : float, default=10, 0.51
@@ -582,6 +521,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         same chunks gives the same landmarks. Data sorted by class should be
         shuffled, or cut into small chunks, since the last chunk a landmark visits
         weighs most.
+    refine : int, default=0
+        Sweeps of joint refinement after the sequential pass (see
+        :func:`refine_gp_landmarks`): each landmark in turn is re-optimised with
+        the same steps against the span of all the others, and its new position
+        kept only if it raises its posterior variance given the others on all the
+        data. The order and meaning of the list stay; with ``refine > 0`` a longer
+        list is no longer an extension of a shorter one.
     warm_start : bool, default=False
         When True and the estimator is fitted, ``fit`` keeps the landmarks it has
         and continues the list up to ``n_landmarks``.
@@ -599,7 +545,17 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     kernel_width_ : float
         The kernel width eta used.
     landmark_seconds_ : ndarray of shape (n_landmarks,)
-        Wall time spent on each landmark.
+        Wall time spent on each landmark in the sequential pass.
+    n_steps_ : ndarray of shape (n_landmarks,)
+        Steps each landmark ran in the sequential pass (``n_steps``, or fewer
+        with ``n_steps="auto"``).
+    refine_n_steps_ : ndarray of shape (refine, n_landmarks)
+        Steps each landmark ran in each refinement sweep (empty when
+        ``refine=0``).
+    refine_accepted_ : ndarray of shape (refine, n_landmarks), bool
+        Whether each refined position was kept.
+    refine_seconds_ : float
+        Wall time of the refinement.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -620,7 +576,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     def __init__(self, *, n_landmarks=10, n_steps=1000, batch_size=1000, s0=10.0, tau=0.51,
                  kernel_width="auto", space="euclidean", init="gaussian", chunk_size=None,
-                 warm_start=False, random_state=None, verbose=False):
+                 refine=0, warm_start=False, random_state=None, verbose=False):
         self.n_landmarks = n_landmarks
         self.n_steps = n_steps
         self.batch_size = batch_size
@@ -630,6 +586,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.space = space
         self.init = init
         self.chunk_size = chunk_size
+        self.refine = refine
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
@@ -656,7 +613,9 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             ``complete=False`` until the run ends; resume with the same
             ``random_state`` and ``fit(X, previous_landmarks=read_result(path)
             ["landmarks"])``. A callable: called as ``checkpoint(landmarks,
-            objective, seconds)`` after each finished landmark, with all so far.
+            objective, seconds)`` after each finished landmark, with all so far
+            (the objectives are NaN until the last call: they come from one pass
+            over the data at the end).
 
         Returns
         -------
@@ -666,15 +625,14 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         X = self._validate_fit_data(X)
         if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
             previous_landmarks = self.landmarks_
-            previous_objective = self.objective_
-            previous_seconds = self.landmark_seconds_
+            previous_record = self._record()
         else:
-            previous_objective = previous_seconds = np.zeros(0)
+            previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
             self.seed_ = int(check_random_state(self.random_state).randint(2**31 - 1))
             self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
                                                       random_state=self.seed_)
         previous = self._check_previous(previous_landmarks, X.shape[1])
-        self._run(X, previous, previous_objective, previous_seconds, checkpoint=checkpoint)
+        self._run(X, previous, previous_record, checkpoint=checkpoint)
         return self
 
     def extend(self, X, n_more):
@@ -697,41 +655,60 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='gaussian'."
             )
-        self._run(X, self.landmarks_, self.objective_, self.landmark_seconds_,
-                  n_landmarks=total)
+        self._run(X, self.landmarks_, self._record(), n_landmarks=total)
         return self
 
-    def _run(self, X, previous, previous_objective, previous_seconds, n_landmarks=None,
-             checkpoint=None):
+    def _record(self):
+        return self.objective_, self.landmark_seconds_, self.n_steps_
+
+    def _run(self, X, previous, previous_record, n_landmarks=None, checkpoint=None):
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
-        callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_objective,
-                                       previous_seconds)
+        callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_record[0],
+                                       previous_record[1])
+        settings = dict(kernel_width=self.kernel_width_, n_steps=self.n_steps,
+                        batch_size=self.batch_size, s0=self.s0, tau=self.tau,
+                        space=self.space, seed=self.seed_, chunk_size=self.chunk_size)
         try:
-            landmarks, objective, seconds = learn_gp_landmarks(
-                X, n_landmarks, kernel_width=self.kernel_width_, n_steps=self.n_steps,
-                batch_size=self.batch_size, s0=self.s0, tau=self.tau, space=self.space,
-                init=self.init, previous_landmarks=previous, seed=self.seed_,
-                chunk_size=self.chunk_size, verbose=self.verbose, callback=callback)
+            landmarks, *record = learn_gp_landmarks(
+                X, n_landmarks, init=self.init, previous_landmarks=previous,
+                return_n_steps=True, callback=callback, verbose=self.verbose, **settings)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
             if partial is not None:
-                self._store(*partial, previous_objective, previous_seconds)
+                self._store(partial[0], partial[1:], previous_record)
             raise
         finally:
             if callback is not None:
                 callback.close()  # writes what the last throttled call held back
-        self._store(landmarks, objective, seconds, previous_objective, previous_seconds)
+        self._store(landmarks, record, previous_record)
+        self.refine_n_steps_ = np.zeros((self.refine, n_landmarks), dtype=np.int64)
+        self.refine_accepted_ = np.zeros((self.refine, n_landmarks), dtype=bool)
+        self.refine_seconds_ = 0.0
+        if self.refine:
+            start = time.perf_counter()
+            (self.landmarks_, self.objective_, self.refine_n_steps_,
+             self.refine_accepted_) = refine_gp_landmarks(
+                X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose, **settings)
+            self.refine_seconds_ = time.perf_counter() - start
 
-    def _store(self, landmarks, objective, seconds, previous_objective, previous_seconds):
+    def _store(self, landmarks, record, previous_record):
         self.landmarks_ = landmarks
-        # Computed for all landmarks at the end of the run (previous ones included).
-        self.objective_ = objective
-        self.landmark_seconds_ = np.concatenate([previous_seconds, seconds])
+        # The objectives come for all landmarks (previous ones included), from one
+        # pass at the end of the run; seconds and steps for the new ones.
+        self.objective_ = record[0]
+        self.landmark_seconds_, self.n_steps_ = (
+            np.concatenate([before, now])
+            for before, now in zip(previous_record[1:], record[1:], strict=True))
 
     def _validate_fit_data(self, X):
         check_positive_int(self.n_landmarks, "n_landmarks")
-        check_positive_int(self.n_steps, "n_steps")
+        if not (isinstance(self.n_steps, str) and self.n_steps == "auto"):
+            if isinstance(self.n_steps, str):
+                raise ValueError(
+                    f"n_steps must be a positive int or 'auto', got {self.n_steps!r}.")
+            check_positive_int(self.n_steps, "n_steps")
+        check_positive_int(self.refine, "refine", minimum=0)
         check_positive_int(self.batch_size, "batch_size")
         check_choice(self.space, "space", SPACES)
         if self.chunk_size is not None:

@@ -1,0 +1,421 @@
+"""The per-batch and per-chunk state of a GP landmark fit, and one step's sums.
+
+Private to :mod:`landmarking.landmarks.gp` (whose docstring defines the symbols):
+
+- :class:`_Chunks`: the data's chunks, each cut into batches by a seeded
+  permutation of its rows, with the kernel values Phi of the finished landmarks;
+- :class:`_CholeskyFactor`, :class:`_BatchGram`: each batch's factor of
+  ``Phi_B^T Phi_B + ridge I``, grown by one column per landmark;
+- :class:`_Preceding`, :class:`_Others`, :class:`_BatchGrams`: the span a landmark
+  is optimised against: the landmarks before it (the sequential pass) or all the
+  others (the refinement);
+- :func:`_numpy_step` and :class:`_CompiledStep`: a step's sums on one batch, with
+  NumPy operations (CSR chunks, and the reference) or in one compiled call.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from itertools import groupby
+
+import numpy as np
+from scipy import sparse
+from scipy.linalg import solve_triangular
+
+from .._blocks import reduce_row_blocks, take_rows, working_dtype
+from .._memory import available_memory
+from ..kernels import _features_of_block
+
+#: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
+RIDGE = 1e-8
+
+
+class _CholeskyFactor:
+    """A lower-triangular factor L of ``Phi^T Phi + ridge I`` that grows by columns."""
+
+    def __init__(self, capacity, ridge):
+        self.L = np.zeros((capacity, capacity))
+        self.size = 0
+        self.ridge = ridge
+
+    @classmethod
+    def of_gram(cls, gram, ridge):
+        """The factor of a whole Gram matrix (k x k) at once."""
+        k = len(gram)
+        factor = cls(k, ridge)
+        try:
+            factor.L[:] = np.linalg.cholesky(gram + ridge * np.eye(k))
+            factor.size = k
+        except np.linalg.LinAlgError:
+            # Duplicated columns whose rounding beats the ridge: column by column,
+            # with the residual floored at the ridge as in append.
+            for col in range(k):
+                factor.append(gram[:col, col], gram[col, col])
+        return factor
+
+    def append(self, cross, diag):
+        """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
+        k = self.size
+        row = solve_triangular(self.L[:k, :k], cross, lower=True) if k else cross[:0]
+        residual = diag + self.ridge - row @ row
+        # Rounding can make the residual of a duplicated column slightly negative;
+        # the ridge is the smallest value it can truly have.
+        self.L[k, :k] = row
+        self.L[k, k] = np.sqrt(max(residual, self.ridge))
+        self.size = k + 1
+
+    def solve(self, rhs):
+        """(Phi^T Phi + ridge I)^-1 rhs, by two triangular solves."""
+        L = self.L[: self.size, : self.size]
+        y = solve_triangular(L, rhs, lower=True, check_finite=False)
+        return solve_triangular(L.T, y, lower=False, check_finite=False)
+
+
+class _BatchGram:
+    """Per-batch Cholesky factors, extended lazily to the current number of landmarks.
+
+    When all factors would not fit in ``cache_bytes`` the factor is rebuilt
+    at each step instead (same result, more work).
+    """
+
+    def __init__(self, n_batches, capacity, batch_sizes, cache_bytes):
+        self.capacity = capacity
+        self.keep = n_batches * capacity**2 * 8 <= cache_bytes
+        self.factors = {}
+        self.batch_sizes = batch_sizes
+
+    def factor(self, j, Phi_c, rows, k):
+        """The factor of batch j (rows ``rows`` of the chunk) for the first k columns
+        of ``Phi_c``; only the columns it does not have yet are gathered."""
+        factor = self.factors.get(j) if self.keep else None
+        if factor is None:
+            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j])
+            if self.keep:
+                self.factors[j] = factor
+        if factor.size < k:
+            Phi_B = Phi_c[rows, :k].astype(np.float64)
+            for col in range(factor.size, k):
+                new = Phi_B[:, col]
+                cross = Phi_B[:, :col].T @ new if col else new[:0]
+                factor.append(cross, new @ new)
+        return factor
+
+
+class _Preceding:
+    """The span a landmark is optimised against in the sequential pass: the k
+    landmarks before it (the first k columns of Phi)."""
+
+    def __init__(self, chunks, gram, k):
+        self.chunks, self.gram, self.k = chunks, gram, k
+
+    def visit(self, c):
+        return self.chunks.visit(c, self.k)
+
+    def factor(self, c, j, Phi_c, rows):
+        return self.gram.factor(self.chunks.batch_id(c, j), Phi_c, rows, self.k)
+
+
+def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
+    """phi_x(t) on a batch, divided by its largest value; returns (phi, log scale).
+
+    The true kernel values are ``phi * exp(-shift / eta)``. ``XB`` may be dense or
+    CSR.
+    """
+    d2 = np.asarray(XB @ t_cast).ravel()
+    d2 *= -2
+    d2 += xsq_B
+    d2 += t_sq
+    np.maximum(d2, 0, out=d2)
+    shift = float(d2.min())
+    d2 -= shift
+    d2 *= -1.0 / eta
+    return np.exp(d2, out=d2), shift
+
+
+def _weighted_sum(weights, XB):
+    """sum_i weights_i x_i for a dense or CSR batch."""
+    if sparse.issparse(XB):
+        return np.asarray(XB.T @ weights).ravel()
+    # weights @ XB, not XB.T @ weights: numpy runs the latter far slower.
+    return weights @ XB
+
+
+def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta):
+    """The step's sums with NumPy operations: for CSR chunks, and the reference
+    the compiled step is tested against.
+
+    Returns (sum_i phi_i u_i x_i, f = phi^T M phi, phi^T phi, nearest squared
+    distance), with phi relative to the batch's nearest point.
+    """
+    XB = Xc[rows]
+    phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
+    if factor.size:
+        Phi_B = Phi_c[rows, :factor.size]
+        coef = factor.solve(Phi_B.T @ phi)
+        u = phi - Phi_B @ coef.astype(phi.dtype)
+    else:
+        u = phi
+    weights = phi * u
+    f = float(weights.sum(dtype=np.float64))
+    return _weighted_sum(weights, XB), f, float(phi @ phi), nearest_d2
+
+
+class _CompiledStep:
+    """The step's sums in one compiled pass (:func:`._gp_kernels.batch_step`) for
+    dense chunks; the NumPy step for CSR chunks. Same returns as :func:`_numpy_step`."""
+
+    def __init__(self, n_features, batch_size):
+        from ._gp_kernels import batch_step  # numba loads on the first fit, not on import
+
+        self.kernel = batch_step
+        self.phi = np.empty(batch_size)
+        self.m = np.empty(n_features)
+        self.no_factor = np.zeros((1, 1))
+
+    def __call__(self, Xc, xsq_c, rows, Phi_c, factor, t, eta):
+        if sparse.issparse(Xc):
+            return _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
+        if len(self.phi) < len(rows):
+            self.phi = np.empty(len(rows))
+        k = factor.size
+        L = factor.L if k else self.no_factor
+        f, phi_sq, nearest = self.kernel(Xc, xsq_c, rows, Phi_c, k, L, t.astype(Xc.dtype),
+                                         float(t @ t), float(eta), self.phi, self.m)
+        return self.m, f, phi_sq, nearest
+
+def _batches(n_samples, batch_size):
+    """Start offsets of the consecutive batches; the last one takes the remainder."""
+    n_batches = max(1, n_samples // batch_size)
+    bounds = np.arange(n_batches + 1) * batch_size
+    bounds[-1] = n_samples
+    return bounds
+
+def _kernel_columns(block, landmarks, eta):
+    """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
+
+    One landmark at a time: a matrix-vector product rounds differently from a
+    matrix product, so computing columns singly makes every column the same bits
+    however many are computed together (a continued run, a kept or recomputed table).
+    """
+    columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
+    for j, t in enumerate(landmarks.astype(block.dtype)):
+        columns[:, j] = _features_of_block(block, t[None, :], eta)[:, 0]
+    return columns
+
+
+def _kernel_gram(block, landmarks, eta):
+    """Phi_b^T Phi_b (k, k), float64, of one block."""
+    columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
+    return columns.T @ columns
+
+
+def _candidate_cross(block, landmarks, t, eta):
+    """Phi_b^T phi_t (k,) and phi_t^T phi_t of one block, as one (k + 1,) vector."""
+    columns = _kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
+    return columns.T @ columns[:, -1]
+
+
+def _row_norms(block):
+    if sparse.issparse(block):
+        return np.asarray(block.multiply(block).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", block, block)
+
+
+class _Chunks:
+    """The data's chunks, each with its batches and the kernel values Phi on it.
+
+    Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
+    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation, so
+    no permuted copy of the data is made. Phi (kernel values of the finished
+    landmarks) on a chunk is computed when the chunk is visited, for the landmarks
+    finished since its last visit. It is kept for every chunk when the whole table
+    (n_samples x n_landmarks values) fits in ``table_bytes`` and in half the memory
+    available, and otherwise recomputed at each visit for the visited chunk only.
+    With more than one chunk, the next chunk of a planned visit order is read by a
+    background thread while the steps run on the current one.
+    """
+
+    def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes):
+        self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
+        self.dtype = working_dtype(X)
+        sizes = np.diff(bounds)
+        self.permutations = [np.random.default_rng([seed, 0xB47C, c]).permutation(n)
+                             for c, n in enumerate(sizes)]
+        self.batch_bounds = [_batches(n, batch_size) for n in sizes]
+        self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
+        self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
+        table = X.shape[0] * len(landmarks) * self.dtype.itemsize
+        available = available_memory()
+        self.keep = table <= table_bytes and (available is None or table < available / 2)
+        self.kept = {}
+        self.planned, self.pending, self.reader = [], {}, None
+
+    @property
+    def n_batches(self):
+        return int(self.first_batch[-1])
+
+    def batch_sizes(self):
+        return np.concatenate([np.diff(b) for b in self.batch_bounds])
+
+    def batch_id(self, c, j):
+        return int(self.first_batch[c]) + j
+
+    def batch_rows(self, c, j):
+        bounds = self.batch_bounds[c]
+        return self.permutations[c][bounds[j]:bounds[j + 1]]
+
+    def plan(self, order):
+        """Announce the chunks the next steps visit ((chunk, batch) per step)."""
+        self.planned = [c for c, _ in groupby(step[0] for step in order)]
+
+    def _read(self, c):
+        return take_rows(self.X, slice(int(self.bounds[c]), int(self.bounds[c + 1])))
+
+    def _next_read(self, c):
+        """Chunk c, read ahead if it was planned; starts reading the next planned one."""
+        if self.planned and self.planned[0] == c:
+            self.planned.pop(0)
+        pending = self.pending.pop(c, None)
+        Xc = pending.result() if pending is not None else self._read(c)
+        if self.planned and len(self.bounds) > 2 and self.planned[0] not in self.pending:
+            if self.reader is None:
+                self.reader = ThreadPoolExecutor(1, thread_name_prefix="landmarking-read")
+            self.pending[self.planned[0]] = self.reader.submit(self._read, self.planned[0])
+        return Xc
+
+    def close(self):
+        """End the read-ahead thread (one extra chunk in memory while it runs)."""
+        if self.reader is not None:
+            self.reader.shutdown(cancel_futures=True)
+            self.reader = None
+        self.pending.clear()
+        self.planned = []
+
+    def visit(self, c, k):
+        """(rows, their squared norms, Phi with k columns) of chunk c."""
+        Xc = self._next_read(c)
+        if not self.keep:
+            return Xc, _row_norms(Xc), _kernel_columns(Xc, self.landmarks[:k], self.eta)
+        xsq, Phi = self._kept_columns(c, k, Xc)
+        return Xc, xsq, Phi
+
+    def _kept_columns(self, c, k, Xc=None):
+        """Squared norms and Phi (k columns) kept for chunk c; reads it only if needed."""
+        if c not in self.kept or self.kept[c][2] < k:
+            Xc = self._next_read(c) if Xc is None else Xc
+            if c not in self.kept:
+                Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
+                self.kept[c] = [_row_norms(Xc), Phi, 0]
+            _, Phi, done = self.kept[c]
+            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta)
+            self.kept[c][2] = k
+        return self.kept[c][0], self.kept[c][1][:, :k]
+
+    def gram(self, k):
+        """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
+        if not self.keep:
+            parts = reduce_row_blocks(_kernel_gram, self.X, self.landmarks[:k], self.eta,
+                                      bounds=self.bounds)
+        else:
+            n_chunks = len(self.bounds) - 1
+            self.planned = [c for c in range(n_chunks)
+                            if c not in self.kept or self.kept[c][2] < k]
+            parts = []
+            for c in range(n_chunks):
+                Phi = self._kept_columns(c, k)[1].astype(np.float64)
+                parts.append(Phi.T @ Phi)
+            self.close()
+        total = np.zeros((k, k))
+        for part in parts:
+            total += part
+        return total
+
+    def cross(self, t, k):
+        """Phi^T phi_t over all rows for the first k landmarks and a candidate t,
+        with phi_t^T phi_t last (k + 1,), float64; and phi_t per chunk when the
+        table is kept (else None)."""
+        t = np.asarray(t, dtype=np.float64)[None]
+        if not self.keep:
+            parts = reduce_row_blocks(_candidate_cross, self.X, self.landmarks[:k], t,
+                                      self.eta, bounds=self.bounds)
+            return np.sum(parts, axis=0), None
+        total, columns = np.zeros(k + 1), []
+        for c in range(len(self.bounds) - 1):
+            Xc, _, Phi = self.visit(c, k)
+            column = _kernel_columns(Xc, t, self.eta)[:, 0]
+            wide = column.astype(np.float64)
+            total[:k] += Phi.T.astype(np.float64) @ wide
+            total[k] += wide @ wide
+            columns.append(column)
+        return total, columns
+
+    def replace(self, k, columns):
+        """Landmark k has moved (already written in ``landmarks``): its kept column."""
+        if self.keep:
+            for c, column in enumerate(columns):
+                self.kept[c][1][:, k] = column
+
+class _BatchGrams:
+    """Gram matrices Phi_B^T Phi_B (K x K, float64) of the batches over all K
+    landmarks, for the refinement; kept when they fit in ``cache_bytes`` and the
+    kernel table is kept, else rebuilt when needed."""
+
+    def __init__(self, chunks, n_landmarks, cache_bytes):
+        self.chunks = chunks
+        self.keep = (chunks.keep
+                     and chunks.n_batches * n_landmarks**2 * 8 <= cache_bytes)
+        self.grams = {}
+
+    def gram(self, c, j, Phi_full, rows):
+        G = self.grams.get((c, j))
+        if G is None:
+            Phi_B = Phi_full[rows].astype(np.float64)
+            G = Phi_B.T @ Phi_B
+            if self.keep:
+                self.grams[(c, j)] = G
+        return G
+
+    def replace(self, k, columns):
+        """Landmark k has moved and its kernel column is ``columns`` (per chunk)."""
+        n_landmarks = len(self.chunks.landmarks)
+        for (c, j), G in self.grams.items():
+            rows = self.chunks.batch_rows(c, j)
+            Phi_B = self.chunks.visit(c, n_landmarks)[2][rows].astype(np.float64)
+            new = Phi_B.T @ Phi_B[:, k]
+            G[k, :] = new
+            G[:, k] = new
+
+
+class _Others:
+    """The span landmark k is re-optimised against in the refinement: all the
+    other landmarks (Phi without column k)."""
+
+    def __init__(self, chunks, grams, k):
+        self.chunks, self.grams, self.k = chunks, grams, k
+        self.n_landmarks = len(chunks.landmarks)
+        self.factors = {}
+        self.full = None
+
+    def visit(self, c):
+        Xc, xsq, Phi = self.chunks.visit(c, self.n_landmarks)
+        self.full = Phi
+        return Xc, xsq, np.delete(Phi, self.k, axis=1)
+
+    def factor(self, c, j, Phi_c, rows):
+        factor = self.factors.get((c, j))
+        if factor is None:
+            G = self.grams.gram(c, j, self.full, rows)
+            G = np.delete(np.delete(G, self.k, axis=0), self.k, axis=1)
+            factor = _CholeskyFactor.of_gram(G, RIDGE * len(rows))
+            if self.grams.keep:
+                self.factors[(c, j)] = factor
+        return factor
+
+
+def _conditional_objective(gram, k, column, n_samples):
+    """(1/N) phi^T M_{-k} phi on all the data: the posterior variance of a landmark
+    with kernel column inner products ``column`` (Phi^T phi, then phi^T phi), given
+    every landmark but k."""
+    others = np.delete(np.arange(len(gram)), k)
+    G = gram[np.ix_(others, others)] + RIDGE * n_samples * np.eye(len(others))
+    cross = column[others]
+    total = column[-1] - (cross @ np.linalg.solve(G, cross) if len(others) else 0.0)
+    return max(total, 0.0) / n_samples
