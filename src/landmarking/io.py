@@ -668,7 +668,7 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
         # mkstemp creates the file 0600 and os.replace keeps that mode; give it the
         # mode any new file gets (0644 under umask 022) so results can be shared.
         if hasattr(os, "fchmod"):
-            os.fchmod(handle, 0o666 & ~_umask())
+            os.fchmod(handle, 0o666 & ~current_umask())
         with os.fdopen(handle, "wb") as fh:
             if fmt == "npz":
                 entries = {name: _plain_array(value) for name, value in arrays.items()
@@ -702,8 +702,12 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
         raise
 
 
-def _umask():
-    """The process's umask, read without changing it where the system allows."""
+def current_umask():
+    """The process's umask, read without changing it where the system allows.
+
+    Files written through a temporary name get ``0o666 & ~current_umask()``, the
+    mode a plain ``open`` would have given them (``mkstemp`` makes them 0600).
+    """
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:

@@ -90,7 +90,7 @@ from sklearn.utils.validation import check_is_fitted
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
-from .io import InputError
+from .io import InputError, current_umask
 from .landmarks.baselines import (
     ActiveLearningLandmarks,
     KMeansLandmarks,
@@ -397,20 +397,6 @@ def _major(version):
     return int(match.group(1)) if match else None
 
 
-def _umask():
-    """The process umask, read without changing it where the system allows."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def save(estimator, path):
     """Save a fitted estimator to a model file that holds no pickles.
 
@@ -499,7 +485,7 @@ def _write_atomic(path, members):
             fh.flush()
             os.fsync(fh.fileno())
         # mkstemp creates the file 0600; give it the mode any new file would get.
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
