@@ -16,7 +16,6 @@ one), so that many small queries against the same reference set cost no
 rebuild.
 """
 
-import numba
 import numpy as np
 from scipy import sparse
 from sklearn import get_config
@@ -301,6 +300,8 @@ def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
     -------
     distances, indices : ndarrays of shape (b, k)
     """
+    from ._neighbors_kernels import candidate_sq_distances, shortlist
+
     b = Qb.shape[0]
     q32 = Qb.astype(np.float32)
     qsq32 = np.einsum("ij,ij->i", q32, q32)
@@ -313,9 +314,9 @@ def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
     m = n_candidates
     # A compiled heap selection: numpy's argpartition costs several times the
     # float32 product itself here.
-    part, worst = _shortlist(approx, m)
+    part, worst = shortlist(approx, m)
     cand = np.sort(part, axis=1)  # by index, so that the stable sort breaks ties by it
-    exact_sq = _candidate_sq_distances(Qb, X64, cand)
+    exact_sq = candidate_sq_distances(Qb, X64, cand)
     order = np.argsort(exact_sq, axis=1, kind="stable")[:, :k]
     idx = np.take_along_axis(cand, order, axis=1)
     d_sq = np.take_along_axis(exact_sq, order, axis=1)
@@ -327,7 +328,7 @@ def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
         unsure = np.flatnonzero(worst - bound <= d_sq[:, -1])
         for i in unsure:
             near = np.flatnonzero(approx[i] <= d_sq[i, -1] + bound[i])
-            sq = _candidate_sq_distances(Qb[i:i + 1], X64, near[None, :])[0]
+            sq = candidate_sq_distances(Qb[i:i + 1], X64, near[None, :])[0]
             o = np.argsort(sq, kind="stable")[:k]
             idx[i], d_sq[i] = near[o], sq[o]
     return np.sqrt(d_sq), idx
@@ -341,74 +342,6 @@ def _rounding_bound(qsq32, max_sq32, n_features):
     two additions add a few u more. Twice that, as a margin.
     """
     return 2.0 * (n_features + 8) * _U32 * 2.0 * (qsq32.astype(np.float64) + max_sq32)
-
-
-@numba.njit(cache=True)
-def _sift_down(vals, idx, start, size):
-    """Restore the max-heap property of vals[:size] below position ``start``."""
-    i = start
-    while True:
-        left = 2 * i + 1
-        if left >= size:
-            return
-        big = left
-        if left + 1 < size and vals[left + 1] > vals[left]:
-            big = left + 1
-        if vals[big] <= vals[i]:
-            return
-        vals[i], vals[big] = vals[big], vals[i]
-        idx[i], idx[big] = idx[big], idx[i]
-        i = big
-
-
-@numba.njit(parallel=True, cache=True)
-def _shortlist(approx, m):
-    """Column indices of the m smallest entries of each row (any order) and
-    the largest value among them, which every entry left out is at least.
-
-    One pass per row with a max-heap of size m: an entry is compared with the
-    heap's top and only the rare smaller one is pushed in.
-    """
-    b, n = approx.shape
-    out = np.empty((b, m), dtype=np.int64)
-    worst = np.empty(b, dtype=np.float64)
-    for i in numba.prange(b):
-        vals = np.empty(m, dtype=approx.dtype)
-        idx = np.empty(m, dtype=np.int64)
-        for j in range(m):
-            vals[j] = approx[i, j]
-            idx[j] = j
-        for s in range(m // 2 - 1, -1, -1):
-            _sift_down(vals, idx, s, m)
-        top = vals[0]
-        for j in range(m, n):
-            v = approx[i, j]
-            if v < top:
-                vals[0] = v
-                idx[0] = j
-                _sift_down(vals, idx, 0, m)
-                top = vals[0]
-        out[i] = idx
-        worst[i] = top
-    return out, worst
-
-
-@numba.njit(parallel=True, cache=True)
-def _candidate_sq_distances(Q, X, cand):
-    """Squared distances |q_i - x_cand[i, j]|^2 in float64 from the differences
-    (no cancellation, unlike the |q|^2 - 2 q.x + |x|^2 of the shortlist); a
-    loop avoids gathering a (b, m, n_features) array."""
-    b, m = cand.shape
-    out = np.empty((b, m))
-    for i in numba.prange(b):
-        for j in range(m):
-            c = cand[i, j]
-            s = 0.0
-            for f in range(Q.shape[1]):
-                t = Q[i, f] - X[c, f]
-                s += t * t
-            out[i, j] = s
-    return out
 
 
 # --------------------------------------------------------------------------- approximate
