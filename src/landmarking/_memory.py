@@ -50,14 +50,26 @@ def format_bytes(n):
     return f"{n:.1f} TiB"  # pragma: no cover - the loop always returns
 
 
-def _meminfo_available():
+def proc_field(path, name, base=10):
+    """The first number after ``name:`` in a ``/proc`` file, or None where unreadable.
+
+    ``/proc/meminfo`` and ``/proc/self/status`` hold lines like ``MemAvailable:
+    1234 kB`` and ``Umask: 0022``; ``base=8`` reads the octal umask.
+    """
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith(name + ":"):
+                    return int(line.split()[1], base)
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def _meminfo_available():
+    kib = proc_field("/proc/meminfo", "MemAvailable")
+    if kib is not None:
+        return kib * 1024
     try:
         import psutil
     except ImportError:
@@ -67,13 +79,9 @@ def _meminfo_available():
 
 def _address_space_used():
     """Virtual memory of this process in bytes (VmSize), or None."""
-    try:
-        with open(f"/proc/{os.getpid()}/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+    kib = proc_field(f"/proc/{os.getpid()}/status", "VmSize")
+    if kib is not None:
+        return kib * 1024
     try:
         import psutil
     except ImportError:

@@ -43,6 +43,7 @@ from ._io_formats import (
     load_npy,
     load_npz,
 )
+from ._memory import proc_field
 
 __all__ = [
     "InputError",
@@ -708,13 +709,9 @@ def current_umask():
     Files written through a temporary name get ``0o666 & ~current_umask()``, the
     mode a plain ``open`` would have given them (``mkstemp`` makes them 0600).
     """
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
+    mask = proc_field("/proc/self/status", "Umask", base=8)
+    if mask is not None:
+        return mask
     # Elsewhere the only way to read it is to set it and set it back.
     mask = os.umask(0o022)
     os.umask(mask)
