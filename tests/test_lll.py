@@ -9,10 +9,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from landmarking.embedding import _lll_kernels as lll_kernels
 from landmarking.embedding import lll as lll_module
 from landmarking.embedding.affinity import DisconnectedGraphWarning, knn_affinity
+from landmarking.embedding.landmark_selection import _prune_closest_pairs
 from landmarking.embedding.laplacian import LaplacianEigenmaps
 from landmarking.embedding.lll import (
     LocallyLinearLandmarks,
-    _prune_closest_pairs,
     lll_out_of_sample,
     reconstruction_weights,
     select_landmarks,

@@ -162,7 +162,7 @@ def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
 def _out_of_sample_block(block, X_fit, embedding, eigenvalues, n_neighbors, bandwidth):
     """The Nystroem map of one block of new rows (a row equal to a fitted one
     gets that row's embedding, which the map itself only approximates)."""
-    from .lll import nystrom_out_of_sample
+    from .nystrom import nystrom_out_of_sample
 
     dense = block.toarray() if sparse.issparse(block) else block
     Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth)

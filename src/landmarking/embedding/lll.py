@@ -20,8 +20,6 @@ scikit-learn estimator around them, with the paper's two baselines as
 :mod:`._lll_kernels`.
 """
 
-import heapq
-import math
 import time
 
 import numba
@@ -48,13 +46,14 @@ from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from . import _lll_kernels as K
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
+from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .laplacian import resolve_bandwidth, spectral_embedding
+from .nystrom import nystrom_out_of_sample
 
 __all__ = ["LocallyLinearLandmarks", "select_landmarks", "reconstruction_weights",
            "reduced_problem", "solve_reduced_problem", "lll_out_of_sample",
            "nystrom_out_of_sample", "LANDMARK_STRATEGIES", "LLL_METHODS"]
 
-LANDMARK_STRATEGIES = ("random", "random-pruned", "kmeans")
 LLL_METHODS = ("lll", "le-z", "le-nystrom")
 
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
@@ -76,99 +75,6 @@ REDUCED_PARTS = 8
 #: sparse products, as fast at that size and with nothing to compile on a first
 #: call; above it, the compiled pass over the edges.
 REDUCED_SPARSE_MAX_WORK = 2 ** 21
-
-
-# --------------------------------------------------------------------------- landmarks
-
-def select_landmarks(X, n_landmarks, strategy="random", *, prune_fraction=0.25,
-                     random_state=None):
-    """Pick ``n_landmarks`` rows of X as landmarks.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-    n_landmarks : int
-        At most n_samples.
-    strategy : {"random", "random-pruned", "kmeans"}
-        ``"random"``: uniform without replacement. ``"random-pruned"``: the
-        paper's heuristic for more even coverage: draw
-        ``ceil(prune_fraction * n_landmarks)`` extra points, then repeatedly
-        drop one point of the closest remaining pair. ``"kmeans"``: the data
-        point nearest to each centre of a mini-batch k-means.
-    prune_fraction : float
-        Extra fraction drawn by ``"random-pruned"``.
-    random_state : int, RandomState or None
-
-    Returns
-    -------
-    indices : ndarray of shape (n_landmarks,), int64
-        Row indices of the landmarks in X.
-
-    Examples
-    --------
-    >>> X = np.arange(20.0).reshape(10, 2)
-    >>> select_landmarks(X, 3, random_state=0).shape
-    (3,)
-    """
-    check_choice(strategy, "landmarks", LANDMARK_STRATEGIES)
-    n = X.shape[0]
-    n_landmarks = check_positive_int(n_landmarks, "n_landmarks")
-    if n_landmarks > n:
-        raise ValueError(
-            f"n_landmarks={n_landmarks} exceeds the {n} samples; pass at most "
-            f"{n} landmarks (or landmarks as an array)."
-        )
-    rng = check_random_state(random_state)
-    if strategy == "random":
-        return np.sort(rng.choice(n, n_landmarks, replace=False)).astype(np.int64)
-    if strategy == "random-pruned":
-        n_extra = min(n - n_landmarks, math.ceil(prune_fraction * n_landmarks))
-        candidates = rng.choice(n, n_landmarks + n_extra, replace=False)
-        keep = _prune_closest_pairs(X[candidates], n_extra)
-        return np.sort(candidates[keep]).astype(np.int64)
-    from sklearn.cluster import MiniBatchKMeans
-
-    km = MiniBatchKMeans(n_clusters=n_landmarks, n_init=1, random_state=rng,
-                         batch_size=max(1024, 3 * n_landmarks))
-    centres = km.fit(X).cluster_centers_.astype(X.dtype)
-    _, nearest = query_neighbors(X, centres, 1)
-    chosen = np.unique(nearest[:, 0])
-    if chosen.size < n_landmarks:
-        # Two centres may share their nearest point: fill up at random.
-        rest = np.setdiff1d(np.arange(n), chosen)
-        extra = rng.choice(rest, n_landmarks - chosen.size, replace=False)
-        chosen = np.concatenate([chosen, extra])
-    return np.sort(chosen).astype(np.int64)
-
-
-def _prune_closest_pairs(C, n_drop):
-    """Indices of the rows of C left after dropping one point of each of
-    ``n_drop`` successive closest pairs (lazy heap over k-NN lists)."""
-    m = C.shape[0]
-    if n_drop <= 0:
-        return np.arange(m)
-    k = min(m - 1, 16)
-    dist, nbr = nearest_neighbors(C, k)
-    alive = np.ones(m, dtype=bool)
-    pointer = np.zeros(m, dtype=np.int64)
-    heap = [(dist[i, 0], i) for i in range(m)]
-    heapq.heapify(heap)
-    dropped = 0
-    while dropped < n_drop and heap:
-        d, i = heapq.heappop(heap)
-        if not alive[i]:
-            continue
-        j = nbr[i, pointer[i]]
-        if alive[j]:
-            alive[i] = False
-            dropped += 1
-            continue
-        # i's recorded nearest neighbour is gone: move to its next live one.
-        while pointer[i] < k and not alive[nbr[i, pointer[i]]]:
-            pointer[i] += 1
-        if pointer[i] < k:
-            heapq.heappush(heap, (dist[i, pointer[i]], i))
-    return np.flatnonzero(alive)
 
 
 # --------------------------------------------------------------------------- weights Z
@@ -511,50 +417,6 @@ def _embed_block(block, local, landmark_embedding):
     """x_0 = X~ z_0 for every row of a block."""
     idx, w = _weights_of_block(block, local)
     return np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
-
-
-def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
-                          n_neighbors, bandwidth):
-    """The Nystroem formula for Laplacian eigenmaps on landmarks (LE(Nys.)).
-
-    From D~^-1 W~ x~ = (1 - lambda) x~ on the landmarks, a point y goes to
-    x(y) = sum_j w(y, t_j) x~_j / ((1 - lambda) sum_j w(y, t_j)), with the
-    Gaussian w over its ``n_neighbors`` nearest landmarks. Row by row, one block
-    at a time, like :func:`lll_out_of_sample`.
-
-    Returns
-    -------
-    ndarray of shape (n_new, n_components)
-        float32 for float32 input, else float64; lazy for Dask input.
-
-    Examples
-    --------
-    >>> T = np.array([[0.0], [1.0], [2.0]])
-    >>> nystrom_out_of_sample(np.array([[1.0]]), T, np.array([[-1.0], [0.0], [1.0]]),
-    ...                       np.array([0.5]), 3, 1.0).round(6)
-    array([[0.]])
-    """
-    Y_new = check_rows(Y_new)
-    # Sparse reference points (LaplacianEigenmaps fitted on CSR) stay sparse: the
-    # neighbour search takes them as they are.
-    landmarks = (landmarks.astype(np.float64) if sparse.issparse(landmarks)
-                 else np.asarray(landmarks, dtype=np.float64))
-    landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
-    eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
-    k = min(n_neighbors, landmarks.shape[0])
-    return map_row_blocks(_nystrom_block, Y_new, landmarks, landmark_embedding, eigenvalues,
-                          k, float(bandwidth), n_out=landmark_embedding.shape[1],
-                          dtype=working_dtype(Y_new))
-
-
-def _nystrom_block(block, landmarks, landmark_embedding, eigenvalues, k, bandwidth):
-    dist, idx = query_neighbors(landmarks, block.astype(np.float64), k)
-    # Subtracting the smallest distance avoids underflow; it cancels in the ratio.
-    d2 = dist.astype(np.float64) ** 2
-    w = np.exp(-(d2 - d2[:, :1]) / (2.0 * bandwidth ** 2))
-    w /= w.sum(axis=1, keepdims=True)
-    mapped = np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
-    return mapped / (1.0 - eigenvalues)[None, :]
 
 
 # --------------------------------------------------------------------------- estimator

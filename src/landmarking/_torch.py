@@ -1,0 +1,117 @@
+"""Where a fit runs: the NumPy path on the CPU, or PyTorch on a device.
+
+Every estimator with a ``device`` parameter resolves it here, once, at the top
+of ``fit``:
+
+- ``"cpu"`` (the default) is the NumPy path; it needs nothing beyond the core
+  dependencies and never imports torch.
+- ``"cuda"``, ``"cuda:N"`` or a ``torch.device`` run the torch path on that
+  device (the optional extra: ``pip install "landmarking[gpu]"``). A
+  ``torch.device("cpu")`` runs the torch path on the CPU: that is how the test
+  suite checks the torch path against the NumPy path on machines without a GPU.
+- ``"auto"`` is ``"cuda"`` when torch is installed and sees a GPU, else ``"cpu"``.
+
+Random streams always come from the estimator's NumPy generator, so the torch
+path draws the same batches as the NumPy path. Fitted attributes are NumPy
+arrays whatever the device.
+"""
+
+import importlib
+
+__all__ = ["check_device", "import_torch", "is_tensor", "to_numpy", "to_tensor"]
+
+DEVICES = ("cpu", "cuda", "cuda:N", "auto", "a torch.device")
+GPU_EXTRA = 'pip install "landmarking[gpu]"'
+
+
+def is_tensor(X):
+    """Whether X is a torch tensor (checked without importing torch)."""
+    return type(X).__module__.split(".")[0] == "torch" and hasattr(X, "detach")
+
+
+def import_torch(device=None):
+    """Import torch, or raise an ImportError that names the extra and the fallback."""
+    try:
+        return importlib.import_module("torch")
+    except ImportError:
+        wanted = f"device={device!r} needs" if device is not None else "This needs"
+        raise ImportError(
+            f"{wanted} PyTorch, which is not installed. Install the optional extra "
+            f"({GPU_EXTRA}), or use device='cpu' (the NumPy path, same results)."
+        ) from None
+
+
+def check_device(device):
+    """Resolve a ``device`` parameter: None for the NumPy path, else a torch.device.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a device, naming the accepted values.
+    ImportError
+        For a torch device without torch installed, naming the extra to install.
+    RuntimeError
+        For ``"cuda"`` on a machine where torch sees no GPU, naming the fallback.
+
+    Examples
+    --------
+    >>> check_device("cpu") is None
+    True
+    >>> check_device("tpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: device='tpu' is not a device we run on; pass 'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device.
+    """  # noqa: E501
+    if is_tensor(device) or type(device).__module__ == "torch" and type(device).__name__ == "device":
+        return _checked_torch_device(import_torch(device), device)
+    if not isinstance(device, str) or not _is_device_name(device):
+        raise ValueError(
+            f"device={device!r} is not a device we run on; pass 'cpu', 'cuda', "
+            "'cuda:N', 'auto' or a torch.device."
+        )
+    if device == "cpu":
+        return None
+    if device == "auto":
+        try:
+            torch = importlib.import_module("torch")
+        except ImportError:
+            return None
+        return torch.device("cuda") if torch.cuda.is_available() else None
+    torch = import_torch(device)
+    return _checked_torch_device(torch, torch.device(device))
+
+
+def _is_device_name(name):
+    if name in ("cpu", "cuda", "auto"):
+        return True
+    prefix, _, index = name.partition(":")
+    return prefix == "cuda" and index.isdigit()
+
+
+def _checked_torch_device(torch, device):
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            f"device={str(device)!r}: PyTorch sees no CUDA GPU on this machine (torch "
+            f"{torch.__version__}, CUDA build: {torch.version.cuda is not None}). Use "
+            "device='cpu' (the NumPy path, same results) or device='auto', which "
+            "falls back to it."
+        )
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(
+            f"device={str(device)!r}: only CPU and CUDA devices are supported; pass "
+            "'cpu', 'cuda' or 'cuda:N'."
+        )
+    return device
+
+
+def to_tensor(X, device, dtype=None):
+    """X (NumPy array or tensor) as a torch tensor on ``device``."""
+    torch = import_torch(device)
+    if is_tensor(X):
+        return X.detach().to(device=device, dtype=dtype)
+    return torch.as_tensor(X, device=device, dtype=dtype)
+
+
+def to_numpy(t):
+    """A tensor (on any device) as a NumPy array on the host."""
+    return t.detach().cpu().numpy()
