@@ -62,7 +62,7 @@ def check_device(device):
     ...
     ValueError: device='tpu' is not a device we run on; pass 'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device.
     """  # noqa: E501
-    if is_tensor(device) or type(device).__module__ == "torch" and type(device).__name__ == "device":
+    if type(device).__module__ == "torch" and type(device).__name__ == "device":
         return _checked_torch_device(import_torch(device), device)
     if not isinstance(device, str) or not _is_device_name(device):
         raise ValueError(
