@@ -136,7 +136,7 @@ def check_memory(nbytes, *, what, way_out):
     Examples
     --------
     >>> check_memory(1024, what="a small table", way_out="nothing")  # fits: returns quietly
-    >>> check_memory(2**80, what="a huge table", way_out="use less data")  # doctest: +ELLIPSIS
+    >>> check_memory(2**60, what="a huge table", way_out="use less data")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     landmarking._memory.InsufficientMemoryError: a huge table needs about 1048576.0 TiB ...
