@@ -7,8 +7,9 @@ loads neither an estimator module nor numba, and ``from landmarking import X``
 imports only the module that defines X.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 
 __version__ = "0.2.0.dev0"
 
@@ -50,14 +51,4 @@ if TYPE_CHECKING:
     from .persistence import load, save  # noqa: F401
 
 
-def __getattr__(name):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

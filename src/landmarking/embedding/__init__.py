@@ -15,8 +15,9 @@ Lazy imports, the convention every module of this package follows so that
   fills the cache ahead of time).
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
@@ -39,14 +40,4 @@ if TYPE_CHECKING:
     from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
 
 
-def __getattr__(name):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
