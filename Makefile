@@ -40,12 +40,13 @@ lint: $(VENV)/.lint-installed
 	$(VENV)/bin/ruff check .
 
 # Rebuilt from scratch whenever a floor changes, so no newer package is left behind.
-$(STAMP_MIN): pyproject.toml tools/min_requirements.py
+# Wheels only: every floor (and what it pulls in) must install without a compiler.
+$(STAMP_MIN): pyproject.toml tools/min_requirements.py Makefile
 	rm -rf $(VENV_MIN)
 	$(PYTHON_MIN) -m venv $(VENV_MIN)
 	$(PY_MIN) -m pip install --quiet --upgrade pip
 	$(PY_MIN) tools/min_requirements.py --extras $(EXTRAS) > $(VENV_MIN)/requirements-min.txt
-	$(PY_MIN) -m pip install --quiet -r $(VENV_MIN)/requirements-min.txt
+	$(PY_MIN) -m pip install --quiet --only-binary=:all: -r $(VENV_MIN)/requirements-min.txt
 	$(PY_MIN) -m pip install --quiet --no-deps -e .
 	$(PY_MIN) -m pip check
 	touch $(STAMP_MIN)

@@ -77,3 +77,21 @@ def test_typing_marker_and_licence_ship():
     assert pyproject["tool"]["setuptools"]["package-data"]["landmarking"] == ["py.typed"]
     assert pyproject["project"]["license-files"] == ["LICENSE"]
     assert "BSD 3-Clause" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+def _floor_table():
+    """{package: version} from the table of docs/getting_started.rst."""
+    text = (ROOT / "docs" / "getting_started.rst").read_text(encoding="utf-8")
+    section = text.split("Supported versions\n")[1].split("\n\n")
+    table = next(block for block in section if block.startswith("====="))
+    rows = [line.split() for line in table.splitlines()
+            if line and not line.startswith("=") and not line.startswith(" ")]
+    return {row[0]: row[1] for row in rows[1:]}  # rows[0]: the header
+
+
+def test_documented_floors_are_the_pins_test_min_installs():
+    # The page that tells users what they can install must say what is tested.
+    pins = _tool().minimum_pins(PYPROJECT, ["test", "ann", "scale"])
+    tested = dict(pin.split("==") for pin in pins)
+    assert _floor_table() == tested
+

@@ -127,6 +127,66 @@ def load_npz(path, key=None, allow_sparse=True, result_key=None):
         ) from None
 
 
+def write_npz(fh, arrays):
+    """``np.savez(fh, **arrays)`` into an open binary file, quiet when a write fails.
+
+    NumPy 1.x's ``savez`` leaves its zip archive open when a write fails (a full
+    disk, a file-size limit); the garbage collector closes the archive later,
+    writing to the file we have closed by then, and Python prints that second
+    error's traceback after our one-line message. Through :class:`_DropAfterFailure`
+    that late close writes nothing.
+    """
+    np.savez(_DropAfterFailure(fh), **arrays)
+
+
+class _DropAfterFailure:
+    """A binary file that, once an operation has failed, drops all later writes.
+
+    It keeps counting positions as if they had been written, so that the zip
+    archive's late close finds the offsets it expects and ends without an error.
+    """
+
+    def __init__(self, fh):
+        self._fh = fh
+        self._failed = False
+        self._position = fh.tell()
+
+    def _call(self, name, *args):
+        try:
+            return getattr(self._fh, name)(*args)
+        except OSError:
+            self._failed = True
+            raise
+
+    def write(self, data):
+        size = memoryview(data).nbytes
+        if not self._failed:
+            self._call("write", data)
+        self._position += size
+        return size
+
+    def read(self, *args):  # numpy takes an object without `read` for a path
+        return b"" if self._failed else self._call("read", *args)
+
+    def tell(self):
+        if not self._failed:
+            self._position = self._call("tell")
+        return self._position
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        if not self._failed:
+            self._position = self._call("seek", offset, whence)
+        elif whence == os.SEEK_SET:
+            self._position = offset
+        elif whence == os.SEEK_CUR:
+            self._position += offset
+        return self._position
+
+    def flush(self):
+        if not self._failed:
+            self._call("flush")
+
+
 def _npz_entry(content, path, key, allow_sparse, result_key):
     names = list(content.files)
     if SPARSE_KEYS <= set(names) and key is None:
@@ -163,6 +223,9 @@ def _load_sparse(path, allow_sparse):
     matrix = scipy.sparse.load_npz(path)
     if hasattr(matrix, "check_format"):
         # load_npz trusts the file; indices out of range would crash tocsr().
+        # Checked here first, in words of our own: scipy's differ across versions
+        # ("row index values must be < 3" before 1.11, "indices must be < 3" after).
+        _check_sparse_indices(matrix)
         matrix.check_format(full_check=True)
     if allow_sparse:
         return matrix.tocsr()
@@ -170,6 +233,17 @@ def _load_sparse(path, allow_sparse):
         return matrix.toarray()
     except (MemoryError, ValueError) as exc:  # ValueError: "array is too big"
         raise _too_large(path, exc) from None
+
+
+def _check_sparse_indices(matrix):
+    """Raise ValueError when a CSR/CSC matrix has a column (row) index out of range."""
+    if matrix.format not in ("csr", "csc") or not matrix.indices.size:
+        return
+    bound = matrix.shape[1] if matrix.format == "csr" else matrix.shape[0]
+    if matrix.indices.min() < 0:
+        raise ValueError("indices must be >= 0")
+    if matrix.indices.max() >= bound:
+        raise ValueError(f"indices must be < {bound}")
 
 
 # ---- delimited text

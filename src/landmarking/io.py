@@ -42,6 +42,7 @@ from ._io_formats import (
     check_npz_members,
     load_npy,
     load_npz,
+    write_npz,
 )
 from ._memory import proc_field
 
@@ -675,7 +676,7 @@ def write_result(path, arrays, *, parameters=None, source=None, command=None, fm
                 entries = {name: _plain_array(value) for name, value in arrays.items()
                            if value is not None}
                 entries.update({name: np.asarray(value) for name, value in meta.items()})
-                np.savez(fh, **entries)
+                write_npz(fh, entries)
             else:
                 header = "\n".join([
                     f"landmarking {meta['version']}: {result}",

@@ -1,6 +1,6 @@
 """Saving fitted estimators to a file that holds no pickles, and loading them back.
 
-:func:`save` writes one ``.npz`` file (a zip archive written by :func:`numpy.savez`)
+:func:`save` writes one ``.npz`` file (the zip archive :func:`numpy.savez` writes)
 and :func:`load` reads it with ``np.load(..., allow_pickle=False)``, so opening a
 model file never runs code from it and does not depend on the numba, NumPy or
 scikit-learn internals that break pickles across versions.
@@ -87,6 +87,7 @@ from sklearn.manifold import LocallyLinearEmbedding, SpectralEmbedding
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
+from ._io_formats import write_npz
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
@@ -214,7 +215,7 @@ class _Writer:
                 "CSR and CSC only. Convert it with .tocsr()."
             )
         return {"kind": "sparse", "format": fmt,
-                "container": "array" if isinstance(value, sparse.sparray) else "matrix",
+                "container": "array" if _is_sparse_array(value) else "matrix",
                 "shape": [int(n) for n in value.shape],
                 "data": self.member((*path, "data"), value.data),
                 "indices": self.member((*path, "indices"), value.indices),
@@ -244,6 +245,16 @@ class _Writer:
         node["state"] = {k: self.value(v, (*path, "state", k), f"{where}.{k}")
                          for k, v in state.items()}
         return node
+
+
+def _is_sparse_array(value):
+    """Whether a CSR/CSC value is a scipy sparse *array* (csr_array), not a matrix.
+
+    Tested against the two array classes rather than ``scipy.sparse.sparray``,
+    which scipy exports only from 1.11 on (before it, ``csr_array`` derives from
+    ``csr_matrix``, so ``not isinstance(value, spmatrix)`` cannot tell them apart).
+    """
+    return isinstance(value, (sparse.csr_array, sparse.csc_array))
 
 
 def _unsupported(where, value):
@@ -481,7 +492,7 @@ def _write_atomic(path, members):
     handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as fh:
-            np.savez(fh, **members)
+            write_npz(fh, members)
             fh.flush()
             os.fsync(fh.fileno())
         # mkstemp creates the file 0600; give it the mode any new file would get.

@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._blocks import (
@@ -702,7 +703,11 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         A, B = reduced_problem(W, Z_used)
         timings["reduced_problem"] = time.perf_counter() - t
         t = time.perf_counter()
-        vecs, vals = solve_reduced_problem(A, B, self.n_components, random_state=rng)
+        # LAPACK's result on the L x L problem depends on the BLAS thread count
+        # (OpenBLAS splits its reductions by thread): one thread, so that the
+        # embedding does not depend on n_jobs.
+        with threadpool_limits(limits=1, user_api="blas"):
+            vecs, vals = solve_reduced_problem(A, B, self.n_components, random_state=rng)
         timings["eigensolver"] = time.perf_counter() - t
         t = time.perf_counter()
         emb = np.asarray(Z_used @ vecs)
@@ -744,7 +749,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         timings["affinity"] = time.perf_counter() - t
         self.n_connected_components_ = check_connected(W_land)
         t = time.perf_counter()
-        vecs, vals = spectral_embedding(W_land, self.n_components, random_state=rng)
+        with threadpool_limits(limits=1, user_api="blas"):  # as in _fit_lll
+            vecs, vals = spectral_embedding(W_land, self.n_components, random_state=rng)
         timings["eigensolver"] = time.perf_counter() - t
         self.landmark_embedding_ = vecs
         self.eigenvalues_ = vals
