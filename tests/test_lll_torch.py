@@ -107,6 +107,21 @@ def test_zero_ridge_and_singular_gram_match_numpy():
         np.array([[0.0]]), T2, 2, reg=0.0).toarray(), atol=1e-8)
 
 
+def test_systems_cholesky_rejects_are_solved_by_lu(roll, monkeypatch):
+    X, T = roll[0][:300], roll[0][::9]
+    expected = _lll_torch.reconstruction_weights(X, T, 6, device=CPU)
+    cholesky_ex = torch.linalg.cholesky_ex
+
+    def rejects_every_third(G):
+        factor, info = cholesky_ex(G)
+        info[::3] = 1
+        return factor, info
+
+    monkeypatch.setattr(torch.linalg, "cholesky_ex", rejects_every_third)
+    _assert_same_weights(_lll_torch.reconstruction_weights(X, T, 6, device=CPU), expected,
+                         1e-10)
+
+
 @pytest.mark.parametrize("dense", [True, False])
 def test_reduced_problem_matches_numpy(roll, monkeypatch, dense):
     X = roll[0]
@@ -116,7 +131,7 @@ def test_reduced_problem_matches_numpy(roll, monkeypatch, dense):
     if not dense:
         monkeypatch.setattr(lll_module, "DENSE_LIMIT", 10)
     A, B = lll_module.reduced_problem(W, Z)
-    A_t, B_t = _lll_torch.reduced_problem(W, Z, device=CPU, chunk_size=333)
+    A_t, B_t = _lll_torch.reduced_problem(W, Z, device=CPU, chunk_size=33)  # 4 blocks
     assert sparse.issparse(A_t) == (not dense) == sparse.issparse(A)
     if not dense:
         A, B, A_t, B_t = A.toarray(), B.toarray(), A_t.toarray(), B_t.toarray()
@@ -231,12 +246,13 @@ def _out_of_memory(*args, **kwargs):
     raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
 
-@pytest.mark.parametrize("where", ["_local_weights", "_scatter_pairs"])
-def test_device_out_of_memory_names_the_block_size(roll, monkeypatch, where):
+@pytest.mark.parametrize("where, what", [("_local_weights", "the LLL weights Z"),
+                                         ("_sparse_on_device", "the reduced matrices A~, B~")])
+def test_device_out_of_memory_names_the_block_size(roll, monkeypatch, where, what):
     monkeypatch.setattr(_lll_torch, where, _out_of_memory)
     est = LocallyLinearLandmarks(n_landmarks=30, random_state=0, device=CPU)
-    with pytest.raises(MemoryError, match=r"Lower the block size: pass a smaller chunk_size"
-                                          r".*working_memory \(now \d+ MiB\)"):
+    with pytest.raises(MemoryError, match=what + r" in blocks of [\d,]+ \w+\. Lower the block "
+                       r"size: pass a smaller chunk_size.*working_memory \(now \d+ MiB\)"):
         est.fit(roll[0])
 
 

@@ -6,9 +6,9 @@ on a GPU:
 - :func:`reconstruction_weights`: each point's K_Z nearest landmarks and its
   affine reconstruction weights Z (the local Gram matrices and their ridged
   solves batched on the device);
-- :func:`reduced_problem`: A~ = Z^T L Z and B~ = Z^T D Z, scattered on the
-  device from the edges of the graph W (built on the CPU as a scipy matrix and
-  moved to the device as a torch sparse tensor);
+- :func:`reduced_problem`: A~ = Z^T L Z and B~ = Z^T D Z by sparse products
+  on the device (the graph W is built on the CPU as a scipy matrix and moved to
+  the device as a torch sparse tensor);
 - :func:`lll_out_of_sample`: the map x_0 = X~ z_0 for new points.
 
 The L x L generalised eigenproblem between the second and the third is small
@@ -17,7 +17,7 @@ and stays on the CPU in float64 (:func:`.lll.solve_reduced_problem`).
 Everything is computed in float64, as on the NumPy path and for its reason:
 the Gram trick |y|^2 - 2 y.t + |t|^2 cancels about half of float32's digits,
 and the local systems have condition numbers up to 1/reg. The products involved
-(N x D x L for the weights, nnz(W) K_Z^2 for the reduced matrices) are small
+(N D L for the weights, nnz(W) L for the reduced matrices) are small
 next to a GPU's float64 rate. The same formulas in the same order as the NumPy
 path give the same Z, A~ and B~ to rounding; ties among equally near landmarks
 go to the lower index on both paths.
@@ -34,6 +34,7 @@ torch is imported when a function here runs, never when the module loads.
 """
 
 import contextlib
+import warnings
 
 import numpy as np
 from scipy import sparse
@@ -59,7 +60,7 @@ __all__ = ["reconstruction_weights", "reduced_problem", "lll_out_of_sample"]
 # --------------------------------------------------------------------------- device memory
 
 @contextlib.contextmanager
-def _device_memory(device, what, rows, function):
+def _device_memory(device, what, rows, function, unit="rows"):
     """Re-raise running out of device memory as a MemoryError that names the knobs."""
     torch = import_torch(device)
     out_of_memory = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
@@ -68,7 +69,7 @@ def _device_memory(device, what, rows, function):
     except out_of_memory as err:
         budget = get_config()["working_memory"]
         raise MemoryError(
-            f"{device} ran out of memory computing {what} in blocks of {rows:,} rows. "
+            f"{device} ran out of memory computing {what} in blocks of {rows:,} {unit}. "
             f"Lower the block size: pass a smaller chunk_size to {function}, or lower "
             f"scikit-learn's working_memory (now {budget} MiB), which sizes the blocks "
             f"of LocallyLinearLandmarks(device=...): e.g. "
@@ -223,19 +224,11 @@ def _local_weights(rows, local):
 def _nearest_landmarks(d2, k):
     """The k nearest landmarks of each row, nearest first, ties to the lower index."""
     torch = import_torch()
-    n, n_land = d2.shape
-    if k < n_land:
-        vals, part = torch.topk(d2, k, dim=1, largest=False, sorted=False)
-    else:
-        vals = d2
-        part = torch.arange(n_land, device=d2.device).expand(n, n_land)
-    # Sort by (distance, index): by index first, then stably by distance.
-    order = torch.argsort(part, dim=1)
-    part, vals = part.gather(1, order), vals.gather(1, order)
-    order = torch.argsort(vals, dim=1, stable=True)
-    idx, vals = part.gather(1, order), vals.gather(1, order)
-    # A tie at the k-th distance: topk may have kept a higher index.
-    tied = torch.nonzero((d2 <= vals[:, -1:]).sum(dim=1) > k)[:, 0]
+    vals, idx = torch.topk(d2, k, dim=1, largest=False, sorted=True)
+    # topk orders equal distances as it likes: rows with a tie among the k or at
+    # the k-th distance (rare outside duplicated points) are sorted again stably.
+    tied = (vals[:, 1:] == vals[:, :-1]).any(dim=1) | ((d2 <= vals[:, -1:]).sum(dim=1) > k)
+    tied = torch.nonzero(tied)[:, 0]
     if tied.numel():
         idx[tied] = torch.sort(d2[tied], dim=1, stable=True).indices[:, :k]
     return idx
@@ -251,7 +244,18 @@ def _solve_local(G, reg):
     ridge = torch.where(trace > 0, rel * trace, torch.full_like(trace, rel))
     G = G + ridge[:, None, None] * torch.eye(k, dtype=G.dtype, device=G.device)
     ones = torch.ones((G.shape[0], k, 1), dtype=G.dtype, device=G.device)
-    w, info = torch.linalg.solve_ex(G, ones)
+    if reg >= lll.CHOLESKY_MIN_REG:
+        # Condition number below about 1/reg: Cholesky (half LU's work) agrees with
+        # LU to rounding, as on the NumPy path; LU for the systems it rejects.
+        factor, info = torch.linalg.cholesky_ex(G)
+        w = torch.cholesky_solve(ones, factor)
+        redo = torch.nonzero(info)[:, 0]
+        if redo.numel():
+            w[redo], info_redo = torch.linalg.solve_ex(G[redo], ones[redo])
+            info = torch.zeros_like(info)
+            info[redo] = info_redo
+    else:
+        w, info = torch.linalg.solve_ex(G, ones)
     w = w[:, :, 0]
     failed = torch.nonzero(info)[:, 0]
     if failed.numel():
@@ -259,10 +263,10 @@ def _solve_local(G, reg):
         # least-squares solution, as NumPy's lstsq gives.
         w[failed] = (torch.linalg.pinv(G[failed]) @ ones[failed])[:, :, 0]
     total = w.sum(dim=1, keepdim=True)
-    bad = ~torch.isfinite(total[:, 0]) | (total[:, 0].abs() < 1e-300)
-    w[bad] = 1.0  # no usable system: plain average of the neighbours
-    total[bad] = k
-    return w / total
+    bad = ~torch.isfinite(total) | (total.abs() < 1e-300)
+    # No usable system: the plain average of the neighbours (torch.where: no host sync).
+    w = torch.where(bad, torch.ones_like(w), w)
+    return w / torch.where(bad, torch.full_like(total, k), total)
 
 
 # --------------------------------------------------------------------------- reduced problem
@@ -270,11 +274,14 @@ def _solve_local(G, reg):
 def reduced_problem(W, Z, *, device, chunk_size=None):
     """:func:`landmarking.embedding.lll.reduced_problem` on a torch device.
 
-    W (symmetric, scipy sparse, built on the CPU) goes to the device as a torch
-    sparse tensor, Z as its rows' landmark indices and weights. B~ adds
-    deg_n z_n z_n^T over the points and Z^T W Z adds w_nm z_n z_m^T over the
-    stored edges (both triangles), in blocks of ``chunk_size`` edges (None: as
-    many as scikit-learn's ``working_memory`` allows); A~ = B~ - Z^T W Z.
+    W (symmetric, scipy sparse, built on the CPU) and Z go to the device as
+    torch sparse tensors. For L <= 5,000 the dense L x L results are filled a
+    block of ``chunk_size`` columns at a time (None: as many as scikit-learn's
+    ``working_memory`` allows for two dense N x block matrices): with Z_c the
+    block's columns of Z as a dense matrix, B~_c = Z^T (D Z_c) and
+    A~_c = B~_c - Z^T (W Z_c), two sparse-dense products each (cuSPARSE on a
+    GPU), so the cost is nnz(W) L whatever K_Z. Above 5,000 landmarks the results
+    are sparse, from sparse-sparse products as on the NumPy path.
 
     Returns
     -------
@@ -283,66 +290,46 @@ def reduced_problem(W, Z, *, device, chunk_size=None):
     """
     torch = import_torch(device)
     deg = degree(W)
-    W = sparse.csr_matrix(W, dtype=np.float64)
-    Z = sparse.csr_matrix(Z, dtype=np.float64)
     n, n_land = Z.shape
-    counts = np.diff(Z.indptr)
-    k = int(counts.max()) if n else 1
-    # Rows padded to K_Z entries (weight 0 on landmark 0; reconstruction_weights
-    # gives exactly K_Z per row, so there is usually nothing to pad).
-    idx = np.zeros((n, k), dtype=np.int64)
-    w = np.zeros((n, k))
-    mask = np.arange(k)[None, :] < counts[:, None]
-    idx[mask], w[mask] = Z.indices, Z.data
-    if chunk_size is None:
-        chunk_size = rows_per_block(8 * (6 * k * k + 4 * k))
-    chunk_size = check_positive_int(chunk_size, "chunk_size")
+    Z = sparse.csr_matrix(Z, dtype=np.float64)
     dense = n_land <= lll.DENSE_LIMIT
-    with _device_memory(device, "the reduced matrices A~, B~", chunk_size,
-                        "reduced_problem"):
-        graph = _sparse_on_device(W, device).coalesce()
-        idx_t = torch.as_tensor(idx, device=device)
-        w_t = torch.as_tensor(w, device=device)
-        points = torch.arange(n, device=device)
-        B = _scatter_pairs(points, points, torch.as_tensor(deg, device=device), idx_t, w_t,
-                           n_land, chunk_size, dense)
-        heads, tails = graph.indices()
-        C = _scatter_pairs(heads, tails, graph.values(), idx_t, w_t, n_land, chunk_size,
-                           dense)
-        if dense:
-            A = B - C
-            return to_numpy(0.5 * (A + A.T)), to_numpy(0.5 * (B + B.T))
-    A = B - C
-    return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
+    if chunk_size is None:
+        chunk_size = rows_per_block(8 * 2 * max(1, n))
+    chunk_size = check_positive_int(chunk_size, "chunk_size")
+    what = "the reduced matrices A~, B~"
+    if not dense:
+        with _device_memory(device, what, n_land, "reduced_problem", "columns"), \
+                warnings.catch_warnings():
+            # torch.sparse.mm of two COO tensors goes through CSR, which warns that
+            # CSR support is in beta; the product itself is long supported.
+            warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
+            Zs = _sparse_on_device(Z, device)
+            B = _to_scipy(torch.sparse.mm(Zs.t(), _sparse_on_device(Z.multiply(
+                deg[:, None]), device)))
+            C = _to_scipy(torch.sparse.mm(Zs.t(), torch.sparse.mm(
+                _sparse_on_device(W, device), Zs)))
+        A = B - C
+        return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
+    A = np.empty((n_land, n_land))
+    B = np.empty((n_land, n_land))
+    with _device_memory(device, what, chunk_size, "reduced_problem", "columns"):
+        graph = _sparse_on_device(W, device)
+        Zt = _sparse_on_device(Z.T, device)
+        deg = torch.as_tensor(deg, device=device)[:, None]
+        for start in range(0, n_land, chunk_size):
+            cols = slice(start, min(n_land, start + chunk_size))
+            Zc = _sparse_on_device(Z[:, cols], device).to_dense()
+            Bc = torch.sparse.mm(Zt, deg * Zc)
+            B[:, cols] = to_numpy(Bc)
+            A[:, cols] = to_numpy(Bc - torch.sparse.mm(Zt, torch.sparse.mm(graph, Zc)))
+    return 0.5 * (A + A.T), 0.5 * (B + B.T)
 
 
-def _scatter_pairs(heads, tails, values, idx, w, n_land, chunk_size, dense):
-    """sum over pairs e of values_e z_{heads_e} z_{tails_e}^T, an L x L matrix.
-
-    Dense: a device tensor. Sparse: a scipy CSR matrix (the sums coalesced on the
-    device one block of pairs at a time).
-    """
-    torch = import_torch()
-    device = idx.device
-    out = (torch.zeros(n_land * n_land, dtype=torch.float64, device=device) if dense
-           else None)
-    for start in range(0, heads.shape[0], chunk_size):
-        h, t = heads[start:start + chunk_size], tails[start:start + chunk_size]
-        left = w[h] * values[start:start + chunk_size, None]
-        terms = (left[:, :, None] * w[t][:, None, :]).reshape(-1)
-        flat = (idx[h][:, :, None] * n_land + idx[t][:, None, :]).reshape(-1)
-        if dense:
-            out.index_add_(0, flat, terms)
-            continue
-        part = torch.sparse_coo_tensor(torch.stack([flat // n_land, flat % n_land]), terms,
-                                       (n_land, n_land), check_invariants=False).coalesce()
-        out = part if out is None else (out + part).coalesce()
-    if dense:
-        return out.reshape(n_land, n_land)
-    if out is None:
-        return sparse.csr_matrix((n_land, n_land))
-    rows, cols = to_numpy(out.indices())
-    return sparse.csr_matrix((to_numpy(out.values()), (rows, cols)), shape=(n_land, n_land))
+def _to_scipy(t):
+    """A torch sparse COO tensor (any device) as a scipy CSR matrix."""
+    t = t.coalesce()
+    rows, cols = to_numpy(t.indices())
+    return sparse.csr_matrix((to_numpy(t.values()), (rows, cols)), shape=tuple(t.shape))
 
 
 # --------------------------------------------------------------------------- out of sample
