@@ -72,8 +72,8 @@ def test_weights_from_differences_and_sparse_rows_match_numpy(roll, monkeypatch)
 def test_small_blocks_give_the_same_weights(roll):
     X, T = roll[0], roll[0][::9]
     whole = _lll_torch.reconstruction_weights(X, T, 5, device=CPU)
-    _assert_same_weights(_lll_torch.reconstruction_weights(X, T, 5, device=CPU,
-                                                           chunk_size=37), whole, 1e-10)
+    _assert_same_weights(_lll_torch.reconstruction_weights(X, T, 5, device=CPU, chunk_size=37,
+                                                           verbose=True), whole, 1e-10)
     with sklearn.config_context(working_memory=0.05):  # ~ a dozen rows per block
         assert _lll_torch._DeviceLocalMap(T, 5, 1e-3, 3, CPU, None).chunk_rows < 100
         _assert_same_weights(_lll_torch.reconstruction_weights(X, T, 5, device=CPU),
