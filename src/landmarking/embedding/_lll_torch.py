@@ -314,7 +314,7 @@ def reduced_problem(W, Z, *, device, chunk_size=None):
     B = np.empty((n_land, n_land))
     with _device_memory(device, what, chunk_size, "reduced_problem", "columns"):
         graph = _sparse_on_device(W, device)
-        Zt = _sparse_on_device(Z.T, device)
+        Zt = _sparse_on_device(Z.T, device).coalesce()  # sorted once, not per product
         deg = torch.as_tensor(deg, device=device)[:, None]
         for start in range(0, n_land, chunk_size):
             cols = slice(start, min(n_land, start + chunk_size))
