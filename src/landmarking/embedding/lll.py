@@ -483,8 +483,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         with PyTorch (extra ``landmarking[gpu]``) in float64, same results;
         ``"auto"`` is CUDA when torch sees a GPU, else ``"cpu"``. Landmarks,
         the graph W and the small L x L eigenproblem (float64) stay on the
-        CPU. Device blocks are sized by scikit-learn's ``working_memory``
-        (see :mod:`._lll_torch`).
+        CPU. Device blocks are sized by scikit-learn's ``working_memory``:
+        lower it (``sklearn.config_context``) if the device runs out of memory.
 
     Attributes
     ----------
