@@ -17,7 +17,8 @@ Plain functions do the numerical work (:func:`select_landmarks`,
 scikit-learn estimator around them, with the paper's two baselines as
 ``method="le-z"`` and ``method="le-nystrom"``. The compiled loops behind
 :func:`reconstruction_weights` and :func:`reduced_problem` live in
-:mod:`._lll_kernels`.
+:mod:`._lll_kernels`; their torch counterparts, for ``device=...``, in
+:mod:`._lll_torch`.
 """
 
 import time
@@ -43,9 +44,11 @@ from .._blocks import (
     working_dtype,
 )
 from .._parallel import check_n_jobs, thread_limits
+from .._torch import check_device
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from . import _lll_kernels as K
+from . import _lll_torch
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .laplacian import resolve_bandwidth, spectral_embedding
@@ -475,6 +478,14 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         1e-6; :func:`~landmarking.embedding.refine.refine_spectral_embedding`,
         pyamg-preconditioned when installed); the landmark coordinates are then
         refitted so that ``transform`` maps into the refined embedding.
+    device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
+        Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
+        the NumPy path; a CUDA device (or ``torch.device("cpu")``) runs them
+        with PyTorch (extra ``landmarking[gpu]``) in float64, same results;
+        ``"auto"`` is CUDA when torch sees a GPU, else ``"cpu"``. Landmarks,
+        the graph W and the small L x L eigenproblem (float64) stay on the
+        CPU. Device blocks are sized by scikit-learn's ``working_memory``:
+        lower it (``sklearn.config_context``) if the device runs out of memory.
 
     Attributes
     ----------
@@ -518,7 +529,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
                  n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
                  reg=1e-3, symmetrize="union", neighbors_method="auto",
-                 random_state=None, n_jobs=None, verbose=False, refine=False):
+                 random_state=None, n_jobs=None, verbose=False, refine=False,
+                 device="cpu"):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.n_landmark_neighbors = n_landmark_neighbors
@@ -533,6 +545,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.refine = refine
+        self.device = device
 
     def _check_params(self):
         check_positive_int(self.n_components, "n_components")
@@ -619,6 +632,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self
         """
         self._check_params()
+        device = check_device(self.device)
         X = check_rows(X, estimator=self, min_samples=2)
         X = to_memory(
             X, what="LocallyLinearLandmarks.fit (its k-NN graph needs every row at once)",
@@ -626,9 +640,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                         "replace=False))], then embed all rows block by block with "
                         "transform() (or lll_out_of_sample()).")
         with thread_limits(self.n_jobs):
-            return self._fit(X, affinity)
+            return self._fit(X, affinity, device)
 
-    def _fit(self, X, affinity):
+    def _fit(self, X, affinity, device):
         rng = check_random_state(self.random_state)
         timings = {}
         start = time.perf_counter()
@@ -647,12 +661,17 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                 f"{n_land}; pass n_landmarks > n_components."
             )
         t = time.perf_counter()
-        Z = reconstruction_weights(X, T, self.n_landmark_neighbors, reg=self.reg,
-                                   verbose=self.verbose)
+        if device is None:
+            Z = reconstruction_weights(X, T, self.n_landmark_neighbors, reg=self.reg,
+                                       verbose=self.verbose)
+        else:
+            Z = _lll_torch.reconstruction_weights(X, T, self.n_landmark_neighbors,
+                                                  device=device, reg=self.reg,
+                                                  verbose=self.verbose)
         timings["weights"] = time.perf_counter() - t
         self.refine_result_ = None
         if self.method == "lll":
-            self._fit_lll(X, Z, affinity, timings, rng)
+            self._fit_lll(X, Z, affinity, timings, rng, device)
         else:
             self._fit_landmark_le(X, Z, timings, rng)
         self.weights_ = Z
@@ -684,7 +703,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         timings["affinity"] = time.perf_counter() - t
         return W
 
-    def _fit_lll(self, X, Z, affinity, timings, rng):
+    def _fit_lll(self, X, Z, affinity, timings, rng, device):
         if affinity is None:
             W = self._affinity(X, timings)
         else:
@@ -700,7 +719,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         # singular B~: solve on the used ones, then place the rest like new points.
         used = np.flatnonzero(np.asarray(Z.getnnz(axis=0)) > 0)
         Z_used = Z[:, used] if used.size < Z.shape[1] else Z
-        A, B = reduced_problem(W, Z_used)
+        A, B = (reduced_problem(W, Z_used) if device is None
+                else _lll_torch.reduced_problem(W, Z_used, device=device))
         timings["reduced_problem"] = time.perf_counter() - t
         t = time.perf_counter()
         # LAPACK's result on the L x L problem depends on the BLAS thread count
@@ -781,12 +801,17 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             input (``lll.transform(big).to_zarr(path)`` streams).
         """
         check_is_fitted(self)
+        device = check_device(self.device)
         X = check_rows(X, estimator=self, reset=False)
         with thread_limits(self.n_jobs):
             if self.method == "le-nystrom":
                 return nystrom_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
                                              self.eigenvalues_, self.n_neighbors,
                                              self.bandwidth_)
+            if device is not None:
+                return _lll_torch.lll_out_of_sample(
+                    X, self.landmarks_, self.landmark_embedding_,
+                    self.n_landmark_neighbors, self.reg, device=device)
             return _lll_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
                                       self.n_landmark_neighbors, self.reg)
 
