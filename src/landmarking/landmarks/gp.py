@@ -94,6 +94,7 @@ from .._validation import (
 from ..kernels import column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
+from ._gp_diagnostics import KernelWidthWarning, warn_if_kernel_width_is_off  # noqa: F401
 
 # Re-exported for the tests: the batch layout (their transcription of Algorithm 1)
 # and the NumPy step (the reference the compiled step is compared with).
@@ -691,6 +692,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
              self.refine_accepted_) = refine_gp_landmarks(
                 X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose, **settings)
             self.refine_seconds_ = time.perf_counter() - start
+        warn_if_kernel_width_is_off(self.objective_, X.shape[0], self.kernel_width_,
+                                    stacklevel=4)
 
     def _store(self, landmarks, record, previous_record):
         self.landmarks_ = landmarks
