@@ -94,7 +94,6 @@ from .._validation import (
 from ..kernels import column_mean_std, resolve_kernel_width
 from ..spaces import project
 from ._base import LandmarkTransformerMixin
-from ._gp_diagnostics import KernelWidthWarning, warn_if_kernel_width_is_off  # noqa: F401
 
 # Re-exported for the tests: the batch layout (their transcription of Algorithm 1)
 # and the NumPy step (the reference the compiled step is compared with).
@@ -111,6 +110,7 @@ from ._gp_batches import (  # noqa: F401
     _Others,
     _Preceding,
 )
+from ._gp_diagnostics import KernelWidthWarning, warn_if_kernel_width_is_off  # noqa: F401
 
 __all__ = ["GPLandmarks", "learn_gp_landmarks", "refine_gp_landmarks", "step_size",
            "gp_objective_and_gradient"]
