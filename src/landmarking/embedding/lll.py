@@ -45,7 +45,11 @@ from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from . import _lll_kernels as K
-from ._lll_diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
+from ._lll_diagnostics import (  # noqa: F401 - LandmarkSpanWarning importable from here
+    LandmarkSpanWarning,
+    landmark_reconstruction_error,
+    warn_if_landmarks_represent_poorly,
+)
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .laplacian import resolve_bandwidth, spectral_embedding
