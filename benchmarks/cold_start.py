@@ -12,11 +12,18 @@ their peak memory (``ru_maxrss``), and whether numba was loaded.
 Data: a 3,000-point Swiss roll (``make_swiss_roll``, noise 0) for every
 estimator, its absolute values for NMF landmarks (which need nonnegative data).
 
+``--breakdown`` adds, per estimator, one more fresh process with an empty cache
+that imports numba first (its import time reported on its own) and records
+numba's compile events during the cold fit: the seconds spent compiling each
+kernel the fit called (nested kernels indented under their caller, whose time
+includes theirs), so that the gap can be traced to the kernels that cause it.
+
 Usage::
 
     python benchmarks/cold_start.py [--n 3000] [--repeat 5] [--only NAME ...]
     python benchmarks/cold_start.py --warm-cache   # same, numba's own cache (after
                                                    # python -m landmarking._warmup)
+    python benchmarks/cold_start.py --only ManifoldSculpting --breakdown
 """
 
 import argparse
@@ -61,6 +68,38 @@ print(json.dumps(dict(import_s=t_import, cold=times[0], warm=times[1],
                       numba="numba" in sys.modules)))
 """
 
+BREAKDOWN = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.datasets import make_swiss_roll
+X, _ = make_swiss_roll({n}, random_state=0)
+if "{name}" == "NMFLandmarks":
+    X = np.abs(X)
+t = time.perf_counter()
+import numba
+from numba.core.event import install_recorder
+numba_import = time.perf_counter() - t
+from landmarking import {name}
+warnings.simplefilter("ignore")
+est = {expr}
+t = time.perf_counter()
+with install_recorder("numba:compile") as rec:
+    est.fit(X)
+fit = time.perf_counter() - t
+starts, rows = [], []
+for ts, ev in rec.buffer:
+    if ev.is_start:
+        starts.append(ts)
+        continue
+    begin = starts.pop()
+    func = ev.data["dispatcher"].py_func
+    if "landmarking" in func.__module__ or not starts:
+        rows.append((begin, len(starts), func.__module__ + "." + func.__name__, ts - begin))
+rows.sort()
+print(json.dumps(dict(numba_import=numba_import, fit=fit,
+                      kernels=[(depth, name, sec) for _, depth, name, sec in rows])))
+"""
+
 IMPORT = r"""
 import json, resource, sys, time
 t = time.perf_counter()
@@ -94,6 +133,9 @@ def main(argv=None):
     parser.add_argument("--only", nargs="*", choices=sorted(ESTIMATORS), help="estimators to run")
     parser.add_argument("--warm-cache", action="store_true",
                         help="use numba's own cache instead of an empty folder")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the compile of each kernel in a cold fit")
+    parser.add_argument("--no-import", action="store_true", help="skip the import timings")
     args = parser.parse_args(argv)
 
     print(f"load average before: {os.getloadavg()}")
@@ -112,6 +154,30 @@ def main(argv=None):
         print(f"{name:<26}{r['import_s']:>9.2f}{r['cold']:>9.2f}{r['warm']:>9.2f}{gap:>11.2f}"
               f"{r['cold'] / r['warm']:>10.1f}x  {'yes' if gap <= 2.0 else 'NO'}")
 
+    if args.breakdown:
+        _breakdown(args)
+    if not args.no_import:
+        _imports(args)
+    print(f"load average after: {os.getloadavg()}")
+
+
+def _breakdown(args):
+    print("\ncompile breakdown of the cold fit (fresh process, empty cache, numba imported "
+          "first; wall seconds, nested kernels under their caller):")
+    for name in args.only or ESTIMATORS:
+        env, tmp = _env(False)
+        try:
+            r = _run(BREAKDOWN.format(n=args.n, name=name, expr=ESTIMATORS[name]), env)
+        finally:
+            tmp.cleanup()
+        top = sum(sec for depth, _, sec in r["kernels"] if depth == 0)
+        print(f"  {name}: numba import {r['numba_import']:.2f} s, cold fit {r['fit']:.2f} s, "
+              f"of which compiling {top:.2f} s")
+        for depth, kernel, sec in r["kernels"]:
+            print(f"    {'  ' * depth}{kernel:<{70 - 2 * depth}}{sec:6.2f}")
+
+
+def _imports(args):
     print(f"\nimport, fresh process each, median of {args.repeat}:")
     rows = {}
     env, tmp = _env(args.warm_cache)
@@ -130,7 +196,6 @@ def main(argv=None):
     a = statistics.median(r["seconds"] for r in rows["landmarking"])
     b = statistics.median(r["seconds"] for r in rows["sklearn.manifold"])
     print(f"  landmarking - sklearn.manifold: {a - b:+.3f} s (ratio {a / b:.2f}; target <= +0.3 s)")
-    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

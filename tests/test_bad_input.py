@@ -12,9 +12,11 @@ Dask and Zarr inputs are checked with the module that reads them (``_blocks.py``
 """
 
 import re
+import tempfile
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,6 +63,23 @@ def _with_nan(W):
     return W
 
 
+_FILES = tempfile.TemporaryDirectory(prefix="landmarking-bad-input-")  # removed at exit
+
+
+def _nan_in_one_block():
+    """3,000 rows of ones with one NaN in row 2345 (the third of three 1,000-row blocks)."""
+    X = np.ones((3000, 4))
+    X[2345, 1] = np.nan
+    return X
+
+
+def _memmap_with_nan():
+    path = Path(_FILES.name) / "nan.npy"
+    if not path.exists():
+        np.save(path, _nan_in_one_block())
+    return np.load(path, mmap_mode="r")
+
+
 def _gp(**params):
     return GPLandmarks(**{"n_landmarks": 2, "n_steps": 5, "random_state": 0, **params})
 
@@ -98,6 +117,12 @@ API_CASES = [
      ValueError, "rows are all zero .*drop the empty rows"),
     ("NMF, negative data", lambda: NMFLandmarks(n_landmarks=2).fit(X - 1), ValueError,
      "NMF needs nonnegative data"),
+    ("sparse with NaN, GP", lambda: _gp().fit(_with_nan(sp.csr_matrix(X))), ValueError,
+     "Input X contains NaN"),
+    ("memory map, NaN in one block", lambda: _gp().fit(_memmap_with_nan()), ValueError,
+     r"NaN or infinity at row 2345 \(in the block of rows \d+-2999\); remove or impute"),
+    ("memory map, NaN in one block, LLL", lambda: LocallyLinearLandmarks().fit(
+        _memmap_with_nan()), ValueError, r"NaN or infinity at row 2345 .*remove or impute"),
     # the parameters
     ("n_landmarks 0", lambda: _gp(n_landmarks=0).fit(X), ValueError, "n_landmarks must be >= 1"),
     ("n_landmarks fractional", lambda: _gp(n_landmarks=2.5).fit(X), TypeError,
@@ -184,7 +209,22 @@ def _pandas_cases():
     ]
 
 
-ALL_API_CASES = API_CASES + _pandas_cases()
+def _dask_cases():
+    try:
+        import dask.array as da
+    except ImportError:  # pragma: no cover - dask is optional (the scale extra)
+        return []
+    return [
+        ("Dask array, NaN in one chunk", lambda: _gp().fit(
+            da.from_array(_nan_in_one_block(), chunks=(1000, 4))), ValueError,
+         r"NaN or infinity at row 2345 \(in the block of rows 2000-2999\)"),
+        ("Dask array, NaN in one chunk, LLL", lambda: LocallyLinearLandmarks().fit(
+            da.from_array(_nan_in_one_block(), chunks=(1000, 4))), ValueError,
+         r"NaN or infinity at row 2345 \(in the block of rows 2000-2999\)"),
+    ]
+
+
+ALL_API_CASES = API_CASES + _pandas_cases() + _dask_cases()
 
 
 def test_the_matrix_is_as_large_as_promised():
@@ -349,6 +389,10 @@ def _files(folder):
     sp.save_npz(folder / "sparse_nan.npz", matrix)
     (folder / "corpus.jsonl").write_text('{"text": "a b"}\n{"body": "c"}\n')
     (folder / "notjson.jsonl").write_text('{"text": "a b"}\nnot json\n')
+    np.save(folder / "nan_block.npy", _nan_in_one_block())
+    infinite = np.ones((3000, 4))
+    infinite[2345, 1] = np.inf
+    np.save(folder / "inf_block.npy", infinite)
 
 
 CLI_CASES = [
@@ -384,6 +428,12 @@ CLI_CASES = [
     (["topics", "corpus.jsonl"], r"corpus\.jsonl: line 2 has no text field 'text' \(found: body\)"),
     (["topics", "notjson.jsonl"], r"notjson\.jsonl: line 2 is not valid JSON"),
     (["topics", "good.npy"], r"a corpus is a folder of \.txt files or a \.jsonl file"),
+    # One bad value deep in a large file: the row and column named (1-based, as in a
+    # text editor).
+    (["landmarks", "nan_block.npy"],
+     r"nan_block\.npy: NaN value in row 2346, column 2 \(1 rows affected\); remove or impute"),
+    (["landmarks", "inf_block.npy"], r"inf_block\.npy: infinite value in row 2346, column 2"),
+    (["embed", "nan_block.npy"], r"nan_block\.npy: NaN value in row 2346, column 2"),
 ]
 
 

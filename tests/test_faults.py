@@ -14,7 +14,13 @@ would hit a user's process, and finishes in well under a minute:
 - output files honour the umask;
 - every memory guard refuses an allocation that cannot fit under a small
   ``RLIMIT_AS``, at once, with the estimate, what is available and the way out,
-  while the same call on small data still works under that limit.
+  while the same call on small data still works under that limit;
+- on a Dask cluster (a ``LocalCluster`` on localhost, started by the test): a
+  worker killed in the middle of a distributed GP fit or of an LLL out-of-sample
+  pass changes nothing in the result; the scheduler going away in the middle of
+  ``landmarking landmarks --scheduler`` is one clear line within the timeout, the
+  finished landmarks are in the output file, and ``--continue`` completes it bit
+  for bit.
 """
 
 import json
@@ -26,12 +32,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
 import pytest
 
-from landmarking import GPLandmarks
+from landmarking import GPLandmarks, LocallyLinearLandmarks, cli
 from landmarking.io import read_result, write_result
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rlimits")
@@ -342,3 +349,143 @@ def test_available_memory_is_the_smaller_of_ram_and_the_address_space_limit():
     proc = subprocess.run([sys.executable, "-c", script], env=_env(), capture_output=True,
                           text=True, timeout=50)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+# ------------------------------------------------------------------ a Dask cluster
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two single-threaded worker processes on localhost, for this module's tests."""
+    distributed = pytest.importorskip("dask.distributed",
+                                      reason="the scale extra (dask) is not installed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, host="127.0.0.1")
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _kill_a_worker_during(client, run, delay=0.3):
+    """``run()`` while one worker process is killed ``delay`` s in; the kill must land
+    inside the run. The cluster gets its two workers back before the next test."""
+    victim = sorted(client.run(os.getpid).values())[0]
+    killed_at = []
+
+    def kill_soon():
+        time.sleep(delay)
+        os.kill(victim, signal.SIGKILL)
+        killed_at.append(time.perf_counter())
+
+    killer = threading.Thread(target=kill_soon)
+    start = time.perf_counter()
+    killer.start()
+    result = run()
+    end = time.perf_counter()
+    killer.join()
+    assert start < killed_at[0] < end, "the worker died after the run: make the run longer"
+    client.wait_for_workers(2, timeout=50)
+    assert victim not in client.run(os.getpid).values()
+    return result
+
+
+def test_killed_worker_does_not_change_a_distributed_gp_fit(client):
+    """Dask recomputes the lost tasks; the fit holds no state that dies with a worker."""
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).random((4000, 8)).astype(np.float32)
+    dask_X = da.from_array(X, chunks=(1000, 8))
+    params = dict(n_landmarks=4, n_steps=400, batch_size=100, random_state=0)
+    undisturbed = GPLandmarks(**params).fit(dask_X)
+    disturbed = _kill_a_worker_during(client, lambda: GPLandmarks(**params).fit(dask_X))
+    np.testing.assert_array_equal(disturbed.landmarks_, undisturbed.landmarks_)
+    np.testing.assert_array_equal(disturbed.objective_, undisturbed.objective_)
+
+
+def test_killed_worker_does_not_change_an_lll_out_of_sample_pass(client):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    lll = LocallyLinearLandmarks(n_landmarks=200, n_landmark_neighbors=8,
+                                 random_state=0).fit(rng.random((2000, 3)))
+    new = rng.random((200_000, 3))
+    dask_new = da.from_array(new, chunks=(5_000, 3))
+    undisturbed = lll.transform(dask_new).compute()
+    disturbed = _kill_a_worker_during(client, lambda: lll.transform(dask_new).compute())
+    np.testing.assert_array_equal(disturbed, undisturbed)
+    np.testing.assert_array_equal(undisturbed[:5000], lll.transform(new[:5000]))
+
+
+SCHEDULER_SCRIPT = textwrap.dedent("""
+    import time
+    from dask.distributed import LocalCluster
+    if __name__ == "__main__":
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                               dashboard_address=None, host="127.0.0.1")
+        print(cluster.scheduler_address, flush=True)
+        while True:
+            time.sleep(1)
+""")
+
+
+def test_lost_scheduler_is_one_clear_line_and_continue_completes_bit_identically(
+        tmp_path, monkeypatch, capsys):
+    pytest.importorskip("dask.distributed", reason="the scale extra (dask) is not installed")
+    from landmarking import _cluster
+
+    X = _circle(tmp_path, n=2000)
+    (tmp_path / "cluster.py").write_text(SCHEDULER_SCRIPT)
+    # Its own session, so that the scheduler and its worker go away together, as
+    # when the scheduler's machine is lost.
+    scheduler = subprocess.Popen([sys.executable, "cluster.py"], cwd=tmp_path, env=_env(),
+                                 stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        address = scheduler.stdout.readline().strip()
+        assert address.startswith("tcp://127.0.0.1:"), address
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(_cluster, "SCHEDULER_TIMEOUT", 3)
+        lost_at, returned = [], threading.Event()
+
+        def lose_the_scheduler():
+            while not (tmp_path / "run.npz").exists():
+                if returned.wait(0.02):
+                    return  # the run ended first; the assertions below say how
+            os.killpg(scheduler.pid, signal.SIGKILL)  # once the first landmark is saved
+            lost_at.append(time.monotonic())
+
+        killer = threading.Thread(target=lose_the_scheduler)
+        killer.start()
+        try:
+            status = cli.main(["landmarks", "x.npy", "-n", "200", "--steps", str(STEPS),
+                               "--scheduler", address, "-o", "run.npz", "-q"])
+        finally:
+            returned_at = time.monotonic()
+            returned.set()
+            killer.join()
+    finally:
+        if scheduler.poll() is None:
+            os.killpg(scheduler.pid, signal.SIGKILL)
+        scheduler.wait(timeout=30)
+    err = capsys.readouterr().err
+    assert lost_at, f"the run ended before the scheduler was lost: {err}"
+    assert status == 1, err
+    assert returned_at - lost_at[0] < 3 + 20, "no error within the timeout"
+    line = [m for m in err.splitlines() if m.startswith("landmarking landmarks: error:")]
+    assert len(line) == 1 and "Traceback" not in err, err
+    assert re.search(rf"lost the Dask scheduler at {re.escape(address)} in the middle of the "
+                     r"run \(no answer within 3 s; .*\); the (\d+) landmarks finished so far "
+                     r"\(of 200\) are in run\.npz; start the scheduler again .* resume with: "
+                     r"landmarking landmarks x\.npy -n 200 --continue run\.npz -o run\.npz",
+                     line[0]), line[0]
+    saved = read_result(tmp_path / "run.npz")
+    k = len(saved["landmarks"])
+    assert 1 <= k < 200 and not bool(saved["complete"])
+    assert f"the {k} landmarks finished so far" in line[0]
+    # Resume without the cluster: a continued run is exact wherever it runs.
+    status = cli.main(["landmarks", "x.npy", "-n", str(k + 3), "--steps", str(STEPS),
+                       "--continue", "run.npz", "-o", "run.npz", "-q"])
+    assert status == 0, capsys.readouterr().err
+    result = read_result(tmp_path / "run.npz")
+    single = GPLandmarks(n_landmarks=k + 3, n_steps=STEPS, random_state=0).fit(X)
+    assert bool(result["complete"])
+    np.testing.assert_array_equal(result["landmarks"], single.landmarks_)
+    np.testing.assert_array_equal(result["objective"], single.objective_)

@@ -8,10 +8,16 @@ from contextlib import contextmanager
 
 from .io import InputError
 
-__all__ = ["dask_client", "SCHEDULER_TIMEOUT"]
+__all__ = ["dask_client", "SchedulerLostError", "SCHEDULER_TIMEOUT"]
 
-#: Seconds to wait for a scheduler before giving up with an error.
+#: Seconds to wait for a scheduler before giving up with an error, at the start
+#: and when it stops answering in the middle of a run.
 SCHEDULER_TIMEOUT = 10
+
+
+class SchedulerLostError(RuntimeError):
+    """The Dask scheduler went away in the middle of a run (and did not come back
+    within the timeout)."""
 
 
 @contextmanager
@@ -55,6 +61,16 @@ def dask_client(scheduler=None, n_workers=None, *, timeout=None):
         client = Client(cluster)
     try:
         yield client
+    except Exception as exc:
+        # The client gives up after `timeout` s without its scheduler and cancels
+        # every pending task; what surfaces is a cancelled future, which says nothing
+        # of the cause.
+        if scheduler is not None and client.status != "running":
+            raise SchedulerLostError(
+                f"lost the Dask scheduler at {scheduler} in the middle of the run (no "
+                f"answer within {timeout:g} s; {type(exc).__name__})"
+            ) from exc
+        raise
     finally:
         client.close()
         if cluster is not None:

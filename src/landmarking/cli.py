@@ -19,7 +19,7 @@ import numpy as np
 from ._blocks import as_dask, map_row_blocks, take_rows, working_dtype
 from ._checkpoint import Throttle
 from ._cli_parser import EMBED_METHODS, EXPERIMENTS, LANDMARK_METHODS, build_parser
-from ._cluster import dask_client
+from ._cluster import SchedulerLostError, dask_client
 from .io import (
     InputError,
     array_writer,
@@ -88,6 +88,11 @@ def main(argv=None):
         source = getattr(args, "data", None) or getattr(args, "corpus", None)
         _error(args, f"{source}: {_one_line(exc)}" if source else _one_line(exc))
         return 2
+    except SchedulerLostError as exc:
+        if args.debug:
+            raise
+        _error(args, f"{exc}; {_after_lost_scheduler(args)}")
+        return 1
     except KeyboardInterrupt:
         if args.debug:
             raise
@@ -434,6 +439,13 @@ def _write_interrupted(args, estimator, data, fmt, previous):
               "nothing written.", file=sys.stderr)
         return INTERRUPTED
     _write_landmarks(args, estimator, data, fmt, complete=False, previous=previous)
+    print(f"\nlandmarking landmarks: interrupted; wrote the {len(landmarks)} landmarks finished "
+          f"so far (of {args.n_landmarks}) to {args.output}. Resume with:\n  "
+          f"{_resume_command(args)}", file=sys.stderr)
+    return INTERRUPTED
+
+
+def _resume_command(args):
     resume = f"landmarking landmarks {shlex.quote(args.data)} -n {args.n_landmarks}"
     if args.key:
         resume += f" --key {shlex.quote(args.key)}"
@@ -441,10 +453,17 @@ def _write_interrupted(args, estimator, data, fmt, previous):
         # The model is written once the list is complete.
         resume += f" --model {shlex.quote(args.model)}"
     out = shlex.quote(args.output)
-    print(f"\nlandmarking landmarks: interrupted; wrote the {len(landmarks)} landmarks finished "
-          f"so far (of {args.n_landmarks}) to {args.output}. Resume with:\n  {resume} "
-          f"--continue {out} -o {out}", file=sys.stderr)
-    return INTERRUPTED
+    return f"{resume} --continue {out} -o {out}"
+
+
+def _after_lost_scheduler(args):
+    """What a run that lost its scheduler left, and how to go on (one line)."""
+    if args.command == "landmarks" and getattr(args, "checkpointed", False):
+        done = len(read_result(args.output)["landmarks"])
+        return (f"the {done} landmarks finished so far (of {args.n_landmarks}) are in "
+                f"{args.output}; start the scheduler again (or use --dask-workers N) and "
+                f"resume with: {_resume_command(args)} --scheduler ADDRESS")
+    return "nothing was written; start the scheduler again (or use --dask-workers N) and rerun."
 
 
 # --------------------------------------------------------------------- features

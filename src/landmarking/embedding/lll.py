@@ -49,6 +49,11 @@ from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from . import _lll_kernels as K
 from . import _lll_torch
+from ._lll_diagnostics import (  # noqa: F401 - LandmarkSpanWarning importable from here
+    LandmarkSpanWarning,
+    landmark_reconstruction_error,
+    warn_if_landmarks_represent_poorly,
+)
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .laplacian import resolve_bandwidth, spectral_embedding
@@ -504,6 +509,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     bandwidth_ : float or None
         Gaussian width used (None when only a given affinity was used).
     n_landmarks_ : int
+    reconstruction_error_ : float
+        ||X - Z T|| / ||X - mean||: how well the landmarks reconstruct the points; a
+        ``LandmarkSpanWarning`` names the fix above 0.75.
     n_connected_components_ : int or None
         Components of the affinity graph (None for the landmark-only methods).
     timings_ : dict
@@ -675,6 +683,9 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         else:
             self._fit_landmark_le(X, Z, timings, rng)
         self.weights_ = Z
+        self.reconstruction_error_ = landmark_reconstruction_error(X, Z, T)
+        warn_if_landmarks_represent_poorly(self.reconstruction_error_, n_land,
+                                           self.n_landmark_neighbors, stacklevel=4)
         # Computed in float64 on purpose (see reconstruction_weights); returned
         # in the dtype of X.
         self.embedding_ = self.embedding_.astype(X.dtype, copy=False)

@@ -110,6 +110,7 @@ from ._gp_batches import (  # noqa: F401
     _Others,
     _Preceding,
 )
+from ._gp_diagnostics import KernelWidthWarning, warn_if_kernel_width_is_off  # noqa: F401
 
 __all__ = ["GPLandmarks", "learn_gp_landmarks", "refine_gp_landmarks", "step_size",
            "gp_objective_and_gradient"]
@@ -691,6 +692,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
              self.refine_accepted_) = refine_gp_landmarks(
                 X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose, **settings)
             self.refine_seconds_ = time.perf_counter() - start
+        warn_if_kernel_width_is_off(self.objective_, X.shape[0], self.kernel_width_,
+                                    stacklevel=4)
 
     def _store(self, landmarks, record, previous_record):
         self.landmarks_ = landmarks
