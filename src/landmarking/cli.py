@@ -101,10 +101,12 @@ def main(argv=None):
         _error(args, f"{where}{exc.strerror or _one_line(exc)}; check the path, its permissions "
                      "and the free space.")
         return 2
-    except MemoryError:
+    except MemoryError as exc:
         if args.debug:
             raise
-        _error(args, "out of memory; use fewer rows or columns, or a smaller --batch-size.")
+        # A device's MemoryError names what to lower; a bare one gets the usual advice.
+        _error(args, _one_line(exc) if str(exc) else
+               "out of memory; use fewer rows or columns, or a smaller --batch-size.")
         return 1
     except Exception as exc:  # noqa: BLE001 - one line for users, traceback with --debug
         if args.debug:
@@ -205,6 +207,17 @@ def _dense_if_needed(args, cls, X):
     return X
 
 
+def _check_device(args):
+    """The resolved --device (None: the NumPy path); a device this machine lacks
+    (no PyTorch, no GPU) is bad input, named before any data is read."""
+    from ._torch import check_device
+
+    try:
+        return check_device(args.device or "cpu")
+    except (ImportError, RuntimeError) as exc:
+        raise InputError(f"--device {args.device}: {_one_line(exc)}") from None
+
+
 def _seed(args):
     """(option, value) of the seed: the user's --seed, else 0 (reproducible runs)."""
     return ("--seed", args.seed) if args.seed is not None else (None, 0)
@@ -282,6 +295,8 @@ def _cmd_landmarks(args):
         Path(args.output).resolve() == Path(args.previous).resolve())
     fmt = _check_outputs(args, ("--plot", args.plot, "png"), ("--model", args.model, "npz"),
                          force_output=resuming_in_place)
+    if args.device is not None:
+        _check_device(args)
     previous = None
     if args.previous is not None:
         previous = _read_previous(args)
@@ -304,6 +319,7 @@ def _cmd_landmarks(args):
         "batch_size": ("--batch-size", args.batch_size),
         "kernel_width": ("--kernel-width", args.kernel_width),
         "random_state": _seed(args),
+        "device": ("--device", args.device),
         "verbose": (None, not args.quiet),
     }
     fit_params = {}
@@ -371,7 +387,8 @@ def _merge_previous(args, given, previous):
     saved = previous["parameters"]
     merged = dict(given)
     for name, (option, value) in given.items():
-        if name in ("n_landmarks", "verbose") or name not in saved:
+        # Where a run computes never changes its landmarks: a continued run may move.
+        if name in ("n_landmarks", "verbose", "device") or name not in saved:
             continue
         explicit = value is not None and option is not None
         if explicit and value != saved[name]:
@@ -453,6 +470,14 @@ def _write_interrupted(args, estimator, data, fmt, previous):
 def _cmd_features(args):
     from .kernels import gaussian_features
 
+    device = _check_device(args)
+    features_of = gaussian_features
+    if device is not None:
+        from ._torch_kernels import features_block_torch, gaussian_features_torch
+
+        def features_of(X, landmarks, width):
+            return gaussian_features_torch(X, landmarks, width, device)
+
     fmt = None if _streamed(args) else _check_outputs(args)
     saved = read_result(args.landmarks, required=["landmarks"])
     landmarks = np.asarray(saved["landmarks"], dtype=float)
@@ -471,11 +496,13 @@ def _cmd_features(args):
             f"{landmarks.shape[1]}; give data with the columns the landmarks were learnt on."
         )
     if _streamed(args):
-        shape = _write_rows(args, gaussian_features, X, landmarks, width, n_out=len(landmarks),
+        on_device = () if device is None else (device,)
+        shape = _write_rows(args, gaussian_features if device is None else features_block_torch,
+                            X, landmarks, width, *on_device, n_out=len(landmarks),
                             dtype=working_dtype(X))
         _say(args, f"wrote features of shape {shape} to {args.output}")
         return 0
-    features = np.asarray(gaussian_features(X, landmarks, width))
+    features = np.asarray(features_of(X, landmarks, width))
     parameters = {"landmarks": str(args.landmarks),
                   "landmarks_sha256": input_sha256(args.landmarks),
                   "kernel_width": width, "key": args.key}
@@ -686,6 +713,7 @@ def _cmd_topics(args):
         "batch_size": ("--batch-size", args.batch_size),
         "kernel_width": ("--kernel-width", args.kernel_width),
         "random_state": _seed(args),
+        "device": ("--device", args.device),
         "verbose": (None, not args.quiet),
     }
     fit_params = {}
