@@ -113,10 +113,17 @@ def _checked_torch_device(torch, device):
 
 
 def to_tensor(X, device, dtype=None):
-    """X (NumPy array or tensor) as a torch tensor on ``device``."""
+    """X (NumPy array or tensor) as a torch tensor on ``device``.
+
+    A writable NumPy array on the CPU is shared, not copied; a read-only one (a
+    memory map opened with mode="r") is copied, since torch tensors are writable.
+    """
     torch = import_torch(device)
     if is_tensor(X):
         return X.detach().to(device=device, dtype=dtype)
+    flags = getattr(X, "flags", None)
+    if flags is not None and not flags.writeable:
+        X = X.copy()
     return torch.as_tensor(X, device=device, dtype=dtype)
 
 

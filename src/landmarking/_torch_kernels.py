@@ -14,7 +14,7 @@ from scipy import sparse
 
 from ._blocks import is_lazy, map_row_blocks, rows_per_block, working_dtype
 from ._memory import check_memory
-from ._torch import device_memory, import_torch
+from ._torch import device_memory, to_tensor
 
 __all__ = ["squared_distances_torch", "gaussian_features_torch", "features_block_torch"]
 
@@ -46,12 +46,11 @@ def features_block_torch(block, T, width, device):
     A CSR block is densified on the host first; the result is a NumPy array of
     the block's dtype.
     """
-    torch = import_torch(device)
     if sparse.issparse(block):
         block = block.toarray()
     with device_memory(device, lower=BLOCK_SIZE_FIX):
-        Xb = torch.as_tensor(block, device=device)
-        Tb = torch.as_tensor(np.asarray(T, dtype=block.dtype), device=device)
+        Xb = to_tensor(block, device)
+        Tb = to_tensor(np.asarray(T, dtype=block.dtype), device)
         d2 = squared_distances_torch(Xb, Tb)
         d2 *= -1.0 / width
         return d2.exp_().cpu().numpy()

@@ -49,7 +49,7 @@ from scipy import sparse
 from tqdm.auto import tqdm
 
 from .._blocks import chunk_bounds, row_blocks, working_dtype
-from .._torch import device_memory, import_torch
+from .._torch import device_memory, import_torch, to_tensor
 from .._torch_kernels import squared_distances_torch
 from ..kernels import column_mean_std
 from ._gp_batches import RIDGE, _Chunks, _row_norms
@@ -120,9 +120,9 @@ class _DeviceFit:
                                  device=device)
         parts = []
         for rows, block in row_blocks(X):
-            self.xsq[rows] = torch.as_tensor(_row_norms(block), device=device)
+            self.xsq[rows] = to_tensor(_row_norms(block), device)
             if not self.sparse:
-                self.X[rows] = torch.as_tensor(block, device=device)
+                self.X[rows] = to_tensor(block, device)
                 continue
             coo = block.tocoo()
             parts.append((coo.row + rows.start, coo.col, coo.data))
