@@ -36,6 +36,11 @@ captured once per fit as a CUDA graph on a CUDA device and replayed: one launch
 per 50 steps instead of about 30 per step. On the CPU (and for sparse input, or
 if capture fails) the same step function runs eagerly.
 
+On the CPU the step loop runs torch on one thread (restored when the loop ends),
+as the NumPy path limits BLAS: a step is too small to gain from threads, and
+torch's threads lose badly when the cores are busy (seven times slower measured
+on 2 shared cores).
+
 Precision follows the compiled NumPy step (:mod:`._gp_kernels`): the products
 with the batch in X's dtype, the distances, kernel values, solve and weights in
 float64.
@@ -43,6 +48,7 @@ float64.
 
 import logging
 import time
+from contextlib import contextmanager
 
 import numpy as np
 from scipy import sparse
@@ -395,7 +401,8 @@ def learn_gp_landmarks_torch(X, n_landmarks, *, kernel_width, device, n_steps=10
                 t0 = _initial_point(k, init, mean, std, rng, space)
                 fit.start(t0, _batch_order(rng, layout.batches_per_chunk, max_steps))
                 with tqdm(total=max_steps, desc=f"landmark {k + 1}", leave=False,
-                          disable=not verbose, unit="step") as step_bar:
+                          disable=not verbose, unit="step") as step_bar, \
+                        _one_cpu_thread(torch, device):
                     taken = runner.run(max_steps, step_bar)
                 landmarks[k] = fit.t.cpu().numpy()
                 fit.add_column(k, landmarks[k])
@@ -411,6 +418,20 @@ def learn_gp_landmarks_torch(X, n_landmarks, *, kernel_width, device, n_steps=10
             interrupt.partial_result = result(n_previous + len(seconds))
             raise
     return out
+
+
+@contextmanager
+def _one_cpu_thread(torch, device):
+    """torch on one thread while the steps run on the CPU; the setting is restored."""
+    if device.type != "cpu":
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _size(X, itemsize):
