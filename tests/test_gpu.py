@@ -116,6 +116,29 @@ def test_torch_cpu_coincident_starts_stay_finite():
     _assert_same_fit(numpy_fit, torch_fit, 1e-4)
 
 
+def test_inverse_factors_on_the_device_invert_the_numpy_factors():
+    from landmarking._blocks import chunk_bounds
+    from landmarking.landmarks._gp_batches import RIDGE, _BatchGram, _Chunks
+
+    X = _roll(700)
+    landmarks = np.vstack([X[:4] + 0.05, X[:1]])  # the last one duplicates the first
+    eta = 3.0
+    layout = _Chunks(X, chunk_bounds(X, 300), 120, landmarks, eta, 0, 2**30)
+    fit = _gp_torch._DeviceFit(torch, TORCH_CPU, X, layout, len(landmarks), eta,
+                               "euclidean", 10, 10.0, 0.51, False)
+    for k, t in enumerate(landmarks):
+        fit.add_column(k, t)
+    numpy_factors = _BatchGram(layout.n_batches, len(landmarks), layout.batch_sizes(), 2**30)
+    for c in range(len(layout.bounds) - 1):
+        _, _, Phi_c = layout.visit(c, len(landmarks))
+        for j in range(layout.batches_per_chunk[c]):
+            g = layout.batch_id(c, j)
+            L = numpy_factors.factor(g, Phi_c, layout.batch_rows(c, j), len(landmarks)).L
+            np.testing.assert_allclose(fit.L_inv[g].numpy() @ L, np.eye(len(landmarks)),
+                                       atol=1e-8)
+            assert L[-1, -1] >= np.sqrt(RIDGE * layout.batch_sizes()[g])
+
+
 def test_keyboard_interrupt_keeps_the_finished_landmarks(monkeypatch):
     X = _roll(400)
     real = _gp_torch._Runner.run

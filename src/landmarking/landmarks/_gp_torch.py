@@ -15,18 +15,20 @@ What lives on the device
   squared row norms and the kernel table Phi (n_samples x n_landmarks, X's dtype),
   for the whole fit. A finished landmark's column of Phi is one matrix-vector
   product over all rows.
-- Each batch's Cholesky factor of ``Phi_B^T Phi_B + ridge I``, in one tensor
-  (n_batches x K x K, float64) that is the identity beyond the landmarks so far;
-  when a landmark is finished, every batch's factor grows by one row at once (a
-  batched triangular solve), with the formula of ``_CholeskyFactor.append``.
+- Each batch's Cholesky factor L of ``Phi_B^T Phi_B + ridge I``, kept as its
+  inverse in one tensor (n_batches x K x K, float64) that is the identity beyond
+  the landmarks so far. When a landmark is finished every batch's factor grows by
+  one row at once (batched products, the formula of ``_CholeskyFactor.append``),
+  and so does its inverse; a step then solves with two matrix-vector products
+  instead of two triangular solves, which a GPU runs one row at a time.
 
 A step
 ------
 A step reads its batch, its step size and its factor through indices held on the
 device (the batch order of the landmark and a step counter) and writes the new
 landmark in place. Its shapes never change: batches are padded to the largest
-(padding rows get kernel value 0), Phi and the factors have K columns (zero
-columns and an identity block project nothing out). No value comes back to the
+with a sentinel row (squared norm +inf, so kernel value 0), Phi and the factors
+have K columns (zero columns and an identity block project nothing out). No value comes back to the
 host inside a step: the clipping of the move, the "no move when f is tiny" rule
 and the stopping rule of ``n_steps="auto"`` are tensors. The host reads one flag
 per ``AUTO_WINDOW`` steps with ``n_steps="auto"``, and the landmark when it is done.
@@ -100,8 +102,9 @@ class _DeviceFit:
         self._layout(layout)
         f64 = dict(dtype=torch.float64, device=device)
         K = n_landmarks
-        self.Phi = torch.zeros((self.n_samples, K), dtype=self.dtype, device=device)
-        self.L = torch.eye(K, **f64).repeat(self.n_batches, 1, 1)
+        # One more row than the data: the sentinel the padding of batches points to.
+        self.Phi = torch.zeros((self.n_samples + 1, K), dtype=self.dtype, device=device)
+        self.L_inv = torch.eye(K, **f64).repeat(self.n_batches, 1, 1)
         self.a = torch.as_tensor(step_size(np.arange(1, max_steps + 1), s0, tau), **f64)
         self.order = torch.zeros(max_steps, dtype=torch.int64, device=device)
         self.t = torch.zeros(self.n_features, **f64)
@@ -118,12 +121,13 @@ class _DeviceFit:
     # ------------------------------------------------------------------ set-up
 
     def _upload(self, X):
-        """X and its squared row norms on the device, one block at a time."""
+        """X and its squared row norms on the device, one block at a time, with a
+        sentinel row n_samples (zeros, squared norm +inf for the steps)."""
         torch, device = self.torch, self.device
-        self.xsq = torch.empty(self.n_samples, dtype=self.dtype, device=device)
+        n = self.n_samples
+        self.xsq = torch.empty(n, dtype=self.dtype, device=device)
         if not self.sparse:
-            self.X = torch.empty((self.n_samples, self.n_features), dtype=self.dtype,
-                                 device=device)
+            self.X = torch.zeros((n + 1, self.n_features), dtype=self.dtype, device=device)
         parts = []
         for rows, block in row_blocks(X):
             self.xsq[rows] = to_tensor(_row_norms(block), device)
@@ -136,23 +140,23 @@ class _DeviceFit:
             row, col, data = (np.concatenate(p) for p in zip(*parts, strict=True))
             self.X = torch.sparse_coo_tensor(
                 torch.as_tensor(np.vstack([row, col]), device=device),
-                torch.as_tensor(data, device=device), (self.n_samples, self.n_features),
+                torch.as_tensor(data, device=device), (n + 1, self.n_features),
                 check_invariants=False).coalesce()
+        # The steps form distances in float64 (as the compiled NumPy step does).
+        self.xsq_steps = torch.cat([self.xsq.double(), torch.full(
+            (1,), float("inf"), dtype=torch.float64, device=device)])
 
     def _layout(self, layout):
         """The batches as rows of an index table (padded) on the device."""
         torch, device = self.torch, self.device
         sizes = layout.batch_sizes()
         self.n_batches, width = len(sizes), int(sizes.max())
-        index = np.zeros((self.n_batches, width), dtype=np.int64)
+        index = np.full((self.n_batches, width), self.n_samples, dtype=np.int64)
         for c, start in enumerate(layout.bounds[:-1]):
             for j in range(layout.batches_per_chunk[c]):
                 rows = layout.batch_rows(c, j) + start
                 index[layout.batch_id(c, j), :len(rows)] = rows
-        valid = np.arange(width)[None, :] < sizes[:, None]
         self.index = torch.as_tensor(index, device=device)
-        self.valid = torch.as_tensor(valid, device=device)
-        self.padding = ~self.valid
         self.count = torch.as_tensor(sizes, dtype=torch.float64, device=device)
         self.ridge = RIDGE * self.count
         self.first_batch = layout.first_batch
@@ -164,44 +168,49 @@ class _DeviceFit:
         torch = self.torch
         T = torch.as_tensor(np.asarray(t)[None, :], dtype=self.dtype, device=self.device)
         if self.sparse:
-            d2 = torch.sparse.mm(self.X, T.T)[:, 0]
+            d2 = torch.sparse.mm(self.X, T.T)[:-1, 0]
             d2 *= -2
             d2 += self.xsq
             d2 += (T * T).sum()
             d2.clamp_min_(0)
         else:
-            d2 = squared_distances_torch(self.X, T, X_sq_norms=self.xsq)[:, 0]
+            d2 = squared_distances_torch(self.X[:-1], T, X_sq_norms=self.xsq)[:, 0]
         d2 *= -1.0 / self.eta
-        self.Phi[:, k] = d2.exp_()
+        self.Phi[:-1, k] = d2.exp_()
         self._grow_factors(k)
 
     def _grow_factors(self, k):
-        """Add column k of Phi to every batch's factor (``_CholeskyFactor.append``)."""
+        """Add column k of Phi to every batch's factor (``_CholeskyFactor.append``),
+        kept as its inverse: L gains the row (r, l) with r = L^-1 Phi_B^T phi_k, so
+        L^-1 gains the row (-r^T L^-1 / l, 1 / l)."""
         torch = self.torch
         width = self.index.shape[1]
         group = max(1, PASS_BYTES // (8 * width * (k + 1)))
         for start in range(0, self.n_batches, group):
             sl = slice(start, min(self.n_batches, start + group))
             rows = self.index[sl]
+            # The sentinel row of Phi is zero: padding adds nothing.
             P = self.Phi[rows.reshape(-1), :k + 1].reshape(*rows.shape, k + 1).double()
-            P *= self.valid[sl, :, None]
             new = P[:, :, k]
             residual = (new * new).sum(dim=1) + self.ridge[sl]
             if k:
                 cross = torch.bmm(P[:, :, :k].transpose(1, 2), new[:, :, None])
-                row = torch.linalg.solve_triangular(self.L[sl, :k, :k], cross, upper=False)
-                self.L[sl, k, :k] = row[:, :, 0]
+                row = torch.bmm(self.L_inv[sl, :k, :k], cross)
                 residual -= (row[:, :, 0] ** 2).sum(dim=1)
             # Rounding can make a duplicated column's residual slightly negative; the
             # ridge is the smallest value it can truly have.
-            self.L[sl, k, k] = torch.sqrt(torch.maximum(residual, self.ridge[sl]))
+            diagonal = torch.sqrt(torch.maximum(residual, self.ridge[sl]))
+            if k:
+                self.L_inv[sl, k, :k] = (-torch.bmm(row.transpose(1, 2), self.L_inv[sl, :k, :k])
+                                         [:, 0, :] / diagonal[:, None])
+            self.L_inv[sl, k, k] = 1.0 / diagonal
 
     def gram(self, k):
         """Phi^T Phi (k x k, float64) over all rows, on the host."""
         total = self.torch.zeros((k, k), dtype=self.torch.float64, device=self.device)
         step = max(1, PASS_BYTES // (8 * max(1, k)))
         for start in range(0, self.n_samples, step):
-            P = self.Phi[start:start + step, :k].double()
+            P = self.Phi[start:min(start + step, self.n_samples), :k].double()
             total += P.T @ P
         return total.cpu().numpy()
 
@@ -228,20 +237,19 @@ class _DeviceFit:
         torch = self.torch
         g = self.order.index_select(0, self.s)
         rows = self.index.index_select(0, g)[0]
-        padding = self.padding.index_select(0, g)[0]
         XB = self._batch(rows)
         t = self.t
-        # Kernel values relative to the batch's nearest point (padding rows: 0).
-        d2 = self.xsq.index_select(0, rows).double() - 2 * (XB @ t.to(self.dtype)).double()
+        # Kernel values relative to the batch's nearest point (the sentinel: +inf, 0).
+        d2 = torch.add(self.xsq_steps.index_select(0, rows),
+                       (XB @ t.to(self.dtype)).double(), alpha=-2.0)
         d2 += t @ t
-        d2 = d2.clamp_min(0).masked_fill(padding, float("inf"))
+        d2.clamp_min_(0)
         nearest = d2.min()
-        phi = torch.exp((d2 - nearest) * (-1.0 / self.eta))
+        phi = d2.sub_(nearest).mul_(-1.0 / self.eta).exp_()
         # u = M phi with the batch's factor, the weights phi_i u_i, f = phi^T M phi.
         Phi_B = self.Phi.index_select(0, rows).double()
-        L = self.L.index_select(0, g)[0]
-        y = torch.linalg.solve_triangular(L, (Phi_B.T @ phi)[:, None], upper=False)
-        coef = torch.linalg.solve_triangular(L.T, y, upper=True)[:, 0]
+        L_inv = self.L_inv.index_select(0, g)[0]
+        coef = L_inv.T @ (L_inv @ (Phi_B.T @ phi))
         weights = phi * (phi - Phi_B @ coef)
         f = weights.sum()
         m = (weights.to(self.dtype) @ XB).double()
