@@ -6,6 +6,9 @@ only where ``torch.cuda.is_available()``.
 """
 
 import pickle
+import re
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -393,3 +396,15 @@ def test_cli_continues_a_run_on_another_device(tmp_path):
                      str(tmp_path / "whole.npz")]) == 0
     np.testing.assert_allclose(read_result(out)["landmarks"],
                                read_result(tmp_path / "whole.npz")["landmarks"], atol=1e-10)
+
+
+def test_make_installs_the_floor_of_the_gpu_extra_before_the_package():
+    root = Path(__file__).resolve().parents[1]
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["gpu"]
+    floor = re.fullmatch(r"torch>=(\S+)", extra[0]).group(1)
+    makefile = (root / "Makefile").read_text()
+    assert re.search(rf"^TORCH := torch=={re.escape(floor)}$", makefile, re.M)
+    assert re.search(r"^EXTRAS := .*\bgpu\b", makefile, re.M)
+    install = makefile.index('pip install --quiet "$(TORCH)"')
+    assert install < makefile.index('pip install --quiet -e ".[$(EXTRAS)]"')
