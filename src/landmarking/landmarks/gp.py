@@ -535,15 +535,12 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the batches and the starting points.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
-        Where the sequential pass runs. "cpu" is the NumPy path. "cuda" runs it on a
-        GPU through PyTorch (``pip install "landmarking[gpu]"``): the data, the
-        kernel table and the batches' Cholesky factors stay on the device, and
-        ``transform`` computes the landmark features there too; "auto" is "cuda"
-        when one is available, else "cpu". A ``torch.device("cpu")`` runs the torch
-        path on the CPU. Every device gives the NumPy path's landmarks to rounding
-        for the same seed (the random draws come from the same NumPy generator),
-        and the fitted attributes are NumPy arrays. The refinement (``refine``)
-        runs on the NumPy path. See the guide's GPU page.
+        Where the sequential pass and ``transform`` run: "cpu" is the NumPy path;
+        "cuda" a GPU through PyTorch (``pip install "landmarking[gpu]"``); "auto"
+        "cuda" when one is available, else "cpu"; a ``torch.device("cpu")`` the
+        torch path on the CPU. Every device gives the NumPy path's landmarks to
+        rounding for the same seed; ``refine`` runs on the NumPy path. See the
+        guide's page "On a GPU".
     verbose : bool, default=False
         Progress bars over landmarks and steps.
 
@@ -575,8 +572,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         The seed drawn from ``random_state``; landmark k depends only on it, k and
         the landmarks before it.
     device_ : str
-        Where the last ``fit`` or ``extend`` ran: "cpu", or the torch device (e.g.
-        "cuda:0"), with ``device="auto"`` resolved.
+        Where the last ``fit`` or ``extend`` ran: "cpu" or e.g. "cuda:0".
 
     Examples
     --------
