@@ -408,3 +408,20 @@ def test_make_installs_the_floor_of_the_gpu_extra_before_the_package():
     assert re.search(r"^EXTRAS := .*\bgpu\b", makefile, re.M)
     install = makefile.index('pip install --quiet "$(TORCH)"')
     assert install < makefile.index('pip install --quiet -e ".[$(EXTRAS)]"')
+
+
+def test_cli_transform_runs_a_gpu_model_where_asked(tmp_path, capsys):
+    X = _roll(300)
+    data = tmp_path / "roll.npy"
+    np.save(data, X)
+    gp = GPLandmarks(n_landmarks=3, n_steps=30, batch_size=100, random_state=0).fit(X)
+    save(gp.set_params(device="cuda"), tmp_path / "model.npz")  # as fitted on a GPU
+    out = tmp_path / "features.npz"
+    assert cli.main(["transform", str(data), "--model", str(tmp_path / "model.npz"), "-q",
+                     "-o", str(out)]) == 0  # --device defaults to cpu
+    expected = gp.set_params(device="cpu").transform(X)
+    np.testing.assert_array_equal(read_result(out)["features"], expected)
+    assert cli.main(["transform", str(data), "--model", str(tmp_path / "model.npz"), "-q",
+                     "--device", "auto", "-o", str(tmp_path / "auto.npz")]) == 0
+    np.testing.assert_allclose(read_result(tmp_path / "auto.npz")["features"], expected,
+                               rtol=1e-5, atol=1e-7)

@@ -178,7 +178,7 @@ def build_parser():
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
     p = commands.add_parser(
-        "transform", parents=[common, data, output, labels], formatter_class=raw,
+        "transform", parents=[common, data, output, labels, device], formatter_class=raw,
         help="place new points with a saved model",
         description="Apply a saved model to new points: an embedding model from `landmarking "
                     "embed --method lll --model` places them in the embedding (the result "

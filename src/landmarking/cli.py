@@ -605,6 +605,9 @@ def _read_model(args):
     except (zipfile.BadZipFile, OSError):
         files = set()  # load() below names the problem
     if HEADER not in files and {"landmarks", "landmark_embedding", "n_landmark_neighbors"} <= files:
+        if args.device is not None:
+            raise InputError(f"{path}: --device does not apply to an LLL model of "
+                             "landmarking 0.1; drop it.")
         return _read_legacy_lll_model(path)
     model = load(path)
     if not hasattr(model, "transform"):
@@ -612,6 +615,13 @@ def _read_model(args):
             f"{path}: holds a {type(model).__name__}, which cannot place new points (it has no "
             "transform); save a model of --method lll with `landmarking embed --model`."
         )
+    if "device" in model.get_params():
+        # Where a model computes is this command's choice (--device, default cpu),
+        # not the machine's it was fitted on: a model fitted on a GPU works anywhere.
+        model.set_params(device=args.device or "cpu")
+    elif args.device is not None:
+        raise InputError(f"{path}: --device does not apply to a {type(model).__name__} model; "
+                         "drop it.")
     key = "embedding" if hasattr(model, "embedding_") else "features"
     return type(model), model.n_features_in_, model.transform, key
 
@@ -631,6 +641,8 @@ def _read_legacy_lll_model(path):
 
 
 def _cmd_transform(args):
+    if args.device is not None:
+        _check_device(args)
     fmt = None if _streamed(args) else _check_outputs(args, ("--plot", args.plot, "png"))
     cls, n_features, place, key = _read_model(args)
     if args.plot and key == "features":
