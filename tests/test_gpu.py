@@ -425,3 +425,18 @@ def test_cli_transform_runs_a_gpu_model_where_asked(tmp_path, capsys):
                      "--device", "auto", "-o", str(tmp_path / "auto.npz")]) == 0
     np.testing.assert_allclose(read_result(tmp_path / "auto.npz")["features"], expected,
                                rtol=1e-5, atol=1e-7)
+
+
+def test_cli_topics_takes_a_device(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(40):
+        words = "apple banana cherry date fig" if i % 2 else "car bus train boat ship"
+        (corpus / f"d{i}.txt").write_text(f"{words} {words.split()[i % 5]}")
+    common = [str(corpus), "-n", "2", "--vocabulary", "10", "--steps", "30", "-q"]
+    assert cli.main(["topics", *common]) == 0
+    default = capsys.readouterr().out
+    assert cli.main(["topics", *common, "--device", "auto"]) == 0
+    assert capsys.readouterr().out == default and "topic" in default
+    with pytest.raises(SystemExit):
+        cli.main(["topics", *common, "--device", "tpu"])

@@ -193,7 +193,7 @@ def build_parser():
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
     p = commands.add_parser(
-        "topics", parents=[common], formatter_class=raw,
+        "topics", parents=[common, device], formatter_class=raw,
         help="landmarks of a text corpus, read as topics",
         description="Represent each document as the square roots of its normalised word "
                     "histogram over the most frequent words, learn GP landmarks on the "

@@ -695,6 +695,8 @@ def _plot_embedding(args, embedding, labels, title):
 
 
 def _cmd_topics(args):
+    if args.device is not None:
+        _check_device(args)
     previous = getattr(args, "previous", None)
     if args.output:
         resuming_in_place = previous is not None and (
