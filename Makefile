@@ -3,7 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := test,ann,scale
+EXTRAS := test,ann,scale,gpu
+# The `gpu` extra's PyTorch, installed first and exactly: the CPU build of this
+# release lies on the machines' disk, so pip needs no download (an unpinned `torch`
+# could fetch a multi-gigabyte CUDA build). The test suite checks the torch path
+# against the NumPy path with it; `gpu = ["torch>=2.13.0"]` then finds it satisfied.
+TORCH := torch==2.13.0
 
 # `make test-min`: the oldest supported Python with every dependency at its declared
 # floor, in a venv of its own (tools/min_requirements.py reads the floors).
@@ -20,6 +25,7 @@ $(PY):
 
 # The numba cache is filled once here, so that no first call waits for the compiler.
 $(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet "$(TORCH)"
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	$(PY) -m landmarking._warmup
 	touch $(STAMP)
@@ -45,6 +51,7 @@ $(STAMP_MIN): pyproject.toml tools/min_requirements.py Makefile
 	rm -rf $(VENV_MIN)
 	$(PYTHON_MIN) -m venv $(VENV_MIN)
 	$(PY_MIN) -m pip install --quiet --upgrade pip
+	$(PY_MIN) -m pip install --quiet "$(TORCH)"
 	$(PY_MIN) tools/min_requirements.py --extras $(EXTRAS) > $(VENV_MIN)/requirements-min.txt
 	$(PY_MIN) -m pip install --quiet --only-binary=:all: -r $(VENV_MIN)/requirements-min.txt
 	$(PY_MIN) -m pip install --quiet --no-deps -e .
@@ -62,6 +69,7 @@ test-min: $(STAMP_MIN)
 DOCS_STAMP := $(VENV)/.installed-docs
 
 $(DOCS_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet "$(TORCH)"
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS),docs]"
 	touch $(DOCS_STAMP)
 

@@ -37,6 +37,8 @@ from scipy import sparse
 from sklearn import get_config
 from sklearn.utils.validation import validate_data
 
+from ._torch import is_tensor, tensor_to_host
+
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
            "take_rows",
            "row_blocks", "map_row_blocks", "reduce_row_blocks", "to_memory",
@@ -82,7 +84,11 @@ def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_sample
 
     Parameters
     ----------
-    X : array-like, scipy sparse matrix, numpy.memmap, zarr.Array or dask.array.Array
+    X : array-like, scipy sparse matrix, numpy.memmap, zarr.Array, dask.array.Array
+        or torch.Tensor
+        A torch tensor on the CPU is read through a NumPy view of its memory; one
+        on another device (a GPU) is copied to the host first, so it needs host
+        memory for a copy; a tensor on the 'meta' device (no values) is refused.
     estimator : estimator, optional
         When given, ``n_features_in_`` (and feature names) are set (``reset=True``)
         or checked against it, as scikit-learn's ``validate_data`` does.
@@ -101,6 +107,8 @@ def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_sample
         In-memory input as scikit-learn returns it (ndarray or CSR); a memory map,
         Zarr or Dask array is returned as it was given, after a blockwise check.
     """
+    if is_tensor(X):
+        X = tensor_to_host(X)
     if not _is_out_of_core(X):
         kwargs = dict(accept_sparse=accept_sparse, dtype=dtype,
                       ensure_min_samples=min_samples)

@@ -5,6 +5,7 @@ import argparse
 import numpy as np
 
 from . import __version__
+from ._torch import is_device_name
 from .io import InputError, parse_image_shape
 
 __all__ = ["build_parser", "LANDMARK_METHODS", "EMBED_METHODS", "EXPERIMENTS"]
@@ -63,6 +64,12 @@ def build_parser():
                         help="output format (default: from the file name)")
     output.add_argument("--force", action="store_true", help="overwrite existing output files")
 
+    device = argparse.ArgumentParser(add_help=False)
+    device.add_argument("--device", type=_device, metavar="cpu|cuda|cuda:N|auto",
+                        help="where to compute: cpu (default, NumPy), cuda or cuda:N (a GPU "
+                             'through PyTorch: pip install "landmarking[gpu]"; the same '
+                             "results to rounding), auto (cuda when one is available)")
+
     labels = argparse.ArgumentParser(add_help=False)
     labels.add_argument("--labels", metavar="FILE",
                         help="one label per row (.npy, .npz, .csv, .txt) to colour the plot")
@@ -83,7 +90,7 @@ def build_parser():
     raw = argparse.RawDescriptionHelpFormatter
 
     p = commands.add_parser(
-        "landmarks", parents=[common, data, output, labels], formatter_class=raw,
+        "landmarks", parents=[common, data, output, labels, device], formatter_class=raw,
         help="learn an ordered list of landmarks",
         description="Learn an ordered list of landmarks on the data. Landmark k never depends "
                     "on how many come after it, so --continue extends an earlier run exactly "
@@ -123,7 +130,7 @@ def build_parser():
                         "embed`) instead of the first two principal components")
 
     p = commands.add_parser(
-        "features", parents=[common, data, output], formatter_class=raw,
+        "features", parents=[common, data, output, device], formatter_class=raw,
         help="landmark features exp(-|x - t|^2 / width) of data",
         description="Gaussian landmark features exp(-||x - t_k||^2 / width) of every row x "
                     "of DATA, for landmarks t_k saved by `landmarking landmarks` (and its "
@@ -171,7 +178,7 @@ def build_parser():
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
     p = commands.add_parser(
-        "transform", parents=[common, data, output, labels], formatter_class=raw,
+        "transform", parents=[common, data, output, labels, device], formatter_class=raw,
         help="place new points with a saved model",
         description="Apply a saved model to new points: an embedding model from `landmarking "
                     "embed --method lll --model` places them in the embedding (the result "
@@ -186,7 +193,7 @@ def build_parser():
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
     p = commands.add_parser(
-        "topics", parents=[common], formatter_class=raw,
+        "topics", parents=[common, device], formatter_class=raw,
         help="landmarks of a text corpus, read as topics",
         description="Represent each document as the square roots of its normalised word "
                     "histogram over the most frequent words, learn GP landmarks on the "
@@ -257,6 +264,13 @@ def _positive_float(text):
     if not np.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
     return value
+
+
+def _device(text):
+    if not is_device_name(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a device; use cpu, cuda, cuda:N (N a GPU number) or auto")
+    return text
 
 
 def _kernel_width(text):

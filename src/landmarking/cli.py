@@ -106,10 +106,12 @@ def main(argv=None):
         _error(args, f"{where}{exc.strerror or _one_line(exc)}; check the path, its permissions "
                      "and the free space.")
         return 2
-    except MemoryError:
+    except MemoryError as exc:
         if args.debug:
             raise
-        _error(args, "out of memory; use fewer rows or columns, or a smaller --batch-size.")
+        # A device's MemoryError names what to lower; a bare one gets the usual advice.
+        _error(args, _one_line(exc) if str(exc) else
+               "out of memory; use fewer rows or columns, or a smaller --batch-size.")
         return 1
     except Exception as exc:  # noqa: BLE001 - one line for users, traceback with --debug
         if args.debug:
@@ -210,6 +212,17 @@ def _dense_if_needed(args, cls, X):
     return X
 
 
+def _check_device(args):
+    """The resolved --device (None: the NumPy path); a device this machine lacks
+    (no PyTorch, no GPU) is bad input, named before any data is read."""
+    from ._torch import check_device
+
+    try:
+        return check_device(args.device or "cpu")
+    except (ImportError, RuntimeError) as exc:
+        raise InputError(f"--device {args.device}: {_one_line(exc)}") from None
+
+
 def _seed(args):
     """(option, value) of the seed: the user's --seed, else 0 (reproducible runs)."""
     return ("--seed", args.seed) if args.seed is not None else (None, 0)
@@ -287,6 +300,8 @@ def _cmd_landmarks(args):
         Path(args.output).resolve() == Path(args.previous).resolve())
     fmt = _check_outputs(args, ("--plot", args.plot, "png"), ("--model", args.model, "npz"),
                          force_output=resuming_in_place)
+    if args.device is not None:
+        _check_device(args)
     previous = None
     if args.previous is not None:
         previous = _read_previous(args)
@@ -309,6 +324,7 @@ def _cmd_landmarks(args):
         "batch_size": ("--batch-size", args.batch_size),
         "kernel_width": ("--kernel-width", args.kernel_width),
         "random_state": _seed(args),
+        "device": ("--device", args.device),
         "verbose": (None, not args.quiet),
     }
     fit_params = {}
@@ -376,7 +392,8 @@ def _merge_previous(args, given, previous):
     saved = previous["parameters"]
     merged = dict(given)
     for name, (option, value) in given.items():
-        if name in ("n_landmarks", "verbose") or name not in saved:
+        # Where a run computes never changes its landmarks: a continued run may move.
+        if name in ("n_landmarks", "verbose", "device") or name not in saved:
             continue
         explicit = value is not None and option is not None
         if explicit and value != saved[name]:
@@ -472,6 +489,14 @@ def _after_lost_scheduler(args):
 def _cmd_features(args):
     from .kernels import gaussian_features
 
+    device = _check_device(args)
+    features_of = gaussian_features
+    if device is not None:
+        from ._torch_kernels import features_block_torch, gaussian_features_torch
+
+        def features_of(X, landmarks, width):
+            return gaussian_features_torch(X, landmarks, width, device)
+
     fmt = None if _streamed(args) else _check_outputs(args)
     saved = read_result(args.landmarks, required=["landmarks"])
     landmarks = np.asarray(saved["landmarks"], dtype=float)
@@ -490,11 +515,13 @@ def _cmd_features(args):
             f"{landmarks.shape[1]}; give data with the columns the landmarks were learnt on."
         )
     if _streamed(args):
-        shape = _write_rows(args, gaussian_features, X, landmarks, width, n_out=len(landmarks),
+        on_device = () if device is None else (device,)
+        shape = _write_rows(args, gaussian_features if device is None else features_block_torch,
+                            X, landmarks, width, *on_device, n_out=len(landmarks),
                             dtype=working_dtype(X))
         _say(args, f"wrote features of shape {shape} to {args.output}")
         return 0
-    features = np.asarray(gaussian_features(X, landmarks, width))
+    features = np.asarray(features_of(X, landmarks, width))
     parameters = {"landmarks": str(args.landmarks),
                   "landmarks_sha256": input_sha256(args.landmarks),
                   "kernel_width": width, "key": args.key}
@@ -597,6 +624,9 @@ def _read_model(args):
     except (zipfile.BadZipFile, OSError):
         files = set()  # load() below names the problem
     if HEADER not in files and {"landmarks", "landmark_embedding", "n_landmark_neighbors"} <= files:
+        if args.device is not None:
+            raise InputError(f"{path}: --device does not apply to an LLL model of "
+                             "landmarking 0.1; drop it.")
         return _read_legacy_lll_model(path)
     model = load(path)
     if not hasattr(model, "transform"):
@@ -604,6 +634,13 @@ def _read_model(args):
             f"{path}: holds a {type(model).__name__}, which cannot place new points (it has no "
             "transform); save a model of --method lll with `landmarking embed --model`."
         )
+    if "device" in model.get_params():
+        # Where a model computes is this command's choice (--device, default cpu),
+        # not the machine's it was fitted on: a model fitted on a GPU works anywhere.
+        model.set_params(device=args.device or "cpu")
+    elif args.device is not None:
+        raise InputError(f"{path}: --device does not apply to a {type(model).__name__} model; "
+                         "drop it.")
     key = "embedding" if hasattr(model, "embedding_") else "features"
     return type(model), model.n_features_in_, model.transform, key
 
@@ -623,6 +660,8 @@ def _read_legacy_lll_model(path):
 
 
 def _cmd_transform(args):
+    if args.device is not None:
+        _check_device(args)
     fmt = None if _streamed(args) else _check_outputs(args, ("--plot", args.plot, "png"))
     cls, n_features, place, key = _read_model(args)
     if args.plot and key == "features":
@@ -675,6 +714,8 @@ def _plot_embedding(args, embedding, labels, title):
 
 
 def _cmd_topics(args):
+    if args.device is not None:
+        _check_device(args)
     previous = getattr(args, "previous", None)
     if args.output:
         resuming_in_place = previous is not None and (
@@ -705,6 +746,7 @@ def _cmd_topics(args):
         "batch_size": ("--batch-size", args.batch_size),
         "kernel_width": ("--kernel-width", args.kernel_width),
         "random_state": _seed(args),
+        "device": ("--device", args.device),
         "verbose": (None, not args.quiet),
     }
     fit_params = {}

@@ -10,6 +10,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows
+from .._torch import check_device
 from ..kernels import gaussian_features
 
 __all__ = ["LandmarkTransformerMixin"]
@@ -32,10 +33,23 @@ class LandmarkTransformerMixin(TransformerMixin):
         ndarray of shape (n_samples, n_landmarks)
             float32 for float32 input, else float64; a lazy Dask array for Dask
             input (``est.transform(big).to_zarr(path)`` streams).
+
+        Notes
+        -----
+        An estimator with a ``device`` parameter other than "cpu" computes the
+        features on that device (resolved again here, so ``set_params(device=
+        "cpu")`` moves a model fitted on a GPU to a machine without one), in blocks
+        of as many rows as scikit-learn's ``working_memory`` allows; the result is
+        a NumPy array equal to the NumPy path's to rounding.
         """
         check_is_fitted(self, "landmarks_")
+        device = check_device(getattr(self, "device", "cpu"))
         X = check_rows(X, estimator=self, reset=False)
-        return gaussian_features(X, self.landmarks_, self.kernel_width_)
+        if device is None:
+            return gaussian_features(X, self.landmarks_, self.kernel_width_)
+        from .._torch_kernels import gaussian_features_torch
+
+        return gaussian_features_torch(X, self.landmarks_, self.kernel_width_, device)
 
     def get_feature_names_out(self, input_features=None):
         """Names ``landmark0``, ``landmark1``, ... of the output columns."""

@@ -84,6 +84,7 @@ from tqdm.auto import tqdm
 
 from .._blocks import check_rows, chunk_bounds
 from .._checkpoint import check_checkpoint, landmark_checkpoint
+from .._torch import check_device, device_name
 from .._validation import (
     SPACES,
     check_choice,
@@ -534,6 +535,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         and continues the list up to ``n_landmarks``.
     random_state : int, RandomState or None, default=None
         Seeds the batches and the starting points.
+    device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
+        Where the sequential pass and ``transform`` run: "cpu" is the NumPy path;
+        "cuda" a GPU through PyTorch (``pip install "landmarking[gpu]"``); "auto"
+        "cuda" when one is available, else "cpu"; a ``torch.device("cpu")`` the
+        torch path on the CPU. Every device gives the NumPy path's landmarks to
+        rounding for the same seed; ``refine`` runs on the NumPy path. See the
+        guide's page "On a GPU".
     verbose : bool, default=False
         Progress bars over landmarks and steps.
 
@@ -564,6 +572,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     seed_ : int
         The seed drawn from ``random_state``; landmark k depends only on it, k and
         the landmarks before it.
+    device_ : str
+        Where the last ``fit`` or ``extend`` ran: "cpu" or e.g. "cuda:0".
 
     Examples
     --------
@@ -577,7 +587,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     def __init__(self, *, n_landmarks=10, n_steps=1000, batch_size=1000, s0=10.0, tau=0.51,
                  kernel_width="auto", space="euclidean", init="gaussian", chunk_size=None,
-                 refine=0, warm_start=False, random_state=None, verbose=False):
+                 refine=0, warm_start=False, random_state=None, device="cpu",
+                 verbose=False):
         self.n_landmarks = n_landmarks
         self.n_steps = n_steps
         self.batch_size = batch_size
@@ -590,6 +601,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.refine = refine
         self.warm_start = warm_start
         self.random_state = random_state
+        self.device = device
         self.verbose = verbose
 
     def fit(self, X, y=None, *, previous_landmarks=None, checkpoint=None):
@@ -622,6 +634,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         -------
         self
         """
+        device = check_device(self.device)
         check_checkpoint(checkpoint)
         X = self._validate_fit_data(X)
         if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
@@ -633,7 +646,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
                                                       random_state=self.seed_)
         previous = self._check_previous(previous_landmarks, X.shape[1])
-        self._run(X, previous, previous_record, checkpoint=checkpoint)
+        self._run(X, previous, previous_record, device, checkpoint=checkpoint)
         return self
 
     def extend(self, X, n_more):
@@ -647,6 +660,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "landmarks_")
+        device = check_device(self.device)
         n_more = check_positive_int(n_more, "n_more")
         X = check_rows(X, estimator=self, reset=False)
         check_feasible_for_space(X, self.space)
@@ -656,23 +670,30 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='gaussian'."
             )
-        self._run(X, self.landmarks_, self._record(), n_landmarks=total)
+        self._run(X, self.landmarks_, self._record(), device, n_landmarks=total)
         return self
 
     def _record(self):
         return self.objective_, self.landmark_seconds_, self.n_steps_
 
-    def _run(self, X, previous, previous_record, n_landmarks=None, checkpoint=None):
+    def _run(self, X, previous, previous_record, device, n_landmarks=None, checkpoint=None):
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
+        self.device_ = device_name(device)
+        learn, on_device = learn_gp_landmarks, {}
+        if device is not None:
+            from ._gp_torch import learn_gp_landmarks_torch
+
+            learn, on_device = learn_gp_landmarks_torch, {"device": device}
         callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_record[0],
                                        previous_record[1])
         settings = dict(kernel_width=self.kernel_width_, n_steps=self.n_steps,
                         batch_size=self.batch_size, s0=self.s0, tau=self.tau,
                         space=self.space, seed=self.seed_, chunk_size=self.chunk_size)
         try:
-            landmarks, *record = learn_gp_landmarks(
+            landmarks, *record = learn(
                 X, n_landmarks, init=self.init, previous_landmarks=previous,
-                return_n_steps=True, callback=callback, verbose=self.verbose, **settings)
+                return_n_steps=True, callback=callback, verbose=self.verbose, **settings,
+                **on_device)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)

@@ -1,0 +1,323 @@
+"""The GPU path (issue 13): GP landmarks, landmark features and LLL on a torch device.
+
+On a machine with a CUDA GPU (``torch.cuda.is_available()``), back to back in one
+run:
+
+1. GP landmarks on 50,000 MNIST training images (pixels / 255, float32) at the
+   paper's settings (100 landmarks, 1000 steps, batch 1000): ``GPLandmarks(device=
+   "cuda")`` against the NumPy CPU path and scikit-learn's ``KMeans(100, n_init=1)``
+   on the CPU; seconds, seconds per step, the ratios, and the largest landmark
+   difference between the devices (relative to the largest value);
+2. where the GPU's time goes, from ``torch.profiler`` over a short fit: GPU kernel
+   time (arithmetic), copies between host and device (transfers), the number of
+   launches and their host-side cost, and the rest of the wall time (the GPU
+   waiting for the host);
+3. landmark features (``transform``) of 1,000,000 points (the MNIST images
+   repeated) on the GPU against the NumPy CPU path, with the seconds split into
+   the copy to the device, the arithmetic and the copy back for one block;
+4. LLL on MNIST 60,000 at 451 landmarks on the GPU against the CPU, when
+   ``LocallyLinearLandmarks`` has a ``device`` parameter (the LLL part of the issue).
+
+Targets (the issue's): the GP fit at least 20x the CPU path and under 10 seconds.
+
+Without a CUDA GPU the script says so and runs a small smoke on the CPU instead,
+the torch path (``torch.device("cpu")``) against the NumPy path, so that every
+part of the script runs; its figures say nothing about a GPU. ``--quick`` runs the
+small sizes whatever the machine.
+
+Timed runs go under the benchmark lock; the load average is printed beside the
+numbers, and numba and torch are warmed up before anything is timed (the cold
+first calls are reported separately)::
+
+    flock /tmp/landmarking-bench.lock python benchmarks/gpu.py          # the issue's sizes
+    flock /tmp/landmarking-bench.lock python benchmarks/gpu.py --quick  # a smoke
+
+Prints tables; writes gpu_seconds.png to ``--out`` (default benchmarks/output).
+"""
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from landmarking import GPLandmarks
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "output"
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (a smoke: seconds, not the issue's figures)")
+    parser.add_argument("--no-lll", action="store_true", help="skip the LLL comparison")
+    parser.add_argument("--no-kmeans", action="store_true", help="skip KMeans")
+    parser.add_argument("--feature-rows", type=int, default=None,
+                        help="rows of the landmark-feature pass (default 1,000,000; "
+                             "100,000 with --quick)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the PNG")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def load_data(n):
+    """n MNIST training images (float32 in [0, 1]), or a synthetic stand-in."""
+    try:
+        from landmarking.datasets import load_mnist
+
+        X, _ = load_mnist(split="train")
+        return X[:n], "MNIST"
+    except (OSError, ValueError) as exc:
+        print(f"MNIST not found ({exc}); using a synthetic 784-D stand-in "
+              "(set LANDMARKING_DATA for the real figures)")
+        rng = np.random.default_rng(0)
+        basis = rng.random((10, 784)).astype(np.float32)
+        codes = rng.dirichlet(np.ones(10), size=n).astype(np.float32)
+        return codes @ basis, "synthetic"
+
+
+def synchronize(device):
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed_fit(X, device, **params):
+    """(fitted estimator, wall seconds) of a GP fit on ``device`` (None: NumPy path)."""
+    gp = GPLandmarks(device="cpu" if device is None else device, **params)
+    start = time.perf_counter()
+    gp.fit(X)
+    if device is not None:
+        synchronize(device)
+    return gp, time.perf_counter() - start
+
+
+def profile_breakdown(X, device, **params):
+    """Where the time of a short fit on ``device`` goes, from torch.profiler.
+
+    Returns a dict: wall seconds, steps, device kernel seconds and count (CUDA),
+    host-device copy seconds, launch calls and their host seconds, and the seconds
+    spent inside torch operators on the host with their count.
+    """
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        gp, wall = timed_fit(X, device, **params)
+    out = dict(wall=wall, steps=int(gp.n_steps_.sum()), kernel=0.0, kernels=0,
+               transfer=0.0, transfers=0, launch=0.0, launches=0, ops=0.0, n_ops=0)
+    for evt in prof.events():
+        seconds = evt.time_range.elapsed_us() / 1e6
+        name = evt.name
+        if getattr(evt, "device_type", None) == DeviceType.CUDA:
+            if "memcpy" in name.lower() or "memset" in name.lower():
+                out["transfer"] += seconds
+                out["transfers"] += 1
+            else:
+                out["kernel"] += seconds
+                out["kernels"] += 1
+        elif name in ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                      "cudaGraphLaunch"):
+            out["launch"] += seconds
+            out["launches"] += 1
+        elif name.startswith("aten::") and evt.cpu_parent is None:
+            out["ops"] += seconds
+            out["n_ops"] += 1
+    return out
+
+
+def print_breakdown(b, device):
+    steps = max(1, b["steps"])
+    print(f"\nwhere the time goes ({device}, {steps} steps, torch.profiler; "
+          f"wall {b['wall']:.2f} s = {b['wall'] / steps * 1e6:.0f} us per step):")
+    if device.type == "cuda":
+        busy = b["kernel"] + b["transfer"]
+        print(f"  arithmetic: {b['kernels']} GPU kernels, {b['kernel']:.3f} s "
+              f"({b['kernel'] / steps * 1e6:.1f} us per step)")
+        print(f"  transfers:  {b['transfers']} copies, {b['transfer']:.3f} s")
+        print(f"  launches:   {b['launches']} launch calls ({b['launches'] / steps:.2f} per "
+              f"step), {b['launch']:.3f} s on the host")
+        print(f"  GPU idle (waiting for the host): {max(0.0, b['wall'] - busy):.3f} s "
+              f"({max(0.0, b['wall'] - busy) / b['wall']:.0%} of the wall time)")
+    else:
+        print(f"  torch operators: {b['n_ops']} ({b['n_ops'] / steps:.1f} per step; each "
+              f"would be a launch on a GPU), {b['ops']:.3f} s inside them")
+        print(f"  outside the operators (Python, the host loop): "
+              f"{max(0.0, b['wall'] - b['ops']):.3f} s")
+        print("  (no GPU here: no kernel or transfer times)")
+
+
+def feature_sections(X, landmarks, width, device):
+    """Seconds of one block's copy to the device, arithmetic and copy back."""
+    import torch
+
+    from landmarking._torch_kernels import squared_distances_torch
+
+    times = {}
+    synchronize(device)
+    start = time.perf_counter()
+    Xb = torch.as_tensor(X, device=device)
+    T = torch.as_tensor(landmarks.astype(X.dtype), device=device)
+    synchronize(device)
+    times["to device"] = time.perf_counter() - start
+    start = time.perf_counter()
+    d2 = squared_distances_torch(Xb, T)
+    features = torch.exp(d2 * (-1.0 / width))
+    synchronize(device)
+    times["arithmetic"] = time.perf_counter() - start
+    start = time.perf_counter()
+    features.cpu().numpy()
+    times["to host"] = time.perf_counter() - start
+    return times
+
+
+def lll_comparison(X, device, quick, seed):
+    """LLL on ``device`` against the NumPy path, if LLL has a device parameter."""
+    from landmarking import LocallyLinearLandmarks
+
+    if "device" not in LocallyLinearLandmarks().get_params():
+        print("\nLLL: LocallyLinearLandmarks has no `device` parameter in this checkout "
+              "(the LLL part of issue 13 is on another branch); skipped.")
+        return None
+    if quick:
+        params = dict(n_components=2, n_landmarks=50, n_landmark_neighbors=10,
+                      n_neighbors=10, random_state=seed)
+        X = X[:2000]
+    else:
+        params = dict(n_components=50, n_landmarks=451, n_landmark_neighbors=50,
+                      n_neighbors=200, bandwidth=200.0, random_state=seed)
+    rows = []
+    for name, dev in (("LLL, NumPy (CPU)", "cpu"), (f"LLL, torch ({device})", device)):
+        start = time.perf_counter()
+        est = LocallyLinearLandmarks(device=dev, **params).fit(X)
+        rows.append((name, time.perf_counter() - start, est.embedding_))
+    print(f"\nLLL on {len(X)} images, {params['n_landmarks']} landmarks:")
+    for name, seconds, _ in rows:
+        print(f"  {name:<28} {seconds:8.2f} s")
+    print(f"  CPU / torch: {rows[0][1] / rows[1][1]:.2f}")
+    return rows
+
+
+def main(argv=None):
+    import torch
+
+    args = parse_args(argv)
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda") if cuda else torch.device("cpu")
+    print(f"torch {torch.__version__}; CUDA available: {torch.cuda.is_available()}"
+          + (f" ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else ""))
+    if not torch.cuda.is_available():
+        print("No CUDA GPU on this machine: the GPU figures of issue 13 are left for a run on "
+              "a machine with one. Running the small CPU smoke instead: the torch path on "
+              "torch.device('cpu') against the NumPy path (what it costs on a CPU; it says "
+              "nothing about a GPU).")
+    small = args.quick or not cuda
+    n_train, n_landmarks, n_steps = (5000, 5, 200) if small else (50000, 100, 1000)
+    feature_rows = args.feature_rows or (100_000 if small else 1_000_000)
+    X, source = load_data(n_train)
+    settings = dict(n_landmarks=n_landmarks, n_steps=n_steps, batch_size=1000,
+                    kernel_width="auto", random_state=args.seed)
+    print(f"{source}: {len(X)} images x {X.shape[1]}, {n_landmarks} landmarks, {n_steps} "
+          f"steps, batch 1000, float32; features of {feature_rows:,} rows")
+    print(f"load average before: {os.getloadavg()}")
+
+    # Warm-up: numba's kernel (from its cache) and torch (CUDA context, cuBLAS,
+    # the first graph capture); the cold first calls are reported, not timed below.
+    warm = dict(settings, n_landmarks=2, n_steps=60)
+    _, cold_numpy = timed_fit(X[:2000], None, **warm)
+    _, cold_torch = timed_fit(X[:2000], device, **warm)
+    _, warm_torch = timed_fit(X[:2000], device, **warm)
+    print(f"cold first calls (2 landmarks x 60 steps on 2,000 images): NumPy path "
+          f"{cold_numpy:.2f} s; torch on {device} {cold_torch:.2f} s (warm: {warm_torch:.2f} s)")
+
+    on_device, device_seconds = timed_fit(X, device, **settings)
+    numpy_fit, numpy_seconds = timed_fit(X, None, **settings)
+    rows = [(f"GPLandmarks, torch ({device})", device_seconds, on_device),
+            ("GPLandmarks, NumPy (CPU)", numpy_seconds, numpy_fit)]
+    if not args.no_kmeans:
+        from sklearn.cluster import KMeans
+
+        start = time.perf_counter()
+        KMeans(n_landmarks, n_init=1, random_state=args.seed).fit(X)
+        rows.append((f"KMeans({n_landmarks}, n_init=1) (CPU)", time.perf_counter() - start,
+                     None))
+    print(f"load average after the fits: {os.getloadavg()}")
+    steps = int(numpy_fit.n_steps_.sum())
+    diff = (np.abs(on_device.landmarks_ - numpy_fit.landmarks_).max()
+            / np.abs(numpy_fit.landmarks_).max())
+    print(f"\n{'method':<36} {'seconds':>9} {'us/step':>9}")
+    for name, seconds, fit in rows:
+        per_step = f"{seconds / steps * 1e6:9.0f}" if fit is not None else f"{'':>9}"
+        print(f"{name:<36} {seconds:9.2f} {per_step}")
+    print(f"NumPy CPU / torch {device}: {numpy_seconds / device_seconds:.2f}")
+    if not args.no_kmeans:
+        print(f"KMeans / torch {device}: {rows[-1][1] / device_seconds:.2f}")
+    print(f"largest landmark difference torch vs NumPy, relative to the largest value: "
+          f"{diff:.1e}")
+    if cuda and not small:
+        ok = numpy_seconds / device_seconds >= 20 and device_seconds < 10
+        print(f"target (>= 20x the CPU path and < 10 s): {'met' if ok else 'NOT met'}")
+
+    brief = dict(settings, n_landmarks=min(3, n_landmarks), n_steps=min(200, n_steps))
+    print_breakdown(profile_breakdown(X, device, **brief), device)
+
+    # Landmark features of many rows: the images repeated.
+    big = np.tile(X, (-(-feature_rows // len(X)), 1))[:feature_rows]
+    timings = {}
+    for name, dev in ((f"torch ({device})", device), ("NumPy (CPU)", "cpu")):
+        on_device.set_params(device=dev)
+        start = time.perf_counter()
+        features = on_device.transform(big)
+        timings[name] = time.perf_counter() - start
+        if dev == "cpu":
+            reference = features
+        else:
+            from_device = features
+    on_device.set_params(device=device)
+    print(f"\nlandmark features of {feature_rows:,} rows x {n_landmarks} landmarks "
+          f"(load average {os.getloadavg()}):")
+    for name, seconds in timings.items():
+        print(f"  {name:<20} {seconds:8.2f} s  ({feature_rows / seconds / 1e6:.2f} M rows/s)")
+    names = list(timings)
+    print(f"  NumPy / torch: {timings[names[1]] / timings[names[0]]:.2f}; largest difference "
+          f"{np.abs(from_device - reference).max():.1e}")
+    block = big[:min(len(big), 131072)]
+    sections = feature_sections(block, on_device.landmarks_, on_device.kernel_width_, device)
+    print(f"  one block of {len(block):,} rows: " + ", ".join(
+        f"{k} {v * 1e3:.1f} ms" for k, v in sections.items()))
+
+    lll = None if args.no_lll else lll_comparison(X if small else load_data(60000)[0],
+                                                  device, small, args.seed)
+    print(f"load average at the end: {os.getloadavg()}")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [r[0] for r in rows] + [f"features {k}" for k in timings]
+    values = [r[1] for r in rows] + list(timings.values())
+    if lll:
+        labels += [r[0] for r in lll]
+        values += [r[1] for r in lll]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(labels) + 1.2))
+    ax.barh(range(len(labels)), values, color=["C0" if "torch" in s else "C7" for s in labels])
+    ax.set_yticks(range(len(labels)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds")
+    ax.set_title(f"{source} {len(X)} x {n_landmarks} landmarks on {device}"
+                 + ("" if cuda else " (CPU smoke, no GPU)"), fontsize=10)
+    fig.tight_layout()
+    path = args.out / "gpu_seconds.png"
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
