@@ -200,34 +200,61 @@ def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=
     each batch's factor; ``order`` lists (chunk, batch) per step; the steps on one
     chunk are consecutive, so each visit reads the chunk once. Step s uses the
     fraction a_s with s counted from ``first_step``. With ``auto``, the run stops
-    early by the rule of :class:`_Convergence`.
+    early by the rule of :class:`_Convergence`. A compiled step runs a visit's
+    steps in one call (up to the rule's next check), else they run one at a time.
     """
     max_step = MAX_STEP_WIDTHS * np.sqrt(eta)
     t = np.asarray(t, dtype=np.float64).copy()
     rule = _Convergence(len(order)) if auto else None
+    fused = getattr(step, "steps", None)
     s = 0
     for c, visit in groupby(order, key=lambda step: step[0]):
-        Xc, xsq_c, Phi_c = span.visit(c)
-        for _, j in visit:
-            s += 1
-            rows = span.chunks.batch_rows(c, j)
-            factor = span.factor(c, j, Phi_c, rows)
-            weighted, f, phi_sq, nearest_d2 = step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
-            if f > 1e-10 * phi_sq:
-                move = step_size(first_step + s - 1, s0, tau) * (weighted / f - t)
-                length = np.linalg.norm(move)
-                limit = max_step + np.sqrt(nearest_d2)
-                if length > limit:
-                    move *= limit / length
-                t = t + move
-                if space != "euclidean":
-                    t = project(t, space)
-            if step_bar is not None and s % 100 == 0:
-                step_bar.update(100)
-            if rule is not None and rule.converged(s, max(f, 0.0), nearest_d2, eta,
-                                                   len(rows)):
-                return t, s
+        chunk = span.visit(c)
+        batches = [j for _, j in visit]
+        while batches:
+            n = len(batches) if rule is None else min(len(batches),
+                                                      AUTO_WINDOW - s % AUTO_WINDOW)
+            now, batches = batches[:n], batches[n:]
+            sums = None if fused is None else fused(
+                span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
+                max_step=max_step, space=space)
+            if sums is None:
+                t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
+                                               s0=s0, tau=tau, space=space, step=step,
+                                               max_step=max_step)
+            for (f, _, nearest_d2), j in zip(sums, now, strict=True):
+                s += 1
+                if step_bar is not None and s % 100 == 0:
+                    step_bar.update(100)
+                if rule is not None and rule.converged(
+                        s, max(f, 0.0), nearest_d2, eta, len(span.chunks.batch_rows(c, j))):
+                    return t, s
     return t, s
+
+
+def _steps_one_at_a_time(t, span, c, batches, chunk, eta, first, *, s0, tau, space, step,
+                         max_step):
+    """The steps on ``batches`` of chunk c, one call of ``step`` each; returns the
+    moved t and each step's (f, phi^T phi, nearest squared distance)."""
+    Xc, xsq_c, Phi_c = chunk
+    sums = []
+    for q, j in enumerate(batches):
+        rows = span.chunks.batch_rows(c, j)
+        positions = span.chunks.batch_positions(c, j)
+        factor = span.factor(c, j, Phi_c, positions)
+        weighted, f, phi_sq, nearest_d2 = step(Xc, xsq_c, rows, Phi_c, factor, t, eta,
+                                               positions=positions)
+        if f > 1e-10 * phi_sq:
+            move = step_size(first + q, s0, tau) * (weighted / f - t)
+            length = np.linalg.norm(move)
+            limit = max_step + np.sqrt(nearest_d2)
+            if length > limit:
+                move *= limit / length
+            t = t + move
+            if space != "euclidean":
+                t = project(t, space)
+        sums.append((f, phi_sq, nearest_d2))
+    return t, sums
 
 
 def _initial_point(k, init, mean, std, rng, space):
