@@ -60,15 +60,15 @@ def _step_signature(data):
 
 def _visit_signature(data):
     # (Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, first, s0, tau,
-    #  max_step, space, phi_work, m_work, sums) -> None
+    #  max_step, space, in_order, phi_work, m_work, sums) -> None
     # Phi and Ls are C-ordered here: a known unit stride lets LLVM vectorise the
     # loops over their rows (with "A" layout it cannot; measured 1.3x slower at k = 99).
     return numba.types.none(
         _read(data, 2), _read(data, 1), _read(numba.int64, 1), _read(numba.int64, 1),
         _read(numba.int64, 1), _read(numba.int64, 1), _read(data, 2), numba.int64,
         _read(numba.float64, 3), numba.float64[::1], numba.float64, numba.int64,
-        numba.float64, numba.float64, numba.float64, numba.int64, numba.float64[::1],
-        numba.float64[::1], numba.float64[:, ::1])
+        numba.float64, numba.float64, numba.float64, numba.int64, numba.boolean,
+        numba.float64[::1], numba.float64[::1], numba.float64[:, ::1])
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
@@ -102,6 +102,21 @@ def _dots(Xc, rows, t_cast, out):
             acc += Xc[r, j] * t_cast[j]
         out[i] = acc
         i += 1
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
+def _dots_in_order(Xc, lo, hi, t_cast, out):
+    """out[i - lo] = x_i . t for the consecutive rows lo <= i < hi, one at a time:
+    one stream from memory, which the hardware prefetches best (measured 2.1x
+    faster than eight scattered rows at a time, and 1.9x faster than eight
+    consecutive ones, on MNIST)."""
+    d = Xc.shape[1]
+    zero = Xc.dtype.type(0)
+    for i in range(lo, hi):
+        acc = zero
+        for j in range(d):
+            acc += Xc[i, j] * t_cast[j]
+        out[i - lo] = acc
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
@@ -141,11 +156,16 @@ def _weighted_sum(Xc, rows, w, m_out):
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
-def _step_sums(Xc, xsq, rows, Phi, prows, k, L, t_cast, t_sq, eta, phi, m_out):
+def _step_sums(Xc, xsq, rows, Phi, prows, k, L, t_cast, t_sq, eta, phi, m_out,
+               in_order=False):
     """One step's sums on the batch ``Xc[rows]``, whose kernel values of the
-    finished landmarks are ``Phi[prows, :k]``; see :func:`batch_step`."""
+    finished landmarks are ``Phi[prows, :k]``; see :func:`batch_step`. With
+    ``in_order``, ``rows`` are consecutive."""
     b = rows.shape[0]
-    _dots(Xc, rows, t_cast, phi)
+    if in_order:
+        _dots_in_order(Xc, rows[0], rows[0] + b, t_cast, phi)
+    else:
+        _dots(Xc, rows, t_cast, phi)
     nearest = np.inf
     for i in range(b):
         # The cancellation in ||x||^2 - 2 x.t + ||t||^2 is done in float64.
@@ -282,7 +302,7 @@ def _move(t, m, f, fraction, max_step, nearest, space):
 @numba.njit([_visit_signature(numba.float32), _visit_signature(numba.float64)], cache=True,
             nogil=True)
 def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, first, s0,
-                tau, max_step, space, phi, m, sums):
+                tau, max_step, space, in_order, phi, m, sums):
     """The steps of one landmark on one chunk visit, in one call.
 
     Parameters
@@ -304,6 +324,8 @@ def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, f
     max_step : the longest move, MAX_STEP_WIDTHS sqrt(eta) (plus the distance to
         the batch).
     space : :data:`SPACE_CODES` of the feasible space.
+    in_order : True when ``perm`` is ``positions`` (Xc is the chunk in the
+        permutation's order, a batch's rows consecutive).
     phi, m : float64 work space, (>= b,) and (d,).
     sums : (n_steps, 3) float64; on return row q holds step q's f (relative
         kernel values), phi^T phi and the nearest squared distance.
@@ -318,7 +340,7 @@ def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, f
             t_cast[a] = t[a]
             t_sq += t[a] * t[a]
         f, phi_sq, nearest = _step_sums(Xc, xsq, perm[lo:hi], Phi, positions[lo:hi], k,
-                                        Ls[j], t_cast, t_sq, eta, phi, m)
+                                        Ls[j], t_cast, t_sq, eta, phi, m, in_order)
         sums[q, 0], sums[q, 1], sums[q, 2] = f, phi_sq, nearest
         if f > 1e-10 * phi_sq:
             _move(t, m, f, (s0 + first + q) ** -tau, max_step, nearest, space)
