@@ -27,7 +27,7 @@ from scipy.linalg import solve_triangular
 
 from .._blocks import reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
-from ..kernels import _features_of_block
+from ..kernels import squared_distances
 
 #: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
 RIDGE = 1e-8
@@ -263,16 +263,22 @@ def _batches(n_samples, batch_size):
     bounds[-1] = n_samples
     return bounds
 
-def _kernel_columns(block, landmarks, eta):
+def _kernel_columns(block, landmarks, eta, xsq=None):
     """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
 
     One landmark at a time: a matrix-vector product rounds differently from a
     matrix product, so computing columns singly makes every column the same bits
     however many are computed together (a continued run, a kept or recomputed table).
+    ``xsq``, the block's squared row norms (:func:`_row_norms`, the same bits
+    ``squared_distances`` computes), saves a pass over the block.
     """
+    if xsq is None:
+        xsq = _row_norms(block)
     columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
     for j, t in enumerate(landmarks.astype(block.dtype)):
-        columns[:, j] = _features_of_block(block, t[None, :], eta)[:, 0]
+        d2 = squared_distances(block, t[None, :], X_sq_norms=xsq)
+        d2 *= -1.0 / eta
+        columns[:, j] = np.exp(d2, out=d2)[:, 0]
     return columns
 
 
@@ -388,8 +394,9 @@ class _Chunks:
         """(rows, their squared norms, Phi with k columns) of chunk c."""
         Xc = self._next_read(c)
         if not self.keep:
-            Phi = _kernel_columns(Xc, self.landmarks[:k], self.eta)[self.permutations[c]]
-            return Xc, _row_norms(Xc), Phi
+            xsq = _row_norms(Xc)
+            Phi = _kernel_columns(Xc, self.landmarks[:k], self.eta, xsq)[self.permutations[c]]
+            return Xc, xsq, Phi
         xsq, Phi = self._kept_columns(c, k, Xc)
         return Xc, xsq, Phi
 
@@ -416,8 +423,8 @@ class _Chunks:
                 Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
                 self.kept[c] = [_row_norms(Xc), Phi, 0]
             _, Phi, done = self.kept[c]
-            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k],
-                                             self.eta)[self.permutations[c]]
+            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta,
+                                             self.kept[c][0])[self.permutations[c]]
             self.kept[c][2] = k
         return self.kept[c][0], self.kept[c][1][:, :k]
 

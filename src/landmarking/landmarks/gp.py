@@ -40,12 +40,16 @@ Speed
   seeded random order and, in a chunk, its batches (slices of a seeded permutation
   of the chunk's rows) in a random order. No permuted copy of the data is made; a
   batch is a list of row indices into the chunk in memory.
-- A step on a dense chunk is one compiled call (:mod:`._gp_kernels`, numba): the
-  batch's rows are read in place, once for the distances and kernel values and once
-  more (from cache) for the weighted sum; the k x k solve runs inside the same call.
-  The fit then runs within a few times the memory-bandwidth limit of reading the batch (see
-  ``docs/results.md``). CSR chunks take the NumPy step (``_gp_batches._numpy_step``), which
-  is also the reference the compiled step is tested against.
+- The steps of a landmark on a dense chunk run in one compiled call per chunk visit
+  (:mod:`._gp_kernels`, numba; no Python between steps): each step reads the batch
+  once for the distances and kernel values and once more (from cache) for the
+  weighted sum, solves against the k finished landmarks and moves t, all in the
+  same call. The chunk is also kept in the order of its permutation (while the copy
+  fits ``_gp_batches.IN_ORDER_BYTES``), so a batch is consecutive rows, and so is
+  its slice of the kernel table. A step then costs 1.4-1.9 times one read of the
+  batch from memory (see ``docs/results.md``). CSR chunks take the NumPy step
+  (``_gp_batches._numpy_step``), which is also the reference the compiled steps are
+  tested against.
 - Kernel values of finished landmarks on a chunk (Phi) are computed once per
   landmark and kept while the table fits in ``KERNEL_TABLE_BYTES`` (else recomputed
   at each visit); a step reads only its batch's rows of Phi.
@@ -365,7 +369,9 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     Memory: one chunk of X (rows x n_features) at a time, plus the kernel table
     Phi, n_samples x n_landmarks values of X's dtype, when it fits in
     ``KERNEL_TABLE_BYTES`` (else only the visited chunk's Phi, recomputed at each
-    visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``).
+    visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``),
+    plus a copy of the dense data in the batches' order while it fits in
+    ``_gp_batches.IN_ORDER_BYTES`` (2 GiB) and a quarter of the memory available.
     The objectives are computed after the last landmark, in one more pass.
     """
     n_samples, n_features = X.shape
