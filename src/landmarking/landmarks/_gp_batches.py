@@ -304,16 +304,17 @@ class _Chunks:
     """The data's chunks, each with its batches and the kernel values Phi on it.
 
     Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
-    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation, so
-    no permuted copy of the data is made. Phi (kernel values of the finished
-    landmarks) on a chunk is computed when the chunk is visited, for the landmarks
-    finished since its last visit, and held with its rows in the order of the
-    permutation (batch j's rows of Phi are the slice :meth:`batch_positions`). It
-    is kept for every chunk when the whole table (n_samples x n_landmarks values)
-    fits in ``table_bytes`` and in half the memory available, and otherwise
-    recomputed at each visit for the visited chunk only.
-    With more than one chunk, the next chunk of a planned visit order is read by a
-    background thread while the steps run on the current one.
+    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation.
+    A dense chunk is also kept in the permutation's order (:meth:`in_order`) while
+    a copy of all the data fits :data:`IN_ORDER_BYTES`. Phi (kernel values of the
+    finished landmarks) on a chunk is computed when the chunk is visited, for the
+    landmarks finished since its last visit, and held with its rows in the order of
+    the permutation (batch j's rows of Phi are the slice :meth:`batch_positions`).
+    It is kept for every chunk when the whole table (n_samples x n_landmarks
+    values) fits in ``table_bytes`` and in half the memory available, and otherwise
+    recomputed at each visit for the visited chunk only. With more than one chunk,
+    the next chunk of a planned visit order is read by a background thread while
+    the steps run on the current one.
     """
 
     def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes):

@@ -316,7 +316,7 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
     already be validated (finite, 2-D, feasible for ``space``). It may be a NumPy
     array, a CSR matrix, a memory map, a Zarr array or a Dask array: X is read one
-    chunk at a time and never copied whole.
+    chunk at a time, and copied whole only while the copy is small (see Notes).
 
     Parameters
     ----------
@@ -631,8 +631,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             A NumPy array, a scipy sparse matrix (CSR; the landmarks are dense), a
-            memory map, a Zarr array or a Dask array; never read whole into memory
-            (see :func:`learn_gp_landmarks` for the memory used).
+            memory map, a Zarr array or a Dask array; read whole into memory only
+            while that is small (see :func:`learn_gp_landmarks` for the memory used).
         y : ignored
         previous_landmarks : array of shape (k, n_features), optional
             Landmarks of an earlier run with the same data, settings and seed
