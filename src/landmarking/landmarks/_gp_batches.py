@@ -104,7 +104,10 @@ class _BatchGram:
             if self.keep:
                 self.factors[j] = factor
         if factor.size < k:
-            Phi_B = Phi_c[positions, :k].astype(np.float64)
+            # Columns contiguous (Fortran order) whatever k is, so that the dot
+            # products of a column round the same way however many columns are
+            # gathered at once (a continued run extends by several at a time).
+            Phi_B = np.asfortranarray(Phi_c[positions, :k], dtype=np.float64)
             for col in range(factor.size, k):
                 new = Phi_B[:, col]
                 cross = Phi_B[:, :col].T @ new if col else new[:0]
