@@ -75,7 +75,8 @@ def main():
 
             def visit(span=span, chunk=chunk):
                 compiled.steps(span, 0, batches, chunk, t0.copy(), eta, 1, s0=10.0, tau=0.51,
-                               max_step=MAX_STEP_WIDTHS * np.sqrt(eta), space="nonnegative")
+                               max_step=MAX_STEP_WIDTHS * np.sqrt(eta), space="nonnegative",
+                               visit_length=1000)  # a fit's: 1000 steps on one chunk
 
             def one_at_a_time(func, factors=factors, where=where, Xc=Xc, xsq=xsq, Phi=Phi):
                 def steps():

@@ -388,15 +388,15 @@ def test_compiled_visits_match_numpy_steps_in_every_space(monkeypatch, space, n_
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 1e-5)])
 def test_chunks_in_permutation_order_give_the_scattered_rows_landmarks(monkeypatch, dtype,
                                                                        rtol):
-    # The compiled visits read a copy of each chunk in its permutation's order (a
-    # batch's rows consecutive) while the copies fit IN_ORDER_BYTES; without the
-    # copy they read the batch's rows where they are. Same sums, same landmarks.
+    # A long visit (here: all steps on the one chunk) reads a copy of the chunk in
+    # its permutation's order (a batch's rows consecutive) when the copy fits
+    # IN_ORDER_BYTES; without the copy the batch's rows are read where they are.
     from landmarking.landmarks import _gp_batches
 
-    X, _ = make_noisy_swiss_roll(800, random_state=5)
+    X = np.random.default_rng(5).normal(size=(800, 37))
     X = X.astype(dtype)
-    params = dict(n_landmarks=5, n_steps=150, batch_size=120, chunk_size=350,
-                  kernel_width=4.0, random_state=2)
+    params = dict(n_landmarks=5, n_steps=150, batch_size=120, kernel_width=60.0,
+                  random_state=2)
     ordered = GPLandmarks(**params).fit(X)
     monkeypatch.setattr(_gp_batches, "IN_ORDER_BYTES", 0)
     scattered = GPLandmarks(**params).fit(X)

@@ -25,15 +25,22 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import solve_triangular
 
-from .._blocks import reduce_row_blocks, take_rows, working_dtype
+from .._blocks import is_in_memory, reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
 from ..kernels import squared_distances
 
 #: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
 RIDGE = 1e-8
-#: Dense chunks are also kept in the order of their permutation (a batch's rows
-#: consecutive: about twice as fast to read as scattered rows) while a copy of all
-#: the data fits in this many bytes and in a quarter of the memory available.
+#: A visit with at least this many steps per batch of its chunk reads a copy of the
+#: chunk in the order of its permutation (a batch's rows consecutive: about twice
+#: as fast to read as scattered rows), when the copy takes at most
+#: ``IN_ORDER_BYTES``. The rule depends only on the chunks and the steps, so the
+#: same data with the same chunks gives the same landmarks in every container.
+IN_ORDER_STEPS_PER_BATCH = 4
+#: The copies are kept for all chunks while all of them fit in this many bytes and
+#: a quarter of the memory available, for data in memory; else the copy of the
+#: last chunk visited is kept (memory maps, Zarr and Dask arrays are never copied
+#: whole).
 IN_ORDER_BYTES = 2 * 2**30
 
 
@@ -219,11 +226,13 @@ class _CompiledStep:
                                          self.phi, self.m)
         return self.m, f, phi_sq, nearest
 
-    def steps(self, span, c, batches, chunk, t, eta, first, *, s0, tau, max_step, space):
+    def steps(self, span, c, batches, chunk, t, eta, first, *, s0, tau, max_step, space,
+              visit_length):
         """Steps on batches ``batches`` (in order) of chunk c, numbered from
         ``first``, in one compiled call that moves t (float64, in place).
 
-        ``chunk`` is ``span.visit(c)``. Returns (n_steps, 3): each step's f,
+        ``chunk`` is ``span.visit(c)``; ``visit_length`` the number of steps of the
+        whole visit (``batches`` may be part of it). Returns (n_steps, 3): each step's f,
         phi^T phi and nearest squared distance; or None, having done nothing, where
         the compiled visit does not apply (CSR chunks, factors not kept).
         """
@@ -236,7 +245,7 @@ class _CompiledStep:
         chunks = span.chunks
         k = Phi_c.shape[1]
         positions = chunks.positions(c)
-        ordered = chunks.in_order(c, Xc, xsq_c)
+        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
         perm = chunks.permutations[c] if ordered is None else positions
         if ordered is not None:
             Xc, xsq_c = ordered
@@ -336,8 +345,9 @@ class _Chunks:
         self.planned, self.pending, self.reader = [], {}, None
         self._positions = np.zeros(0, dtype=np.int64)
         copy = X.shape[0] * X.shape[1] * self.dtype.itemsize
-        self.keep_in_order = copy <= IN_ORDER_BYTES and (available is None
-                                                         or copy < available / 4)
+        # Never for a memory map, Zarr or Dask array: those are read a chunk at a time.
+        self.keep_in_order = (is_in_memory(X) and copy <= IN_ORDER_BYTES
+                              and (available is None or copy < available / 4))
         self.ordered = {}
 
     @property
@@ -404,13 +414,17 @@ class _Chunks:
         xsq, Phi = self._kept_columns(c, k, Xc)
         return Xc, xsq, Phi
 
-    def in_order(self, c, Xc, xsq):
-        """(rows, squared norms) of dense chunk c in the order of its permutation,
-        made on the first call and kept; None when copies are not kept (see
-        :data:`IN_ORDER_BYTES`) or the chunk is CSR."""
-        if not self.keep_in_order or sparse.issparse(Xc):
+    def in_order(self, c, Xc, xsq, visit_length):
+        """(rows, squared norms) of dense chunk c in the order of its permutation
+        for a visit of ``visit_length`` steps, or None where the rule of
+        :data:`IN_ORDER_STEPS_PER_BATCH` says the rows are read where they are."""
+        copy = Xc.shape[0] * Xc.shape[1] * self.dtype.itemsize
+        if (sparse.issparse(Xc) or copy > IN_ORDER_BYTES
+                or visit_length < IN_ORDER_STEPS_PER_BATCH * self.batches_per_chunk[c]):
             return None
         if c not in self.ordered:
+            if not self.keep_in_order:
+                self.ordered.clear()
             perm = self.permutations[c]
             self.ordered[c] = (np.take(Xc, perm, axis=0), xsq[perm])
         return self.ordered[c]

@@ -215,13 +215,14 @@ def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=
     for c, visit in groupby(order, key=lambda step: step[0]):
         chunk = span.visit(c)
         batches = [j for _, j in visit]
+        visit_length = len(batches)
         while batches:
             n = len(batches) if rule is None else min(len(batches),
                                                       AUTO_WINDOW - s % AUTO_WINDOW)
             now, batches = batches[:n], batches[n:]
             sums = None if fused is None else fused(
                 span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
-                max_step=max_step, space=space)
+                max_step=max_step, space=space, visit_length=visit_length)
             if sums is None:
                 t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
                                                s0=s0, tau=tau, space=space, step=step,
@@ -316,7 +317,8 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
     already be validated (finite, 2-D, feasible for ``space``). It may be a NumPy
     array, a CSR matrix, a memory map, a Zarr array or a Dask array: X is read one
-    chunk at a time, and copied whole only while the copy is small (see Notes).
+    chunk at a time and never copied whole, except an in-memory array while the
+    copy is small (see Notes).
 
     Parameters
     ----------
@@ -370,8 +372,9 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     Phi, n_samples x n_landmarks values of X's dtype, when it fits in
     ``KERNEL_TABLE_BYTES`` (else only the visited chunk's Phi, recomputed at each
     visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``),
-    plus a copy of the dense data in the batches' order while it fits in
-    ``_gp_batches.IN_ORDER_BYTES`` (2 GiB) and a quarter of the memory available.
+    plus copies of dense chunks in the batches' order (``_gp_batches.IN_ORDER_BYTES``):
+    of all chunks while they fit in 2 GiB and a quarter of the memory available, for
+    data in memory; else of one chunk (never for chunks over 2 GiB).
     The objectives are computed after the last landmark, in one more pass.
     """
     n_samples, n_features = X.shape
@@ -631,8 +634,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             A NumPy array, a scipy sparse matrix (CSR; the landmarks are dense), a
-            memory map, a Zarr array or a Dask array; read whole into memory only
-            while that is small (see :func:`learn_gp_landmarks` for the memory used).
+            memory map, a Zarr array or a Dask array; never read whole into memory
+            (see :func:`learn_gp_landmarks` for the memory used).
         y : ignored
         previous_landmarks : array of shape (k, n_features), optional
             Landmarks of an earlier run with the same data, settings and seed
