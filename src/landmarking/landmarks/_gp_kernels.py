@@ -11,9 +11,11 @@ compute the kernel values, project them out of the span of the existing
 landmarks' columns with the batch's Cholesky factor, and accumulate the weighted
 sum of the batch. The batch is read twice: once for the distances, once for the
 weighted sum, which needs the weights, which need the solve, which needs every
-kernel value; the second read finds the batch in cache. The rows of X are
-scattered over the chunk, so they are read eight at a time (eight independent
-streams keep more cache misses in flight). The batch's rows of Phi are
+kernel value; the second read finds the batch in cache. A long visit reads a copy
+of the chunk in its permutation's order, where a batch is consecutive rows, read
+one at a time as one stream; otherwise the rows of X are scattered over the
+chunk and read eight at a time (eight independent streams keep more cache misses
+in flight). The batch's rows of Phi are
 consecutive rows of the kernel table (the table is kept in the order of the
 chunk's permutation, so a batch is a slice of it), read as one stream.
 
@@ -62,7 +64,7 @@ def _visit_signature(data):
     # (Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, first, s0, tau,
     #  max_step, space, in_order, phi_work, m_work, sums) -> None
     # Phi and Ls are C-ordered here: a known unit stride lets LLVM vectorise the
-    # loops over their rows (with "A" layout it cannot; measured 1.3x slower at k = 99).
+    # loops over their rows (with "A" layout it does not, and the step grew with k).
     return numba.types.none(
         _read(data, 2), _read(data, 1), _read(numba.int64, 1), _read(numba.int64, 1),
         _read(numba.int64, 1), _read(numba.int64, 1), _read(data, 2), numba.int64,
@@ -107,9 +109,9 @@ def _dots(Xc, rows, t_cast, out):
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
 def _dots_in_order(Xc, lo, hi, t_cast, out):
     """out[i - lo] = x_i . t for the consecutive rows lo <= i < hi, one at a time:
-    one stream from memory, which the hardware prefetches best (measured 2.1x
-    faster than eight scattered rows at a time, and 1.9x faster than eight
-    consecutive ones, on MNIST)."""
+    one stream from memory, which the hardware prefetches best (in an unlocked
+    microbenchmark on MNIST, 2.1x faster than eight scattered rows at a time and
+    1.9x faster than eight consecutive ones)."""
     d = Xc.shape[1]
     zero = Xc.dtype.type(0)
     for i in range(lo, hi):

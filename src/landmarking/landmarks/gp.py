@@ -44,10 +44,11 @@ Speed
   (:mod:`._gp_kernels`, numba; no Python between steps): each step reads the batch
   once for the distances and kernel values and once more (from cache) for the
   weighted sum, solves against the k finished landmarks and moves t, all in the
-  same call. The chunk is also kept in the order of its permutation (while the copy
-  fits ``_gp_batches.IN_ORDER_BYTES``), so a batch is consecutive rows, and so is
-  its slice of the kernel table. A step then costs 1.4-1.9 times one read of the
-  batch from memory (see ``docs/results.md``). CSR chunks take the NumPy step
+  same call. A long visit reads a copy of the chunk in the order of its
+  permutation (``_gp_batches.IN_ORDER_STEPS_PER_BATCH``, ``IN_ORDER_BYTES``), so a
+  batch is consecutive rows, as is its slice of the kernel table. A step then
+  costs 1.4-1.6 times one read of the batch from memory on MNIST (see
+  ``docs/results.md``). CSR chunks take the NumPy step
   (``_gp_batches._numpy_step``), which is also the reference the compiled steps are
   tested against.
 - Kernel values of finished landmarks on a chunk (Phi) are computed once per
