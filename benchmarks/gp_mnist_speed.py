@@ -163,26 +163,26 @@ def main():
     rows, per_landmark = [], {}
     for width in args.widths:
         width = width if width in ("auto", "variance") else float(width)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width=width,
                          random_state=args.seed).fit(X_train)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         accuracy, lam = (np.nan, np.nan) if args.no_accuracy else classify(
             gp.landmarks_, gp.kernel_width_, splits)
-        rows.append((f"GP ({width})", seconds, accuracy, lam, gp.kernel_width_))
+        rows.append((f"GP ({width})", seconds, cpu, accuracy, lam, gp.kernel_width_))
         per_landmark[f"GP ({width})"] = gp.landmark_seconds_
         if len(rows) == 1:
             first_gp = gp
-    eta = rows[0][4]
+    eta = rows[0][5]
 
     from sklearn.cluster import KMeans
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     km = KMeans(n_landmarks, n_init=1, random_state=args.seed).fit(X_train)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     accuracy, lam = (np.nan, np.nan) if args.no_accuracy else classify(
         km.cluster_centers_, eta, splits)
-    rows.append((f"KMeans({n_landmarks}, n_init=1)", seconds, accuracy, lam, eta))
+    rows.append((f"KMeans({n_landmarks}, n_init=1)", seconds, cpu, accuracy, lam, eta))
 
     n_ref = min(args.numpy_landmarks, n_landmarks)
     if n_ref:
@@ -194,10 +194,15 @@ def main():
                 / np.abs(ref.landmarks_).max())
     print(f"load average after: {os.getloadavg()}")
 
-    print(f"\n{'method':<26} {'seconds':>9} {'test acc':>9} {'lambda':>8} {'width':>8}")
-    for name, seconds, accuracy, lam, width in rows:
-        print(f"{name:<26} {seconds:>9.1f} {accuracy:>9.4f} {lam:>8g} {width:>8.3g}")
-    print(f"GP / KMeans time: {rows[0][1] / rows[-1][1]:.2f}")
+    # KMeans runs threaded (all cores), GP on one thread: the wall-time ratio is the
+    # issue's measure; CPU seconds (all threads) are printed beside it.
+    print(f"\n{'method':<26} {'seconds':>9} {'CPU s':>9} {'test acc':>9} {'lambda':>8} "
+          f"{'width':>8}")
+    for name, seconds, cpu, accuracy, lam, width in rows:
+        print(f"{name:<26} {seconds:>9.1f} {cpu:>9.1f} {accuracy:>9.4f} {lam:>8g} "
+              f"{width:>8.3g}")
+    print(f"GP / KMeans time: {rows[0][1] / rows[-1][1]:.2f} (CPU seconds: "
+          f"{rows[0][2] / rows[-1][2]:.2f})")
     per_step = first_gp.landmark_seconds_.sum() / (n_landmarks * 1000)
     print(f"GP seconds per step (all {n_landmarks} landmarks): {per_step * 1e6:.0f} us = "
           f"{per_step / limit:.2f} x the bandwidth limit ({limit * 1e6:.0f} us)")

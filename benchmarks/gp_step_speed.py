@@ -1,14 +1,17 @@
 """One GP step against the memory-bandwidth limit, on MNIST (issue 12).
 
-Times, interleaved in rounds (A, B, C, A, B, C, ...) so that a change of load hits
-all three alike:
+Times, interleaved in rounds (A, B, C, D, A, B, C, D, ...) so that a change of
+load hits all alike, on a fit's own state (the chunk's kept kernel table and batch
+factors, k finished landmarks, :mod:`landmarking.landmarks._gp_batches`):
 
 - the limit: one read of a batch-sized block not in cache (b x d float32,
   ``np.add.reduce(block, axis=0)`` over consecutive blocks of the training images);
-- the compiled step (:class:`landmarking.landmarks._gp_batches._CompiledStep`): a batch of b
-  scattered rows of the chunk, k finished landmarks;
-- today's NumPy step (:func:`landmarking.landmarks._gp_batches._numpy_step`) on the same
-  batches.
+- the compiled visit (:meth:`_CompiledStep.steps`, what a fit runs): the steps on
+  all the chunk's batches in one compiled call, moves and projections included;
+- the compiled step one batch at a time (:class:`_CompiledStep` called per step,
+  what the refinement runs): the step's sums only;
+- the NumPy step (:func:`_numpy_step`, CSR input and the reference) on the same
+  batches: the step's sums only.
 
 Both CPU seconds (``time.process_time``: what the step costs, less sensitive to
 other processes) and wall seconds are printed, per step, with the load average.
@@ -27,6 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from landmarking.datasets import load_mnist
 from landmarking.landmarks import _gp_batches as gp_module
+from landmarking.landmarks.gp import FACTOR_CACHE_BYTES, KERNEL_TABLE_BYTES, MAX_STEP_WIDTHS
 
 
 def _extra(parser):
@@ -41,40 +45,50 @@ def main():
     X = np.ascontiguousarray(X[:50000])
     b, (n, d) = 1000, X.shape
     rng = np.random.default_rng(args.seed)
-    xsq = np.einsum("ij,ij->i", X, X)
-    perm = rng.permutation(n)
-    batches = [perm[i * b:(i + 1) * b] for i in range(n // b)]
-    blocks = [X[i * b:(i + 1) * b] for i in range(n // b)]
     eta = 51.6
-    # Phi and the factors as a fit has them: kernel values of landmarks near data.
-    landmarks = X[rng.choice(n, max(args.landmarks) + 1, replace=False)].astype(np.float64)
-    Phi = gp_module._kernel_columns(X, landmarks, eta)
-    t = X[rng.integers(n)].astype(np.float64) + 0.05
+    blocks = [X[i * b:(i + 1) * b] for i in range(n // b)]
+    # Landmarks near data, as a fit has them; the kernel table and the factors are
+    # the fit's own (one chunk, batches from the seeded permutation).
+    n_landmarks = max(args.landmarks) + 1
+    landmarks = X[rng.choice(n, n_landmarks, replace=False)].astype(np.float64)
+    chunks = gp_module._Chunks(X, np.array([0, n]), b, landmarks, eta, args.seed,
+                               KERNEL_TABLE_BYTES)
+    gram = gp_module._BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
+                                FACTOR_CACHE_BYTES)
+    batches = list(range(chunks.n_batches))
+    t0 = X[rng.integers(n)].astype(np.float64) + 0.05
     compiled = gp_module._CompiledStep(d, b)
     print(f"MNIST 50,000 x {d} float32, batch {b}; load average {os.getloadavg()}")
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
         for k in args.landmarks:
-            factors = []
-            for batch in batches:
-                Phi_B = Phi[batch, :k].astype(np.float64)
-                factors.append(gp_module._CholeskyFactor.of_gram(
-                    Phi_B.T @ Phi_B, gp_module.RIDGE * b))
+            span = gp_module._Preceding(chunks, gram, k)
+            chunk = span.visit(0)
+            Xc, xsq, Phi = chunk
+            span.batch_factors(0, batches, Phi)
+            factors = [span.factor(0, j, Phi, chunks.batch_positions(0, j)) for j in batches]
+            where = [(chunks.batch_rows(0, j), chunks.batch_positions(0, j)) for j in batches]
 
             def read():
                 for block in blocks:
                     np.add.reduce(block, axis=0)
 
-            def step(func, batches=batches, factors=factors):
+            def visit(span=span, chunk=chunk):
+                compiled.steps(span, 0, batches, chunk, t0.copy(), eta, 1, s0=10.0, tau=0.51,
+                               max_step=MAX_STEP_WIDTHS * np.sqrt(eta), space="nonnegative",
+                               visit_length=1000)  # a fit's: 1000 steps on one chunk
+
+            def one_at_a_time(func, factors=factors, where=where, Xc=Xc, xsq=xsq, Phi=Phi):
                 def steps():
-                    for batch, factor in zip(batches, factors, strict=True):
-                        func(X, xsq, batch, Phi, factor, t, eta)
+                    for (rows_j, positions), factor in zip(where, factors, strict=True):
+                        func(Xc, xsq, rows_j, Phi, factor, t0, eta, positions=positions)
                 return steps
 
-            runs = {"read one block (limit)": read, "compiled step": step(compiled),
-                    "NumPy step": step(gp_module._numpy_step)}
+            runs = {"read one block (limit)": read, "compiled visit (fit)": visit,
+                    "compiled step, one at a time": one_at_a_time(compiled),
+                    "NumPy step": one_at_a_time(gp_module._numpy_step)}
             for run in runs.values():
-                run()  # warm: caches, page faults, the compiled kernel
+                run()  # warm: caches, page faults, the compiled kernels
             cpu = {name: [] for name in runs}
             wall = {name: [] for name in runs}
             for _ in range(args.rounds):

@@ -365,6 +365,70 @@ def test_compiled_fit_matches_numpy_step_fit(monkeypatch, dtype, rtol):
     np.testing.assert_allclose(fast.objective_, slow.objective_, rtol=10 * rtol)
 
 
+@pytest.mark.parametrize("space", ["nonnegative", "sphere"])
+@pytest.mark.parametrize("n_steps", [120, "auto"])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-8), (np.float32, 1e-4)])
+def test_compiled_visits_match_numpy_steps_in_every_space(monkeypatch, space, n_steps,
+                                                         dtype, rtol):
+    # A fit runs each chunk visit's steps in one compiled call (moves and
+    # projections included); the reference runs the NumPy step one batch at a
+    # time and moves in Python. Several chunks (read ahead), a remainder batch.
+    X, _ = make_sphere_orthant(700, n_features=5, n_clusters=3, random_state=2)
+    X = X.astype(dtype)
+    params = dict(n_landmarks=4, n_steps=n_steps, batch_size=90, chunk_size=300,
+                  kernel_width=0.3, space=space, random_state=4)
+    fast = GPLandmarks(**params).fit(X)
+    _numpy_step_only(monkeypatch)
+    slow = GPLandmarks(**params).fit(X)
+    np.testing.assert_array_equal(fast.n_steps_, slow.n_steps_)
+    np.testing.assert_allclose(fast.landmarks_, slow.landmarks_, rtol=0, atol=rtol)
+    assert is_feasible(fast.landmarks_, space)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 1e-5)])
+def test_chunks_in_permutation_order_give_the_scattered_rows_landmarks(monkeypatch, dtype,
+                                                                       rtol):
+    # A long visit (here: all steps on the one chunk) reads a copy of the chunk in
+    # its permutation's order (a batch's rows consecutive) when the copy fits
+    # IN_ORDER_BYTES; without the copy the batch's rows are read where they are.
+    from landmarking.landmarks import _gp_batches
+
+    X = np.random.default_rng(5).normal(size=(800, 37))
+    X = X.astype(dtype)
+    params = dict(n_landmarks=5, n_steps=150, batch_size=120, kernel_width=60.0,
+                  random_state=2)
+    ordered = GPLandmarks(**params).fit(X)
+    monkeypatch.setattr(_gp_batches, "IN_ORDER_BYTES", 0)
+    scattered = GPLandmarks(**params).fit(X)
+    scale = np.abs(scattered.landmarks_).max()
+    np.testing.assert_allclose(ordered.landmarks_, scattered.landmarks_, rtol=0,
+                               atol=rtol * scale)
+
+
+@pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
+def test_compiled_move_matches_python_move_and_projection(space):
+    from landmarking.landmarks._gp_kernels import SPACE_CODES, _move
+
+    rng = np.random.default_rng(15)
+    # The last case moves every entry below zero: on the sphere, the axis of the
+    # largest entry (spaces.project), not a division by zero.
+    cases = [(rng.uniform(0, 1, 6), rng.uniform(0, 1, 6) * 3.0, 0.4, 0.3, 1.0),
+             (rng.uniform(0, 1, 6), rng.normal(size=6) * 50.0, 2.0, 0.5, 0.1),
+             (np.array([0.2, 0.1, 0.3]), np.array([-2.0, -0.5, -1.0]), 1.0, 1.0, 5.0)]
+    for t, weighted, f, fraction, max_step in cases:
+        nearest = 0.04
+        move = fraction * (weighted / f - t)
+        limit = max_step + np.sqrt(nearest)
+        if np.linalg.norm(move) > limit:
+            move *= limit / np.linalg.norm(move)
+        expected = project(t + move, space)
+        moved = t.copy()
+        _move(moved, weighted.copy(), f, fraction, max_step, nearest, SPACE_CODES[space])
+        np.testing.assert_allclose(moved, expected, rtol=1e-12, atol=1e-15)
+    if space == "sphere":
+        np.testing.assert_array_equal(moved, [0.0, 1.0, 0.0])
+
+
 def test_csr_and_memmap_give_the_numpy_landmarks(tmp_path):
     from scipy import sparse
 

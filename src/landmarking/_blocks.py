@@ -42,7 +42,7 @@ from ._torch import is_tensor, tensor_to_host
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
            "take_rows",
            "row_blocks", "map_row_blocks", "reduce_row_blocks", "to_memory",
-           "is_lazy", "find_nonfinite_row", "as_dask"]
+           "is_lazy", "is_in_memory", "find_nonfinite_row", "as_dask"]
 
 _FLOATS = (np.float64, np.float32)
 #: Dask blocks computed at once when their results are written by this process.
@@ -69,6 +69,11 @@ def _is_out_of_core(X):
 def is_lazy(X):
     """True when results on X should stay lazy (Dask input)."""
     return _is_dask(X)
+
+
+def is_in_memory(X):
+    """True when X is held in memory (not a memory map, Zarr or Dask array)."""
+    return not _is_out_of_core(X)
 
 
 def working_dtype(X):

@@ -10,7 +10,12 @@ Private to :mod:`landmarking.landmarks.gp` (whose docstring defines the symbols)
   is optimised against: the landmarks before it (the sequential pass) or all the
   others (the refinement);
 - :func:`_numpy_step` and :class:`_CompiledStep`: a step's sums on one batch, with
-  NumPy operations (CSR chunks, and the reference) or in one compiled call.
+  NumPy operations (CSR chunks, and the reference) or in one compiled call; and
+  :meth:`_CompiledStep.steps`, all the steps of a chunk visit in one compiled call.
+
+Phi on a chunk is kept with its rows in the order of the chunk's permutation, so
+that a batch's rows of Phi are one slice (read as one stream) while its rows of X
+are scattered; ``positions`` below are rows of Phi, ``rows`` rows of the chunk.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -20,19 +25,30 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import solve_triangular
 
-from .._blocks import reduce_row_blocks, take_rows, working_dtype
+from .._blocks import is_in_memory, reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
-from ..kernels import _features_of_block
+from ..kernels import squared_distances
 
 #: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
 RIDGE = 1e-8
+#: A visit with at least this many steps per batch of its chunk reads a copy of the
+#: chunk in the order of its permutation (a batch's rows consecutive: about twice
+#: as fast to read as scattered rows), when the copy takes at most
+#: ``IN_ORDER_BYTES``. The rule depends only on the chunks and the steps, so the
+#: same data with the same chunks gives the same landmarks in every container.
+IN_ORDER_STEPS_PER_BATCH = 4
+#: The copies are kept for all chunks while all of them fit in this many bytes and
+#: a quarter of the memory available, for data in memory; else the copy of the
+#: last chunk visited is kept (memory maps, Zarr and Dask arrays are never copied
+#: whole).
+IN_ORDER_BYTES = 2 * 2**30
 
 
 class _CholeskyFactor:
     """A lower-triangular factor L of ``Phi^T Phi + ridge I`` that grows by columns."""
 
-    def __init__(self, capacity, ridge):
-        self.L = np.zeros((capacity, capacity))
+    def __init__(self, capacity, ridge, L=None):
+        self.L = np.zeros((capacity, capacity)) if L is None else L
         self.size = 0
         self.ridge = ridge
 
@@ -81,17 +97,24 @@ class _BatchGram:
         self.keep = n_batches * capacity**2 * 8 <= cache_bytes
         self.factors = {}
         self.batch_sizes = batch_sizes
+        # All kept factors in one array (pages are touched only when a batch is
+        # first used), so that a compiled visit gets a chunk's factors in one view.
+        self.L = np.zeros((n_batches, capacity, capacity)) if self.keep else None
 
-    def factor(self, j, Phi_c, rows, k):
-        """The factor of batch j (rows ``rows`` of the chunk) for the first k columns
-        of ``Phi_c``; only the columns it does not have yet are gathered."""
+    def factor(self, j, Phi_c, positions, k):
+        """The factor of batch j (rows ``positions`` of ``Phi_c``) for its first k
+        columns; only the columns it does not have yet are gathered."""
         factor = self.factors.get(j) if self.keep else None
         if factor is None:
-            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j])
+            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j],
+                                     L=self.L[j] if self.keep else None)
             if self.keep:
                 self.factors[j] = factor
         if factor.size < k:
-            Phi_B = Phi_c[rows, :k].astype(np.float64)
+            # Columns contiguous (Fortran order) whatever k is, so that the dot
+            # products of a column round the same way however many columns are
+            # gathered at once (a continued run extends by several at a time).
+            Phi_B = np.asfortranarray(Phi_c[positions, :k], dtype=np.float64)
             for col in range(factor.size, k):
                 new = Phi_B[:, col]
                 cross = Phi_B[:, :col].T @ new if col else new[:0]
@@ -109,8 +132,18 @@ class _Preceding:
     def visit(self, c):
         return self.chunks.visit(c, self.k)
 
-    def factor(self, c, j, Phi_c, rows):
-        return self.gram.factor(self.chunks.batch_id(c, j), Phi_c, rows, self.k)
+    def factor(self, c, j, Phi_c, positions):
+        return self.gram.factor(self.chunks.batch_id(c, j), Phi_c, positions, self.k)
+
+    def batch_factors(self, c, batches, Phi_c):
+        """The factors (n_batches_c, K, K) of all batches of chunk c, those in
+        ``batches`` up to date; None when the factors are not kept."""
+        if not self.gram.keep:
+            return None
+        for j in set(batches):
+            self.factor(c, j, Phi_c, self.chunks.batch_positions(c, j))
+        first = self.chunks.first_batch
+        return self.gram.L[first[c]:first[c + 1]]
 
 
 def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
@@ -138,9 +171,12 @@ def _weighted_sum(weights, XB):
     return weights @ XB
 
 
-def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta):
+def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta, positions=None):
     """The step's sums with NumPy operations: for CSR chunks, and the reference
     the compiled step is tested against.
+
+    The batch is ``Xc[rows]``; its kernel values of the finished landmarks are
+    ``Phi_c[positions]`` (``Phi_c[rows]`` when ``positions`` is None).
 
     Returns (sum_i phi_i u_i x_i, f = phi^T M phi, phi^T phi, nearest squared
     distance), with phi relative to the batch's nearest point.
@@ -148,7 +184,7 @@ def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta):
     XB = Xc[rows]
     phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
     if factor.size:
-        Phi_B = Phi_c[rows, :factor.size]
+        Phi_B = Phi_c[rows if positions is None else positions, :factor.size]
         coef = factor.solve(Phi_B.T @ phi)
         u = phi - Phi_B @ coef.astype(phi.dtype)
     else:
@@ -160,26 +196,77 @@ def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta):
 
 class _CompiledStep:
     """The step's sums in one compiled pass (:func:`._gp_kernels.batch_step`) for
-    dense chunks; the NumPy step for CSR chunks. Same returns as :func:`_numpy_step`."""
+    dense chunks; the NumPy step for CSR chunks. Same returns as :func:`_numpy_step`.
+
+    :meth:`steps` runs all the steps of a chunk visit in one compiled call
+    (:func:`._gp_kernels.visit_steps`)."""
 
     def __init__(self, n_features, batch_size):
-        from ._gp_kernels import batch_step  # numba loads on the first fit, not on import
+        # numba loads on the first fit, not on import
+        from ._gp_kernels import SPACE_CODES, batch_step, visit_steps
 
-        self.kernel = batch_step
+        self.kernel, self.visit_kernel, self.space_codes = batch_step, visit_steps, SPACE_CODES
         self.phi = np.empty(batch_size)
         self.m = np.empty(n_features)
         self.no_factor = np.zeros((1, 1))
 
-    def __call__(self, Xc, xsq_c, rows, Phi_c, factor, t, eta):
+    def _work(self, b):
+        if len(self.phi) < b:
+            self.phi = np.empty(b)
+
+    def __call__(self, Xc, xsq_c, rows, Phi_c, factor, t, eta, positions=None):
         if sparse.issparse(Xc):
-            return _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
-        if len(self.phi) < len(rows):
-            self.phi = np.empty(len(rows))
+            return _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta, positions)
+        self._work(len(rows))
         k = factor.size
         L = factor.L if k else self.no_factor
-        f, phi_sq, nearest = self.kernel(Xc, xsq_c, rows, Phi_c, k, L, t.astype(Xc.dtype),
-                                         float(t @ t), float(eta), self.phi, self.m)
+        positions = rows if positions is None else _as_rows(positions)
+        f, phi_sq, nearest = self.kernel(Xc, xsq_c, rows, Phi_c, positions, k, L,
+                                         t.astype(Xc.dtype), float(t @ t), float(eta),
+                                         self.phi, self.m)
         return self.m, f, phi_sq, nearest
+
+    def steps(self, span, c, batches, chunk, t, eta, first, *, s0, tau, max_step, space,
+              visit_length):
+        """Steps on batches ``batches`` (in order) of chunk c, numbered from
+        ``first``, in one compiled call that moves t (float64, in place).
+
+        ``chunk`` is ``span.visit(c)``; ``visit_length`` the number of steps of the
+        whole visit (``batches`` may be part of it). Returns (n_steps, 3): each step's f,
+        phi^T phi and nearest squared distance; or None, having done nothing, where
+        the compiled visit does not apply (CSR chunks, factors not kept).
+        """
+        Xc, xsq_c, Phi_c = chunk
+        if sparse.issparse(Xc):
+            return None
+        Ls = span.batch_factors(c, batches, Phi_c)
+        if Ls is None:
+            return None
+        chunks = span.chunks
+        k = Phi_c.shape[1]
+        positions = chunks.positions(c)
+        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
+        perm = chunks.permutations[c] if ordered is None else positions
+        if ordered is not None:
+            Xc, xsq_c = ordered
+        # The kept table's first k columns are not C-ordered; the kernel reads them
+        # from the whole C-ordered table.
+        table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
+        self._work(int(np.diff(chunks.batch_bounds[c]).max()))
+        sums = np.empty((len(batches), 3))
+        self.visit_kernel(Xc, xsq_c, perm, positions,
+                          chunks.batch_bounds[c], np.asarray(batches, dtype=np.int64),
+                          table, k, Ls, t, float(eta), int(first),
+                          float(s0), float(tau), float(max_step), self.space_codes[space],
+                          ordered is not None, self.phi, self.m, sums)
+        return sums
+
+
+def _as_rows(positions):
+    """Row indices (int64) from a slice or an index array."""
+    if isinstance(positions, slice):
+        return np.arange(positions.start, positions.stop, dtype=np.int64)
+    return np.asarray(positions, dtype=np.int64)
 
 def _batches(n_samples, batch_size):
     """Start offsets of the consecutive batches; the last one takes the remainder."""
@@ -188,16 +275,22 @@ def _batches(n_samples, batch_size):
     bounds[-1] = n_samples
     return bounds
 
-def _kernel_columns(block, landmarks, eta):
+def _kernel_columns(block, landmarks, eta, xsq=None):
     """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
 
     One landmark at a time: a matrix-vector product rounds differently from a
     matrix product, so computing columns singly makes every column the same bits
     however many are computed together (a continued run, a kept or recomputed table).
+    ``xsq``, the block's squared row norms (:func:`_row_norms`, the same bits
+    ``squared_distances`` computes), saves a pass over the block.
     """
+    if xsq is None:
+        xsq = _row_norms(block)
     columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
     for j, t in enumerate(landmarks.astype(block.dtype)):
-        columns[:, j] = _features_of_block(block, t[None, :], eta)[:, 0]
+        d2 = squared_distances(block, t[None, :], X_sq_norms=xsq)
+        d2 *= -1.0 / eta
+        columns[:, j] = np.exp(d2, out=d2)[:, 0]
     return columns
 
 
@@ -223,14 +316,17 @@ class _Chunks:
     """The data's chunks, each with its batches and the kernel values Phi on it.
 
     Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
-    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation, so
-    no permuted copy of the data is made. Phi (kernel values of the finished
-    landmarks) on a chunk is computed when the chunk is visited, for the landmarks
-    finished since its last visit. It is kept for every chunk when the whole table
-    (n_samples x n_landmarks values) fits in ``table_bytes`` and in half the memory
-    available, and otherwise recomputed at each visit for the visited chunk only.
-    With more than one chunk, the next chunk of a planned visit order is read by a
-    background thread while the steps run on the current one.
+    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation.
+    A dense chunk is also kept in the permutation's order (:meth:`in_order`) while
+    a copy of all the data fits :data:`IN_ORDER_BYTES`. Phi (kernel values of the
+    finished landmarks) on a chunk is computed when the chunk is visited, for the
+    landmarks finished since its last visit, and held with its rows in the order of
+    the permutation (batch j's rows of Phi are the slice :meth:`batch_positions`).
+    It is kept for every chunk when the whole table (n_samples x n_landmarks
+    values) fits in ``table_bytes`` and in half the memory available, and otherwise
+    recomputed at each visit for the visited chunk only. With more than one chunk,
+    the next chunk of a planned visit order is read by a background thread while
+    the steps run on the current one.
     """
 
     def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes):
@@ -247,6 +343,12 @@ class _Chunks:
         self.keep = table <= table_bytes and (available is None or table < available / 2)
         self.kept = {}
         self.planned, self.pending, self.reader = [], {}, None
+        self._positions = np.zeros(0, dtype=np.int64)
+        copy = X.shape[0] * X.shape[1] * self.dtype.itemsize
+        # Never for a memory map, Zarr or Dask array: those are read a chunk at a time.
+        self.keep_in_order = (is_in_memory(X) and copy <= IN_ORDER_BYTES
+                              and (available is None or copy < available / 4))
+        self.ordered = {}
 
     @property
     def n_batches(self):
@@ -259,8 +361,21 @@ class _Chunks:
         return int(self.first_batch[c]) + j
 
     def batch_rows(self, c, j):
+        """Batch j's rows of chunk c."""
         bounds = self.batch_bounds[c]
         return self.permutations[c][bounds[j]:bounds[j + 1]]
+
+    def batch_positions(self, c, j):
+        """Batch j's rows of Phi on chunk c (a slice: Phi is in the permutation's order)."""
+        bounds = self.batch_bounds[c]
+        return slice(int(bounds[j]), int(bounds[j + 1]))
+
+    def positions(self, c):
+        """arange(n_c): the rows of Phi on chunk c, for the compiled steps."""
+        n = int(self.bounds[c + 1] - self.bounds[c])
+        if len(self._positions) < n:
+            self._positions = np.arange(n, dtype=np.int64)
+        return self._positions[:n]
 
     def plan(self, order):
         """Announce the chunks the next steps visit ((chunk, batch) per step)."""
@@ -293,9 +408,30 @@ class _Chunks:
         """(rows, their squared norms, Phi with k columns) of chunk c."""
         Xc = self._next_read(c)
         if not self.keep:
-            return Xc, _row_norms(Xc), _kernel_columns(Xc, self.landmarks[:k], self.eta)
+            xsq = _row_norms(Xc)
+            Phi = _kernel_columns(Xc, self.landmarks[:k], self.eta, xsq)[self.permutations[c]]
+            return Xc, xsq, Phi
         xsq, Phi = self._kept_columns(c, k, Xc)
         return Xc, xsq, Phi
+
+    def in_order(self, c, Xc, xsq, visit_length):
+        """(rows, squared norms) of dense chunk c in the order of its permutation
+        for a visit of ``visit_length`` steps, or None where the rule of
+        :data:`IN_ORDER_STEPS_PER_BATCH` says the rows are read where they are."""
+        copy = Xc.shape[0] * Xc.shape[1] * self.dtype.itemsize
+        if (sparse.issparse(Xc) or copy > IN_ORDER_BYTES
+                or visit_length < IN_ORDER_STEPS_PER_BATCH * self.batches_per_chunk[c]):
+            return None
+        if c not in self.ordered:
+            if not self.keep_in_order:
+                self.ordered.clear()
+            perm = self.permutations[c]
+            self.ordered[c] = (np.take(Xc, perm, axis=0), xsq[perm])
+        return self.ordered[c]
+
+    def table(self, c):
+        """The kept kernel table of chunk c, all landmarks' columns (C-ordered)."""
+        return self.kept[c][1]
 
     def _kept_columns(self, c, k, Xc=None):
         """Squared norms and Phi (k columns) kept for chunk c; reads it only if needed."""
@@ -305,7 +441,8 @@ class _Chunks:
                 Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
                 self.kept[c] = [_row_norms(Xc), Phi, 0]
             _, Phi, done = self.kept[c]
-            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta)
+            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta,
+                                             self.kept[c][0])[self.permutations[c]]
             self.kept[c][2] = k
         return self.kept[c][0], self.kept[c][1][:, :k]
 
@@ -342,7 +479,7 @@ class _Chunks:
             Xc, _, Phi = self.visit(c, k)
             column = _kernel_columns(Xc, t, self.eta)[:, 0]
             wide = column.astype(np.float64)
-            total[:k] += Phi.T.astype(np.float64) @ wide
+            total[:k] += Phi.T.astype(np.float64) @ wide[self.permutations[c]]
             total[k] += wide @ wide
             columns.append(column)
         return total, columns
@@ -351,7 +488,7 @@ class _Chunks:
         """Landmark k has moved (already written in ``landmarks``): its kept column."""
         if self.keep:
             for c, column in enumerate(columns):
-                self.kept[c][1][:, k] = column
+                self.kept[c][1][:, k] = column[self.permutations[c]]
 
 class _BatchGrams:
     """Gram matrices Phi_B^T Phi_B (K x K, float64) of the batches over all K
@@ -364,10 +501,10 @@ class _BatchGrams:
                      and chunks.n_batches * n_landmarks**2 * 8 <= cache_bytes)
         self.grams = {}
 
-    def gram(self, c, j, Phi_full, rows):
+    def gram(self, c, j, Phi_full, positions):
         G = self.grams.get((c, j))
         if G is None:
-            Phi_B = Phi_full[rows].astype(np.float64)
+            Phi_B = Phi_full[positions].astype(np.float64)
             G = Phi_B.T @ Phi_B
             if self.keep:
                 self.grams[(c, j)] = G
@@ -377,8 +514,8 @@ class _BatchGrams:
         """Landmark k has moved and its kernel column is ``columns`` (per chunk)."""
         n_landmarks = len(self.chunks.landmarks)
         for (c, j), G in self.grams.items():
-            rows = self.chunks.batch_rows(c, j)
-            Phi_B = self.chunks.visit(c, n_landmarks)[2][rows].astype(np.float64)
+            positions = self.chunks.batch_positions(c, j)
+            Phi_B = self.chunks.visit(c, n_landmarks)[2][positions].astype(np.float64)
             new = Phi_B.T @ Phi_B[:, k]
             G[k, :] = new
             G[:, k] = new
@@ -399,15 +536,20 @@ class _Others:
         self.full = Phi
         return Xc, xsq, np.delete(Phi, self.k, axis=1)
 
-    def factor(self, c, j, Phi_c, rows):
+    def factor(self, c, j, Phi_c, positions):
         factor = self.factors.get((c, j))
         if factor is None:
-            G = self.grams.gram(c, j, self.full, rows)
+            G = self.grams.gram(c, j, self.full, positions)
             G = np.delete(np.delete(G, self.k, axis=0), self.k, axis=1)
-            factor = _CholeskyFactor.of_gram(G, RIDGE * len(rows))
+            factor = _CholeskyFactor.of_gram(G, RIDGE * (positions.stop - positions.start))
             if self.grams.keep:
                 self.factors[(c, j)] = factor
         return factor
+
+    def batch_factors(self, c, batches, Phi_c):
+        """None: the refinement's factors are not held in one array, so its steps
+        run one at a time."""
+        return None
 
 
 def _conditional_objective(gram, k, column, n_samples):

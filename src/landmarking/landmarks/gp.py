@@ -40,12 +40,17 @@ Speed
   seeded random order and, in a chunk, its batches (slices of a seeded permutation
   of the chunk's rows) in a random order. No permuted copy of the data is made; a
   batch is a list of row indices into the chunk in memory.
-- A step on a dense chunk is one compiled call (:mod:`._gp_kernels`, numba): the
-  batch's rows are read in place, once for the distances and kernel values and once
-  more (from cache) for the weighted sum; the k x k solve runs inside the same call.
-  The fit then runs within a few times the memory-bandwidth limit of reading the batch (see
-  ``docs/results.md``). CSR chunks take the NumPy step (``_gp_batches._numpy_step``), which
-  is also the reference the compiled step is tested against.
+- The steps of a landmark on a dense chunk run in one compiled call per chunk visit
+  (:mod:`._gp_kernels`, numba; no Python between steps): each step reads the batch
+  once for the distances and kernel values and once more (from cache) for the
+  weighted sum, solves against the k finished landmarks and moves t, all in the
+  same call. A long visit reads a copy of the chunk in the order of its
+  permutation (``_gp_batches.IN_ORDER_STEPS_PER_BATCH``, ``IN_ORDER_BYTES``), so a
+  batch is consecutive rows, as is its slice of the kernel table. A step then
+  costs 1.4-1.6 times one read of the batch from memory on MNIST (see
+  ``docs/results.md``). CSR chunks take the NumPy step
+  (``_gp_batches._numpy_step``), which is also the reference the compiled steps are
+  tested against.
 - Kernel values of finished landmarks on a chunk (Phi) are computed once per
   landmark and kept while the table fits in ``KERNEL_TABLE_BYTES`` (else recomputed
   at each visit); a step reads only its batch's rows of Phi.
@@ -202,34 +207,62 @@ def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=
     each batch's factor; ``order`` lists (chunk, batch) per step; the steps on one
     chunk are consecutive, so each visit reads the chunk once. Step s uses the
     fraction a_s with s counted from ``first_step``. With ``auto``, the run stops
-    early by the rule of :class:`_Convergence`.
+    early by the rule of :class:`_Convergence`. A compiled step runs a visit's
+    steps in one call (up to the rule's next check), else they run one at a time.
     """
     max_step = MAX_STEP_WIDTHS * np.sqrt(eta)
     t = np.asarray(t, dtype=np.float64).copy()
     rule = _Convergence(len(order)) if auto else None
+    fused = getattr(step, "steps", None)
     s = 0
     for c, visit in groupby(order, key=lambda step: step[0]):
-        Xc, xsq_c, Phi_c = span.visit(c)
-        for _, j in visit:
-            s += 1
-            rows = span.chunks.batch_rows(c, j)
-            factor = span.factor(c, j, Phi_c, rows)
-            weighted, f, phi_sq, nearest_d2 = step(Xc, xsq_c, rows, Phi_c, factor, t, eta)
-            if f > 1e-10 * phi_sq:
-                move = step_size(first_step + s - 1, s0, tau) * (weighted / f - t)
-                length = np.linalg.norm(move)
-                limit = max_step + np.sqrt(nearest_d2)
-                if length > limit:
-                    move *= limit / length
-                t = t + move
-                if space != "euclidean":
-                    t = project(t, space)
-            if step_bar is not None and s % 100 == 0:
-                step_bar.update(100)
-            if rule is not None and rule.converged(s, max(f, 0.0), nearest_d2, eta,
-                                                   len(rows)):
-                return t, s
+        chunk = span.visit(c)
+        batches = [j for _, j in visit]
+        visit_length = len(batches)
+        while batches:
+            n = len(batches) if rule is None else min(len(batches),
+                                                      AUTO_WINDOW - s % AUTO_WINDOW)
+            now, batches = batches[:n], batches[n:]
+            sums = None if fused is None else fused(
+                span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
+                max_step=max_step, space=space, visit_length=visit_length)
+            if sums is None:
+                t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
+                                               s0=s0, tau=tau, space=space, step=step,
+                                               max_step=max_step)
+            for (f, _, nearest_d2), j in zip(sums, now, strict=True):
+                s += 1
+                if step_bar is not None and s % 100 == 0:
+                    step_bar.update(100)
+                if rule is not None and rule.converged(
+                        s, max(f, 0.0), nearest_d2, eta, len(span.chunks.batch_rows(c, j))):
+                    return t, s
     return t, s
+
+
+def _steps_one_at_a_time(t, span, c, batches, chunk, eta, first, *, s0, tau, space, step,
+                         max_step):
+    """The steps on ``batches`` of chunk c, one call of ``step`` each; returns the
+    moved t and each step's (f, phi^T phi, nearest squared distance)."""
+    Xc, xsq_c, Phi_c = chunk
+    sums = []
+    for q, j in enumerate(batches):
+        rows = span.chunks.batch_rows(c, j)
+        positions = span.chunks.batch_positions(c, j)
+        factor = span.factor(c, j, Phi_c, positions)
+        weighted, f, phi_sq, nearest_d2 = step(Xc, xsq_c, rows, Phi_c, factor, t, eta,
+                                               positions=positions)
+        if f > 1e-10 * phi_sq:
+            move = step_size(first + q, s0, tau) * (weighted / f - t)
+            length = np.linalg.norm(move)
+            limit = max_step + np.sqrt(nearest_d2)
+            if length > limit:
+                move *= limit / length
+            t = t + move
+            if space != "euclidean":
+                t = project(t, space)
+        sums.append((f, phi_sq, nearest_d2))
+    return t, sums
 
 
 def _initial_point(k, init, mean, std, rng, space):
@@ -287,7 +320,8 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
     already be validated (finite, 2-D, feasible for ``space``). It may be a NumPy
     array, a CSR matrix, a memory map, a Zarr array or a Dask array: X is read one
-    chunk at a time and never copied whole.
+    chunk at a time and never copied whole, except an in-memory array while the
+    copy is small (see Notes).
 
     Parameters
     ----------
@@ -340,7 +374,10 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     Memory: one chunk of X (rows x n_features) at a time, plus the kernel table
     Phi, n_samples x n_landmarks values of X's dtype, when it fits in
     ``KERNEL_TABLE_BYTES`` (else only the visited chunk's Phi, recomputed at each
-    visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``).
+    visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``),
+    plus copies of dense chunks in the batches' order (``_gp_batches.IN_ORDER_BYTES``):
+    of all chunks while they fit in 2 GiB and a quarter of the memory available, for
+    data in memory; else of one chunk (never for chunks over 2 GiB).
     The objectives are computed after the last landmark, in one more pass.
     """
     n_samples, n_features = X.shape
