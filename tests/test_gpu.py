@@ -136,7 +136,7 @@ def test_inverse_factors_on_the_device_invert_the_numpy_factors():
         _, _, Phi_c = layout.visit(c, len(landmarks))
         for j in range(layout.batches_per_chunk[c]):
             g = layout.batch_id(c, j)
-            L = numpy_factors.factor(g, Phi_c, layout.batch_rows(c, j), len(landmarks)).L
+            L = numpy_factors.factor(g, Phi_c, layout.batch_positions(c, j), len(landmarks)).L
             np.testing.assert_allclose(fit.L_inv[g].numpy() @ L, np.eye(len(landmarks)),
                                        atol=1e-8)
             assert L[-1, -1] >= np.sqrt(RIDGE * layout.batch_sizes()[g])
