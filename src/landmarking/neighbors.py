@@ -13,8 +13,11 @@ index), with a point never counted as its own neighbour.
 :class:`NeighborIndex` keeps a fitted search structure (the float32 copy and
 norms for the exact search, the prepared NN-descent index for the approximate
 one), so that many small queries against the same reference set cost no
-rebuild.
+rebuild; :class:`LazyNeighborIndex` is the slot in which a fitted estimator keeps
+one, built on its first ``transform``.
 """
+
+import threading
 
 import numpy as np
 from scipy import sparse
@@ -25,7 +28,7 @@ from sklearn.utils import check_random_state, gen_batches
 from ._validation import check_choice, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
-           "NeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
+           "NeighborIndex", "LazyNeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
            "APPROXIMATE_MAX_NEIGHBORS"]
 
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
@@ -199,6 +202,90 @@ class NeighborIndex:
             return self.index_.kneighbors(query, n_neighbors)
         indices, distances = self.index_.query(query, k=n_neighbors)
         return distances, indices
+
+
+class LazyNeighborIndex:
+    """A :class:`NeighborIndex` that a fitted estimator keeps between queries.
+
+    The index is built on the first :meth:`get`, not before (a model that is
+    never queried pays nothing), and reused while the reference array (the same
+    object) and the index parameters stay the same; another array or other
+    parameters rebuild it. Threads may call :meth:`get` at once: a lock lets
+    one of them build while the others wait for that index, so it is built once.
+
+    A copy, a pickle or a deep copy starts empty and rebuilds the index on its
+    first use: the index is a cache that the fitted arrays determine, and
+    :func:`landmarking.save` leaves it out of model files. For the same reason
+    any two compare equal.
+
+    Examples
+    --------
+    >>> kept = LazyNeighborIndex()
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> kept.get(X).query(np.array([[2.9]]), 1)[1]
+    array([[2]])
+    >>> kept.get(X) is kept.get(X)
+    True
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._reference = None
+        self._params = None
+        self._index = None
+
+    def get(self, reference, **params):
+        """The index on ``reference``, built on first use.
+
+        Parameters
+        ----------
+        reference : ndarray or CSR matrix of shape (n_reference, n_features)
+            Indexed in float64 (a float64 copy when it is not), the precision in
+            which :func:`query_neighbors` has always searched.
+        **params
+            Parameters of :class:`NeighborIndex` (default: the exact search).
+
+        Returns
+        -------
+        NeighborIndex
+            Fitted; shared by every caller until the reference or the parameters
+            change.
+        """
+        with self._lock:
+            if (self._index is None or self._reference is not reference
+                    or self._params != params):
+                self._index = None  # never keep a stale index if the build fails
+                self._index = NeighborIndex(**params).fit(_as_float64(reference))
+                self._reference, self._params = reference, params
+            return self._index
+
+    @property
+    def built(self):
+        """Whether an index is held now."""
+        return self._index is not None
+
+    def __getstate__(self):
+        return {}
+
+    # Any two slots are interchangeable (each holds, or will build, the index the
+    # fitted arrays determine), so an estimator compares equal to its loaded copy.
+    def __eq__(self, other):
+        return isinstance(other, LazyNeighborIndex)
+
+    def __hash__(self):
+        return hash(LazyNeighborIndex)
+
+    def __setstate__(self, state):
+        self.__init__()
+
+    def __repr__(self):
+        return f"LazyNeighborIndex({'built' if self.built else 'empty'})"
+
+
+def _as_float64(X):
+    if sparse.issparse(X):
+        return X.astype(np.float64, copy=False)
+    return np.asarray(X, dtype=np.float64)
 
 
 # --------------------------------------------------------------------------- blocked exact

@@ -48,7 +48,9 @@ parameter: the fitted ``name_`` attributes and the private ones its methods read
 that none of the kinds above can hold (a callable, a foreign object such as an
 approximate-neighbour index) is refused when saving, with the attribute's name;
 nothing is silently dropped. A class may list attributes that its methods rebuild
-when absent in ``_persistence_transient``; those are left out. A fitted
+when absent in ``_persistence_transient``; those are left out, and a class that
+has a ``_restore_transient()`` method gets it called after loading, to start its
+caches empty (e.g. the kept neighbour index of ``LaplacianEigenmaps``). A fitted
 scikit-learn ``NearestNeighbors`` is stored as its parameters and training data
 and refitted on load (its tree is a compiled object).
 
@@ -381,6 +383,8 @@ class _Reader:
             return est.fit(self.value(node["refit"], f"{where}.refit"))
         for key, value in node.get("state", {}).items():
             setattr(est, key, self.value(value, f"{where}.{key}"))
+        if node.get("state") and hasattr(est, "_restore_transient"):
+            est._restore_transient()  # empty caches in place of those left out
         return est
 
     # Kind -> decoder; only these kinds are read (a file cannot pick another method).

@@ -26,7 +26,7 @@ from .._blocks import check_rows, map_row_blocks, to_memory, working_dtype
 from .._memory import check_memory
 from .._parallel import check_n_jobs, thread_limits
 from .._validation import check_choice, check_positive_float, check_positive_int
-from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
+from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex, nearest_neighbors
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
@@ -159,15 +159,18 @@ def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
     return deterministic_signs(embedding), 1.0 - mu[1:]
 
 
-def _out_of_sample_block(block, X_fit, embedding, eigenvalues, n_neighbors, bandwidth):
+def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbors,
+                         bandwidth):
     """The Nystroem map of one block of new rows (a row equal to a fitted one
-    gets that row's embedding, which the map itself only approximates)."""
+    gets that row's embedding, which the map itself only approximates); ``index``
+    is the exact neighbour index on X_fit."""
     from .nystrom import nystrom_out_of_sample
 
     dense = block.toarray() if sparse.issparse(block) else block
-    Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth)
+    Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth,
+                              index=index)
     # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
-    _, idx = query_neighbors(X_fit, block, 1)
+    _, idx = index.query(block, 1)
     nearest = X_fit[idx[:, 0]]
     nearest = nearest.toarray() if sparse.issparse(nearest) else nearest
     same = np.all(nearest == dense, axis=1)
@@ -230,6 +233,12 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     Notes
     -----
+    ``transform`` searches the fitted points with an exact neighbour index that
+    the model builds on its first call and keeps (a float64 and a float32 copy
+    of the fitted points and their norms), so that many small calls cost no
+    rebuild; it is never saved (:func:`landmarking.save`, pickles) and is
+    rebuilt on the first call after loading.
+
     X may be a NumPy array, a scipy CSR matrix (neighbours from scikit-learn or
     pynndescent, which take CSR), or a memory map, Zarr or Dask array (loaded
     after a memory check: the exact method needs every row). float32 input gives
@@ -295,6 +304,8 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self._fit(X, affinity)
         self.embedding_ = self.embedding_.astype(X.dtype, copy=False)
         self._X_fit = X
+        # Filled by the first transform (building it here would slow every fit).
+        self._neighbor_index = LazyNeighborIndex()
         self._n_features_out = self.n_components
         return self
 
@@ -354,7 +365,9 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         w over its ``n_neighbors`` nearest fitted points
         (:func:`~landmarking.embedding.lll.nystrom_out_of_sample`); a row equal to a
         fitted point gets that point's embedding. Cost: one k-NN query of the
-        new rows against the fitted ones, block by block.
+        new rows against the fitted ones, block by block, in an exact index of
+        the fitted points built on the first call and kept (so 1,000 calls of
+        one row cost about what one call of 1,000 rows does).
 
         Parameters
         ----------
@@ -373,11 +386,21 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 "affinity= to use transform."
             )
         X = check_rows(X, estimator=self, reset=False)
+        # A loaded model has no slot (it is not saved); setdefault is atomic, so
+        # threads calling at once share one.
+        kept = self.__dict__.setdefault("_neighbor_index", LazyNeighborIndex())
+        index = kept.get(self._X_fit, method="exact")
         embedding = self.embedding_.astype(np.float64, copy=False)
-        Y = map_row_blocks(_out_of_sample_block, X, self._X_fit, embedding,
+        Y = map_row_blocks(_out_of_sample_block, X, self._X_fit, index, embedding,
                            self.eigenvalues_, self.n_neighbors, self.bandwidth_,
                            n_out=self.n_components, dtype=np.float64)
         return Y.astype(working_dtype(X), copy=False)
+
+    # The kept neighbour index is rebuilt by transform; model files leave it out.
+    _persistence_transient = ("_neighbor_index",)
+
+    def _restore_transient(self):
+        self._neighbor_index = LazyNeighborIndex()
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "embedding_")

@@ -33,7 +33,7 @@ from .._validation import (
     check_positive_int,
 )
 from ..kernels import row_chunks
-from ..neighbors import nearest_neighbors, query_neighbors
+from ..neighbors import LazyNeighborIndex, nearest_neighbors, query_neighbors
 from ._sculpting_core import Relations, neighbor_distance_error, sculpt
 
 __all__ = ["ManifoldSculpting", "estimate_intrinsic_dimension", "SculptingWarning"]
@@ -530,6 +530,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._X_fit = X
         self._Y_fit = T
         self._custom_neighbors = neighbors is not None
+        self._neighbor_index = LazyNeighborIndex()  # built by the first transform
         _warn_if_poor(self.error_, best, min_iter, self.distance_error_, self.preprocess)
         return self
 
@@ -627,12 +628,13 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         distances and angles to them. A row equal to a fitted point gets that
         point's coordinates. Nothing of the fitted model changes.
 
-        Cost: a neighbour query of the m new rows against the n fitted ones,
-        the relationships of all n + m points (O((n + m) k^2 D) once), then
-        passes of O((n + m) k) until the error has not improved for
-        ``patience`` passes (at most ``max_iter_``). For a one-off batch that is
-        about one restoring phase of a fit; :meth:`add_samples` goes on to let
-        every point settle.
+        Cost: a neighbour query of the m new rows against the n fitted ones
+        (in an exact index of the fitted points, built on the first call and
+        kept until :meth:`add_samples` changes them), the relationships of all
+        n + m points (O((n + m) k^2 D) once), then passes of O((n + m) k)
+        until the error has not improved for ``patience`` passes (at most
+        ``max_iter_``). For a one-off batch that is about one restoring phase of
+        a fit; :meth:`add_samples` goes on to let every point settle.
 
         Parameters
         ----------
@@ -659,8 +661,10 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         k = min(self.neighbors_.shape[1], n_old)
         rng = check_random_state(self.random_state)
         with thread_limits(self.n_jobs):
-            dist, idx = query_neighbors(X_old, X_new, k, metric=self.metric,
-                                        n_jobs=self.n_jobs)
+            # A loaded model has no slot (it is not saved); setdefault is atomic.
+            kept = self.__dict__.setdefault("_neighbor_index", LazyNeighborIndex())
+            index = kept.get(X_old, method="exact", metric=self.metric, n_jobs=self.n_jobs)
+            dist, idx = index.query(X_new, k)
             w = _barycentric_weights(X_new, X_old[idx])
             Y_new = np.einsum("nk,nkt->nt", w, Y_old[idx])
             # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
@@ -685,6 +689,12 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                     expand=False, w_adj=w_adj, eta=_restoring_step(T, rel, new_rows),
                     rng=rng, verbose=self.verbose, desc="placing new points")
         return T[n_old:].astype(out_dtype, copy=False)
+
+    # The kept neighbour index is rebuilt by transform; model files leave it out.
+    _persistence_transient = ("_neighbor_index",)
+
+    def _restore_transient(self):
+        self._neighbor_index = LazyNeighborIndex()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
