@@ -17,7 +17,11 @@ rebuild; :class:`LazyNeighborIndex` is the slot in which a fitted estimator keep
 one, built on its first ``transform``.
 """
 
+from __future__ import annotations
+
 import threading
+from collections.abc import Callable
+from typing import Any, Literal, Self
 
 import numpy as np
 from scipy import sparse
@@ -25,6 +29,7 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state, gen_batches
 
+from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from ._validation import check_choice, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
@@ -32,6 +37,12 @@ __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
            "APPROXIMATE_MAX_NEIGHBORS"]
 
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
+#: The ``method`` of a neighbour search, for type checkers.
+NeighborMethod = Literal["auto", "exact", "approximate"]
+#: A metric name, or a function of two rows.
+Metric = str | Callable[..., float]
+#: ``(distances, indices)``, each of shape (n_query, n_neighbors).
+Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 
 #: ``method="auto"`` switches to NN-descent from this many reference points on,
 #: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
@@ -64,8 +75,9 @@ def _resolve_method(method, n_reference, metric, X, n_neighbors):
     return method
 
 
-def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
-                      random_state=None, n_jobs=None):
+def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod = "exact",
+                      metric: Metric = "euclidean", random_state: RandomStateLike = None,
+                      n_jobs: int | None = None) -> Neighbors:
     """The ``n_neighbors`` nearest neighbours of every row of X, self excluded.
 
     Parameters
@@ -113,8 +125,10 @@ def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
     return _drop_self(indices, distances, n_neighbors)
 
 
-def query_neighbors(reference, query, n_neighbors, *, method="exact",
-                    metric="euclidean", random_state=None, n_jobs=None):
+def query_neighbors(reference: MatrixLike | NeighborIndex, query: MatrixLike,
+                    n_neighbors: int, *, method: NeighborMethod = "exact",
+                    metric: Metric = "euclidean", random_state: RandomStateLike = None,
+                    n_jobs: int | None = None) -> Neighbors:
     """The ``n_neighbors`` nearest rows of ``reference`` for each row of ``query``.
 
     Unlike :func:`nearest_neighbors` the query points are not part of the
@@ -157,15 +171,16 @@ class NeighborIndex:
     array([[2, 1]])
     """
 
-    def __init__(self, method="exact", metric="euclidean", random_state=None,
-                 n_jobs=None, n_neighbors=10):
+    def __init__(self, method: NeighborMethod = "exact", metric: Metric = "euclidean",
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 n_neighbors: int = 10) -> None:
         self.method = method
         self.metric = metric
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.n_neighbors = n_neighbors
 
-    def fit(self, reference):
+    def fit(self, reference: MatrixLike) -> Self:
         """Build the search structure on ``reference`` (n_reference, n_features)."""
         self.method_ = _resolve_method(self.method, reference.shape[0], self.metric,
                                        reference, self.n_neighbors)
@@ -186,7 +201,7 @@ class NeighborIndex:
             self.index_.prepare()
         return self
 
-    def query(self, query, n_neighbors):
+    def query(self, query: MatrixLike, n_neighbors: int) -> Neighbors:
         """Distances and indices of the ``n_neighbors`` nearest reference rows."""
         n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
         if n_neighbors > self.n_reference_:
@@ -228,13 +243,13 @@ class LazyNeighborIndex:
     True
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reference = None
         self._params = None
         self._index = None
 
-    def get(self, reference, **params):
+    def get(self, reference: MatrixLike, **params: Any) -> NeighborIndex:
         """The index on ``reference``, built on first use.
 
         Parameters
@@ -260,7 +275,7 @@ class LazyNeighborIndex:
             return self._index
 
     @property
-    def built(self):
+    def built(self) -> bool:
         """Whether an index is held now."""
         return self._index is not None
 
@@ -290,7 +305,10 @@ def _as_float64(X):
 
 # --------------------------------------------------------------------------- blocked exact
 
-def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, _prepared=None):
+def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
+              n_candidates: int | None = None,
+              _prepared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+              ) -> Neighbors:
     """Exact Euclidean k nearest neighbours by blocked float32 matrix products.
 
     Each block of query rows gets its squared distances to every row of X
@@ -366,7 +384,9 @@ def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, _prepared=None):
     return distances, indices
 
 
-def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
+def knn_block(Qb: NDArray[np.float64], X64: NDArray[np.float64], X32: NDArray[np.float32],
+              sq32: NDArray[np.float32], k: int, n_candidates: int,
+              self_offset: int | None = None) -> Neighbors:
     """Exact neighbours of one block of query rows (the per-block work of
     :func:`exact_knn`, a plain function of arrays so that it can run per block
     anywhere, e.g. under ``dask.array.map_blocks``).

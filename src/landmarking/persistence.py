@@ -89,6 +89,7 @@ from sklearn.manifold import LocallyLinearEmbedding, SpectralEmbedding
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
+from ._typing import StrPath
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
@@ -401,7 +402,7 @@ def _major(version):
     return int(match.group(1)) if match else None
 
 
-def save(estimator, path):
+def save(estimator: BaseEstimator, path: StrPath) -> None:
     """Save a fitted estimator to a model file that holds no pickles.
 
     Parameters
@@ -496,7 +497,7 @@ def _write_atomic(path, members):
         raise
 
 
-def load(path):
+def load(path: StrPath) -> BaseEstimator:
     """Load an estimator saved by :func:`save`.
 
     Nothing in the file is unpickled or imported: the class is looked up by name

@@ -11,9 +11,12 @@ The plain function :func:`spectral_embedding` does the numerical work;
 :class:`LaplacianEigenmaps` is the scikit-learn estimator around it.
 """
 
+from __future__ import annotations
+
 import time
 import warnings
 from numbers import Real
+from typing import Any, Literal, Self
 
 import numpy as np
 from scipy import linalg, sparse
@@ -25,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._blocks import check_rows, map_row_blocks, to_memory, working_dtype
 from .._memory import check_memory
 from .._parallel import check_n_jobs, thread_limits
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex, nearest_neighbors
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
@@ -38,7 +42,7 @@ EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg")
 DENSE_LIMIT = 2500
 
 
-def deterministic_signs(X):
+def deterministic_signs(X: ArrayLike) -> NDArray[np.float64]:
     """Flip each column of X so that its entry of largest magnitude is positive.
 
     Eigenvectors are defined up to sign; this fixes one, so that repeated fits
@@ -54,7 +58,7 @@ def deterministic_signs(X):
     return X
 
 
-def resolve_bandwidth(bandwidth, distances):
+def resolve_bandwidth(bandwidth: float | Literal["auto"], distances: ArrayLike) -> float:
     """The Gaussian width: a float as given, or ``"auto"``: the median k-NN distance."""
     if isinstance(bandwidth, str):
         check_choice(bandwidth, "bandwidth", ("auto",))
@@ -68,8 +72,11 @@ def resolve_bandwidth(bandwidth, distances):
     return check_positive_float(bandwidth, "bandwidth")
 
 
-def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
-                       max_iter=None, random_state=None):
+def spectral_embedding(W: SparseMatrix, n_components: int, *,
+                       eigen_solver: Literal["auto", "dense", "arpack", "lobpcg"] = "auto",
+                       tol: float | None = None, max_iter: int | None = None,
+                       random_state: RandomStateLike = None,
+                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Trailing generalised eigenvectors of L x = lambda D x for the affinity W.
 
     Parameters
@@ -254,9 +261,15 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     (500, 2)
     """
 
-    def __init__(self, *, n_components=2, n_neighbors=10, bandwidth="auto",
-                 symmetrize="union", neighbors_method="auto", eigen_solver="auto",
-                 tol=None, max_iter=None, n_jobs=None, random_state=None, verbose=False):
+    def __init__(self, *, n_components: int = 2, n_neighbors: int = 10,
+                 bandwidth: float | Literal["auto"] = "auto",
+                 symmetrize: Literal["union", "mean"] = "union",
+                 neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
+                 eigen_solver: Literal["auto", "dense", "arpack", "lobpcg",
+                                       "lll-refine"] = "auto",
+                 tol: float | None = None, max_iter: int | None = None,
+                 n_jobs: int | None = None, random_state: RandomStateLike = None,
+                 verbose: bool = False) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
@@ -281,7 +294,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if self.tol is not None and not (isinstance(self.tol, Real) and self.tol >= 0):
             raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}.")
 
-    def fit(self, X, y=None, affinity=None):
+    def fit(self, X: MatrixLike, y: Any = None, affinity: SparseMatrix | None = None) -> Self:
         """Embed X (or the graph ``affinity`` on its rows).
 
         Parameters
@@ -353,11 +366,12 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             print("LaplacianEigenmaps: " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in timings.items()))
 
-    def fit_transform(self, X, y=None, affinity=None):
+    def fit_transform(self, X: MatrixLike, y: Any = None,
+                      affinity: SparseMatrix | None = None) -> np.ndarray:
         """Fit and return ``embedding_``."""
         return self.fit(X, y, affinity=affinity).embedding_
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Map new points with the Nystroem formula of the fitted eigenproblem.
 
         From D^-1 W x = (1 - lambda) x, a point y goes to

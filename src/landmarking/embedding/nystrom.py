@@ -4,17 +4,22 @@ Used by ``LocallyLinearLandmarks(method="le-nystrom")`` (the LLL paper's
 LE(Nys.) baseline) and by :meth:`LaplacianEigenmaps.transform`.
 """
 
+from __future__ import annotations
+
 import numpy as np
 from scipy import sparse
 
 from .._blocks import check_rows, map_row_blocks, working_dtype
+from .._typing import ArrayLike, MatrixLike
 from ..neighbors import NeighborIndex
 
 __all__ = ["nystrom_out_of_sample"]
 
 
-def nystrom_out_of_sample(Y_new, landmarks, landmark_embedding, eigenvalues,
-                          n_neighbors, bandwidth, *, index=None):
+def nystrom_out_of_sample(Y_new: MatrixLike, landmarks: MatrixLike,
+                          landmark_embedding: ArrayLike, eigenvalues: ArrayLike,
+                          n_neighbors: int, bandwidth: float, *,
+                          index: NeighborIndex | None = None) -> np.ndarray:
     """The Nystroem formula for Laplacian eigenmaps on landmarks (LE(Nys.)).
 
     From D~^-1 W~ x~ = (1 - lambda) x~ on the landmarks, a point y goes to
