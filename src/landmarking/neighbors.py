@@ -255,8 +255,8 @@ class LazyNeighborIndex:
         Parameters
         ----------
         reference : ndarray or CSR matrix of shape (n_reference, n_features)
-            Indexed in float64 (a float64 copy when it is not), the precision in
-            which :func:`query_neighbors` has always searched.
+            Indexed in float64 (a float64 copy when it is not), the precision of
+            the callers' queries.
         **params
             Parameters of :class:`NeighborIndex` (default: the exact search).
 

@@ -380,8 +380,8 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         (:func:`~landmarking.embedding.lll.nystrom_out_of_sample`); a row equal to a
         fitted point gets that point's embedding. Cost: one k-NN query of the
         new rows against the fitted ones, block by block, in an exact index of
-        the fitted points built on the first call and kept (so 1,000 calls of
-        one row cost about what one call of 1,000 rows does).
+        the fitted points built on the first call and kept, so that many small
+        calls do not rebuild it (``benchmarks/transform_calls.py``).
 
         Parameters
         ----------
