@@ -25,6 +25,9 @@ the kernels are warm. Prints a table with the load average and writes
 
     python benchmarks/transform_calls.py                 # 20,000 digits, 1,000 calls
     python benchmarks/transform_calls.py --n 5000 --calls 200 --synthetic
+
+``--model FILE`` keeps the fitted model (``landmarking.save``): the first run fits
+and saves it, later runs load it and time only the transforms.
 """
 
 import argparse
@@ -35,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from landmarking import load, save
 from landmarking.embedding.laplacian import LaplacianEigenmaps
 from landmarking.neighbors import LazyNeighborIndex, query_neighbors
 
@@ -49,11 +53,12 @@ def parse_args():
     p.add_argument("--n-neighbors", type=int, default=10)
     p.add_argument("--synthetic", action="store_true",
                    help="a noisy Swiss roll in 784 dimensions instead of MNIST")
+    p.add_argument("--model", help="a model file: loaded when it exists, else written")
     p.add_argument("--out", default="benchmarks/output")
     return p.parse_args()
 
 
-def load(args):
+def load_data(args):
     if args.synthetic:
         from sklearn.datasets import make_swiss_roll
 
@@ -95,14 +100,23 @@ def one_by_one(place, X):
 def main():
     args = parse_args()
     slow = args.slow_calls or args.calls
-    X, new, name = load(args)
+    X, new, name = load_data(args)
     print(f"load average before: {os.getloadavg()}; threads: numba "
           f"{os.environ.get('NUMBA_NUM_THREADS', 'default')}, BLAS "
           f"{os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
     t = time.perf_counter()
-    le = LaplacianEigenmaps(n_neighbors=args.n_neighbors, random_state=0).fit(X)
+    if args.model and Path(args.model).exists():
+        le = load(args.model)
+        if le.n_features_in_ != X.shape[1] or le._X_fit.shape[0] != X.shape[0]:
+            raise SystemExit(f"{args.model} was fitted on other data; remove it")
+        how = "loaded"
+    else:
+        le = LaplacianEigenmaps(n_neighbors=args.n_neighbors, random_state=0).fit(X)
+        how = "fitted"
+        if args.model:
+            save(le, args.model)
     fit_seconds = time.perf_counter() - t
-    print(f"{name}: fitted {X.shape[0]} x {X.shape[1]} ({X.dtype}) in {fit_seconds:.1f} s; "
+    print(f"{name}: {how} {X.shape[0]} x {X.shape[1]} ({X.dtype}) in {fit_seconds:.1f} s; "
           f"placing {len(new)} points", flush=True)
 
     t = time.perf_counter()
