@@ -211,3 +211,148 @@ def test_out_of_core_input_matches_numpy(kind, tmp_path):
     np.testing.assert_allclose(other.embedding_, reference.embedding_, rtol=0, atol=1e-12)
     mapped = np.asarray(other.transform(held_new))  # a lazy array for Dask input
     np.testing.assert_allclose(mapped, reference.transform(new), rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the kept neighbour index
+
+
+def _transform_rebuilding(le, X):
+    """transform as it was before the kept index: a fresh exact search per call
+    (query_neighbors), the Nystroem weights, then fitted rows put back."""
+    from landmarking.neighbors import query_neighbors
+
+    X_fit = le._X_fit
+    emb = le.embedding_.astype(np.float64)
+    dense = X.toarray() if sparse.issparse(X) else X  # the Nystroem query was dense
+    dist, idx = query_neighbors(X_fit.astype(np.float64), dense.astype(np.float64),
+                                le.n_neighbors)
+    d2 = dist ** 2
+    w = np.exp(-(d2 - d2[:, :1]) / (2.0 * le.bandwidth_ ** 2))
+    w /= w.sum(axis=1, keepdims=True)
+    Y = np.einsum("nk,nkd->nd", w, emb[idx]) / (1.0 - le.eigenvalues_)[None, :]
+    _, near = query_neighbors(X_fit, X, 1)
+    nearest = X_fit[near[:, 0]]
+    if sparse.issparse(X):
+        nearest, X = nearest.toarray(), X.toarray()
+    same = np.all(nearest == X, axis=1)
+    Y[same] = emb[near[same, 0]]
+    return Y.astype(X.dtype)
+
+
+def _count_index_builds(monkeypatch):
+    from landmarking import neighbors
+
+    built = []
+    fit = neighbors.NeighborIndex.fit
+
+    def counting(self, reference):
+        built.append(reference.shape)
+        return fit(self, reference)
+
+    monkeypatch.setattr(neighbors.NeighborIndex, "fit", counting)
+    return built
+
+
+@pytest.mark.parametrize("method", ["exact", "approximate"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kept_index_gives_the_transform_of_a_rebuilt_one(monkeypatch, method, dtype):
+    if method == "approximate":
+        # An exact graph in NN-descent's place (the real one compiles for a minute);
+        # transform searches exactly whatever the fit's method was.
+        from landmarking import neighbors
+
+        def graph(X, n_neighbors, metric, random_state):
+            class Graph:
+                d2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+                order = np.argsort(d2, axis=1, kind="stable")[:, :n_neighbors]
+                neighbor_graph = (order, np.sqrt(np.take_along_axis(d2, order, axis=1)))
+            return Graph
+
+        monkeypatch.setattr(neighbors, "_nndescent_index", graph)
+    X = _roll(400, seed=21).astype(dtype)
+    new = (X[:60] + np.random.default_rng(21).normal(scale=0.05, size=(60, 3))).astype(dtype)
+    new[::10] = X[100:106]  # rows equal to fitted ones take their embedding
+    built = _count_index_builds(monkeypatch)
+    le = LaplacianEigenmaps(n_neighbors=8, neighbors_method=method, random_state=0).fit(X)
+    assert built == []  # not in fit
+    want = _transform_rebuilding(le, new)
+    built.clear()  # the reference built its own
+    np.testing.assert_array_equal(le.transform(new), want)
+    one_by_one = np.vstack([le.transform(row[None]) for row in new])
+    np.testing.assert_array_equal(one_by_one, want)
+    np.testing.assert_array_equal(le.transform(new), want)
+    assert built == [X.shape]  # once, for all 62 calls
+    assert le.transform(new).dtype == dtype
+
+
+def test_kept_index_on_sparse_input_matches_a_rebuilt_one(monkeypatch):
+    X = sparse.random(300, 40, density=0.2, format="csr", random_state=22)
+    new = sparse.vstack([sparse.random(20, 40, density=0.2, format="csr", random_state=23),
+                         X[:3]]).tocsr()
+    built = _count_index_builds(monkeypatch)
+    le = LaplacianEigenmaps(n_neighbors=8, random_state=0).fit(X)
+    want = _transform_rebuilding(le, new)
+    built.clear()  # the reference built its own
+    for _ in range(3):
+        np.testing.assert_array_equal(le.transform(new), want)
+    assert len(built) == 1
+    np.testing.assert_array_equal(want[-3:], le.embedding_[:3])
+
+
+def test_kept_index_is_shared_by_threads_and_rebuilt_by_a_refit(monkeypatch):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    X = _roll(400, seed=24)
+    pieces = [X[i::8] + 0.01 for i in range(8)]
+    serial = LaplacianEigenmaps(n_neighbors=8, random_state=0).fit(X)
+    want = [serial.transform(p) for p in pieces]
+    built = _count_index_builds(monkeypatch)
+    le = LaplacianEigenmaps(n_neighbors=8, random_state=0).fit(X)
+    barrier = threading.Barrier(8)
+
+    def call(piece):
+        barrier.wait()  # all eight ask for the index at the same moment
+        return le.transform(piece)
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(call, pieces * 3))
+    for k, result in enumerate(got):
+        np.testing.assert_array_equal(result, want[k % 8])
+    assert len(built) == 1
+    # A refit on other data starts a new index.
+    le.fit(X[:300])
+    assert not le._neighbor_index.built
+    np.testing.assert_array_equal(
+        le.transform(pieces[0]),
+        LaplacianEigenmaps(n_neighbors=8, random_state=0).fit(X[:300]).transform(pieces[0]))
+    assert [shape[0] for shape in built] == [400, 300, 300]
+
+
+def test_kept_index_is_not_saved_pickled_or_copied(tmp_path):
+    import copy
+    import json
+    import pickle
+
+    from landmarking import load, save
+
+    X = _roll(300, seed=25)
+    new = X[:20] + 0.01
+    le = LaplacianEigenmaps(n_neighbors=8, random_state=0).fit(X)
+    want = le.transform(new)
+    assert le._neighbor_index.built
+    save(le, tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as archive:
+        header = bytes(archive["__landmarking_model__"]).decode()
+        members = archive.files
+    assert "_neighbor_index" not in header and "_neighbor_index" not in json.loads(header)[
+        "estimator"]["state"]
+    assert not any("neighbor" in m for m in members)
+    for other in (load(tmp_path / "m.npz"), pickle.loads(pickle.dumps(le)), copy.deepcopy(le)):
+        assert not other._neighbor_index.built  # empty, rebuilt on first use
+        np.testing.assert_array_equal(other.transform(new), want)
+        assert other._neighbor_index.built
+    # A file written before the index existed (no slot at all) loads and transforms.
+    bare = pickle.loads(pickle.dumps(le))
+    del bare._neighbor_index
+    np.testing.assert_array_equal(bare.transform(new), want)

@@ -225,3 +225,120 @@ def test_neighbor_index_is_built_once_and_matches_one_shot_queries(monkeypatch):
     many = nb.APPROXIMATE_MAX_NEIGHBORS + 1
     assert NeighborIndex(method="auto", n_neighbors=many).fit(ref).method_ == "blocked"
     assert NeighborIndex(metric="manhattan").fit(ref).method_ == "sklearn"
+
+
+# ------------------------------------------------------------------ the kept index
+
+from landmarking.neighbors import LazyNeighborIndex  # noqa: E402
+
+
+def _counting_fit(monkeypatch):
+    built = []
+    fit = NeighborIndex.fit
+
+    def counting(self, reference):
+        built.append(reference.shape)
+        return fit(self, reference)
+
+    monkeypatch.setattr(NeighborIndex, "fit", counting)
+    return built
+
+
+def test_lazy_index_builds_once_per_reference_and_parameters(monkeypatch):
+    rng = np.random.default_rng(30)
+    ref, Q = rng.normal(size=(200, 4)), rng.normal(size=(15, 4))
+    built = _counting_fit(monkeypatch)
+    kept = LazyNeighborIndex()
+    assert not kept.built and built == [] and repr(kept) == "LazyNeighborIndex(empty)"
+    first = kept.get(ref)
+    assert kept.get(ref) is first and len(built) == 1 and kept.built
+    np.testing.assert_array_equal(first.query(Q, 4)[1], query_neighbors(ref, Q, 4)[1])
+    # Another array (even with equal values) or other parameters: a new index.
+    assert kept.get(ref.copy()) is not first and len(built) == 3
+    manhattan = kept.get(ref, metric="manhattan")
+    assert manhattan.method_ == "sklearn" and len(built) == 4
+    np.testing.assert_array_equal(
+        manhattan.query(Q, 4)[1], query_neighbors(ref, Q, 4, metric="manhattan")[1])
+    # float32 and integer references are indexed in float64, as query_neighbors searches.
+    assert kept.get(ref.astype(np.float32)).reference_.dtype == np.float64
+
+
+def test_lazy_index_failed_build_keeps_nothing():
+    kept = LazyNeighborIndex()
+    kept.get(np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="method must be one of"):
+        kept.get(np.zeros((5, 2)), method="fastest")
+    assert not kept.built
+
+
+def test_lazy_index_is_built_once_by_eight_threads(monkeypatch):
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    ref = np.random.default_rng(31).normal(size=(300, 3))
+    built = []
+    fit = NeighborIndex.fit
+
+    def slow(self, reference):
+        built.append(reference.shape)
+        time.sleep(0.05)  # wide open for a second builder, were there no lock
+        return fit(self, reference)
+
+    monkeypatch.setattr(NeighborIndex, "fit", slow)
+    kept = LazyNeighborIndex()
+    barrier = threading.Barrier(8)
+
+    def get(_):
+        barrier.wait()
+        return kept.get(ref)
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(get, range(8)))
+    assert len(built) == 1 and all(g is got[0] for g in got)
+
+
+def test_lazy_index_copies_start_empty():
+    import copy
+    import pickle
+
+    kept = LazyNeighborIndex()
+    kept.get(np.eye(3))
+    for other in (pickle.loads(pickle.dumps(kept)), copy.deepcopy(kept), copy.copy(kept)):
+        assert not other.built and other == kept  # interchangeable caches
+        assert other.get(np.eye(3)).query(np.eye(3)[:1], 1)[1][0, 0] == 0
+    assert kept != "an index" and hash(kept) == hash(LazyNeighborIndex())
+
+
+def test_sculpting_transform_keeps_its_index_until_add_samples(monkeypatch):
+    import pickle
+
+    from landmarking.datasets import make_sculpting_s_curve
+    from landmarking.embedding.sculpting import ManifoldSculpting
+
+    X, _ = make_sculpting_s_curve(250, random_state=32)
+    new = X[:12] + 0.01
+    model = ManifoldSculpting(n_neighbors=8, min_iter=3, max_iter=6, patience=2,
+                              random_state=0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a short fit may warn that it is poor
+        model.fit(X)
+    built = _counting_fit(monkeypatch)
+    want = model.transform(new)
+    assert len(built) == 1
+    for _ in range(2):
+        np.testing.assert_array_equal(model.transform(new), want)
+    assert len(built) == 1
+    # What transform searched then: an index rebuilt for every call gives the same.
+    fresh = pickle.loads(pickle.dumps(model))
+    assert not fresh._neighbor_index.built
+    np.testing.assert_array_equal(fresh.transform(new), want)
+    # add_samples changes the fitted points: the next transform indexes the new set.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.add_samples(X[:5] + 0.02)
+    model.transform(new)
+    # (the 250 in third place is add_samples' own query of the old points)
+    assert [shape[0] for shape in built] == [250, 250, 250, 255]

@@ -35,7 +35,7 @@ def _example(text):
     return "example:\n" + "\n".join("  " + line for line in text.strip("\n").splitlines())
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``landmarking`` command."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true",

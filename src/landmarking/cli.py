@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ INTERRUPTED = 130
 # --------------------------------------------------------------------- main
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``landmarking`` command.
 
     Parameters

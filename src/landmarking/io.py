@@ -16,6 +16,8 @@ parameters, the library version and the input checksum that produced it, and
 never overwrite an existing file unless asked to.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
@@ -23,9 +25,11 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,6 +49,7 @@ from ._io_formats import (
     write_npz,
 )
 from ._memory import proc_field
+from ._typing import ArrayLike, DTypeLike, StrPath
 
 __all__ = [
     "InputError",
@@ -94,7 +99,9 @@ class DataFile:
 # --------------------------------------------------------------------- readers
 
 
-def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
+def read_data(path: StrPath, *, key: str | None = None,
+              image_shape: tuple[int, ...] | None = None,
+              allow_sparse: bool = True) -> DataFile:
     """Read a data matrix (one sample per row) from a file or a folder of images.
 
     Parameters
@@ -178,7 +185,8 @@ def read_data(path, *, key=None, image_shape=None, allow_sparse=True):
     return data
 
 
-def read_labels(path, n_samples=None, *, key=None):
+def read_labels(path: StrPath, n_samples: int | None = None, *,
+                key: str | None = None) -> np.ndarray:
     """Read one label per sample (numbers or names) from a file.
 
     Parameters
@@ -236,7 +244,7 @@ def read_labels(path, n_samples=None, *, key=None):
     return labels
 
 
-def read_result(path, required=()):
+def read_result(path: StrPath, required: Sequence[str] = ()) -> dict[str, Any]:
     """Read a result ``.npz`` written by :func:`write_result`.
 
     Parameters
@@ -298,7 +306,7 @@ def read_result(path, required=()):
     return out
 
 
-def read_corpus(path, *, field="text"):
+def read_corpus(path: StrPath, *, field: str = "text") -> tuple[list[str], list[str]]:
     """Read documents: a folder of ``.txt`` files, or a ``.jsonl`` file.
 
     Parameters
@@ -367,7 +375,7 @@ def read_corpus(path, *, field="text"):
     return documents, names
 
 
-def parse_image_shape(text):
+def parse_image_shape(text: str) -> tuple[int, ...]:
     """Parse ``"28x28"`` (or ``"32x32x3"``) into a tuple of positive ints.
 
     Examples
@@ -388,7 +396,7 @@ def parse_image_shape(text):
     return shape
 
 
-def input_sha256(path, suffixes=IMAGE_SUFFIXES):
+def input_sha256(path: StrPath, suffixes: Sequence[str] = IMAGE_SUFFIXES) -> str:
     """SHA-256 of a file's bytes, or of a folder's files (names and bytes).
 
     Parameters
@@ -529,7 +537,8 @@ def _raise_nonfinite(path, cells, rows):
 
 
 @contextmanager
-def array_writer(path, shape, dtype, *, force=False, chunk_rows=100_000):
+def array_writer(path: StrPath, shape: tuple[int, int], dtype: DTypeLike, *,
+                 force: bool = False, chunk_rows: int = 100_000) -> Iterator[Any]:
     """An array to fill block by block, that becomes ``path`` only when complete.
 
     ``path`` ends in ``.npy`` (a memory-mapped file) or ``.zarr`` (a Zarr store with
@@ -568,7 +577,7 @@ def array_writer(path, shape, dtype, *, force=False, chunk_rows=100_000):
             temporary.unlink()
 
 
-def output_format(path, fmt=None):
+def output_format(path: StrPath, fmt: str | None = None) -> str:
     """The output format for ``path``: ``fmt`` if given, else from the extension.
 
     Examples
@@ -592,7 +601,8 @@ def output_format(path, fmt=None):
     return fmt
 
 
-def check_output(path, *, force=False, fmt=None, option="-o"):
+def check_output(path: StrPath, *, force: bool = False, fmt: str | None = None,
+                 option: str = "-o") -> str:
     """Fail early if ``path`` cannot be written: it exists (without ``force``),
     its folder is missing, it is a folder, or its extension does not match ``fmt``.
 
@@ -616,8 +626,11 @@ def check_output(path, *, force=False, fmt=None, option="-o"):
     return fmt
 
 
-def write_result(path, arrays, *, parameters=None, source=None, command=None, fmt=None,
-                 force=True, result=None, source_sha256=None):
+def write_result(path: StrPath, arrays: Mapping[str, ArrayLike], *,
+                 parameters: Mapping[str, Any] | None = None, source: StrPath | None = None,
+                 command: str | None = None,
+                 fmt: Literal["npz", "csv", "tsv"] | None = None, force: bool = True,
+                 result: str | None = None, source_sha256: str | None = None) -> None:
     """Save arrays with the parameters, library version and input checksum.
 
     Parameters

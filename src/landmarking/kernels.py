@@ -7,24 +7,31 @@ array, a memory map, a Zarr array or a Dask array (features of a Dask array are 
 lazy Dask array).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
 import numpy as np
 from scipy import sparse
 from sklearn.utils.extmath import row_norms
 
 from ._blocks import is_lazy, map_row_blocks, reduce_row_blocks, take_rows, working_dtype
 from ._memory import check_memory
+from ._typing import ArrayLike, MatrixLike, RandomStateLike
 
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
            "variance_kernel_width", "local_kernel_width", "KERNEL_WIDTH_RULES"]
 
 
-def row_chunks(n_rows, chunk_size):
+def row_chunks(n_rows: int, chunk_size: int) -> Iterator[slice]:
     """Yield ``slice`` objects that cover ``range(n_rows)`` in chunks."""
     for start in range(0, n_rows, chunk_size):
         yield slice(start, min(start + chunk_size, n_rows))
 
 
-def squared_distances(X, T, *, X_sq_norms=None):
+def squared_distances(X: MatrixLike, T: ArrayLike, *,
+                      X_sq_norms: ArrayLike | None = None) -> np.ndarray:
     """Exact squared Euclidean distances between rows of X and rows of T.
 
     Uses ||x||^2 - 2 x.t + ||t||^2 (one matrix product) and clips the rounding
@@ -53,7 +60,8 @@ def squared_distances(X, T, *, X_sq_norms=None):
     return d2
 
 
-def gaussian_features(X, T, width, *, chunk_size=None, out=None):
+def gaussian_features(X: MatrixLike, T: ArrayLike, width: float, *,
+                      chunk_size: int | None = None, out: Any = None) -> np.ndarray:
     """Landmark features exp(-||x - t_k||^2 / width) for every row x of X.
 
     Parameters
@@ -118,7 +126,7 @@ AUTO_SUBSAMPLE = 2000
 AUTO_NEIGHBOR = 20
 
 
-def variance_kernel_width(X):
+def variance_kernel_width(X: MatrixLike) -> float:
     """The paper's heuristic: eta = sum of the per-dimension variances of X."""
     _, std = column_mean_std(X)
     return float(np.sum(std**2))
@@ -151,7 +159,7 @@ def column_mean_std(X, bounds=None):
     return mean, np.sqrt(m2 / n)
 
 
-def local_kernel_width(X, *, random_state=None):
+def local_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) -> float:
     """A kernel width from the data's local scale ("auto").
 
     eta = median over a subsample (at most :data:`AUTO_SUBSAMPLE` rows) of the
@@ -181,7 +189,8 @@ def local_kernel_width(X, *, random_state=None):
     return width
 
 
-def resolve_kernel_width(X, kernel_width, *, random_state=None):
+def resolve_kernel_width(X: MatrixLike, kernel_width: float | Literal["auto", "variance"], *,
+                         random_state: RandomStateLike = None) -> float:
     """Turn the ``kernel_width`` parameter into a positive float.
 
     Parameters

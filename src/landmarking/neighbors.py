@@ -13,8 +13,15 @@ index), with a point never counted as its own neighbour.
 :class:`NeighborIndex` keeps a fitted search structure (the float32 copy and
 norms for the exact search, the prepared NN-descent index for the approximate
 one), so that many small queries against the same reference set cost no
-rebuild.
+rebuild; :class:`LazyNeighborIndex` is the slot in which a fitted estimator keeps
+one, built on its first ``transform``.
 """
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Literal, Self
 
 import numpy as np
 from scipy import sparse
@@ -22,13 +29,20 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state, gen_batches
 
+from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from ._validation import check_choice, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
-           "NeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
+           "NeighborIndex", "LazyNeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
            "APPROXIMATE_MAX_NEIGHBORS"]
 
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
+#: The ``method`` of a neighbour search, for type checkers.
+NeighborMethod = Literal["auto", "exact", "approximate"]
+#: A metric name, or a function of two rows.
+Metric = str | Callable[..., float]
+#: ``(distances, indices)``, each of shape (n_query, n_neighbors).
+Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 
 #: ``method="auto"`` switches to NN-descent from this many reference points on,
 #: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
@@ -61,8 +75,9 @@ def _resolve_method(method, n_reference, metric, X, n_neighbors):
     return method
 
 
-def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
-                      random_state=None, n_jobs=None):
+def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod = "exact",
+                      metric: Metric = "euclidean", random_state: RandomStateLike = None,
+                      n_jobs: int | None = None) -> Neighbors:
     """The ``n_neighbors`` nearest neighbours of every row of X, self excluded.
 
     Parameters
@@ -110,8 +125,10 @@ def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
     return _drop_self(indices, distances, n_neighbors)
 
 
-def query_neighbors(reference, query, n_neighbors, *, method="exact",
-                    metric="euclidean", random_state=None, n_jobs=None):
+def query_neighbors(reference: MatrixLike | NeighborIndex, query: MatrixLike,
+                    n_neighbors: int, *, method: NeighborMethod = "exact",
+                    metric: Metric = "euclidean", random_state: RandomStateLike = None,
+                    n_jobs: int | None = None) -> Neighbors:
     """The ``n_neighbors`` nearest rows of ``reference`` for each row of ``query``.
 
     Unlike :func:`nearest_neighbors` the query points are not part of the
@@ -154,15 +171,16 @@ class NeighborIndex:
     array([[2, 1]])
     """
 
-    def __init__(self, method="exact", metric="euclidean", random_state=None,
-                 n_jobs=None, n_neighbors=10):
+    def __init__(self, method: NeighborMethod = "exact", metric: Metric = "euclidean",
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 n_neighbors: int = 10) -> None:
         self.method = method
         self.metric = metric
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.n_neighbors = n_neighbors
 
-    def fit(self, reference):
+    def fit(self, reference: MatrixLike) -> Self:
         """Build the search structure on ``reference`` (n_reference, n_features)."""
         self.method_ = _resolve_method(self.method, reference.shape[0], self.metric,
                                        reference, self.n_neighbors)
@@ -183,7 +201,7 @@ class NeighborIndex:
             self.index_.prepare()
         return self
 
-    def query(self, query, n_neighbors):
+    def query(self, query: MatrixLike, n_neighbors: int) -> Neighbors:
         """Distances and indices of the ``n_neighbors`` nearest reference rows."""
         n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
         if n_neighbors > self.n_reference_:
@@ -201,9 +219,96 @@ class NeighborIndex:
         return distances, indices
 
 
+class LazyNeighborIndex:
+    """A :class:`NeighborIndex` that a fitted estimator keeps between queries.
+
+    The index is built on the first :meth:`get`, not before (a model that is
+    never queried pays nothing), and reused while the reference array (the same
+    object) and the index parameters stay the same; another array or other
+    parameters rebuild it. Threads may call :meth:`get` at once: a lock lets
+    one of them build while the others wait for that index, so it is built once.
+
+    A copy, a pickle or a deep copy starts empty and rebuilds the index on its
+    first use: the index is a cache that the fitted arrays determine, and
+    :func:`landmarking.save` leaves it out of model files. For the same reason
+    any two compare equal.
+
+    Examples
+    --------
+    >>> kept = LazyNeighborIndex()
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> kept.get(X).query(np.array([[2.9]]), 1)[1]
+    array([[2]])
+    >>> kept.get(X) is kept.get(X)
+    True
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reference = None
+        self._params = None
+        self._index = None
+
+    def get(self, reference: MatrixLike, **params: Any) -> NeighborIndex:
+        """The index on ``reference``, built on first use.
+
+        Parameters
+        ----------
+        reference : ndarray or CSR matrix of shape (n_reference, n_features)
+            Indexed in float64 (a float64 copy when it is not), the precision of
+            the callers' queries.
+        **params
+            Parameters of :class:`NeighborIndex` (default: the exact search).
+
+        Returns
+        -------
+        NeighborIndex
+            Fitted; shared by every caller until the reference or the parameters
+            change.
+        """
+        with self._lock:
+            if (self._index is None or self._reference is not reference
+                    or self._params != params):
+                self._index = None  # never keep a stale index if the build fails
+                self._index = NeighborIndex(**params).fit(_as_float64(reference))
+                self._reference, self._params = reference, params
+            return self._index
+
+    @property
+    def built(self) -> bool:
+        """Whether an index is held now."""
+        return self._index is not None
+
+    def __getstate__(self):
+        return {}
+
+    # Any two slots are interchangeable (each holds, or will build, the index the
+    # fitted arrays determine), so an estimator compares equal to its loaded copy.
+    def __eq__(self, other):
+        return isinstance(other, LazyNeighborIndex)
+
+    def __hash__(self):
+        return hash(LazyNeighborIndex)
+
+    def __setstate__(self, state):
+        self.__init__()
+
+    def __repr__(self):
+        return f"LazyNeighborIndex({'built' if self.built else 'empty'})"
+
+
+def _as_float64(X):
+    if sparse.issparse(X):
+        return X.astype(np.float64, copy=False)
+    return np.asarray(X, dtype=np.float64)
+
+
 # --------------------------------------------------------------------------- blocked exact
 
-def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, _prepared=None):
+def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
+              n_candidates: int | None = None,
+              _prepared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+              ) -> Neighbors:
     """Exact Euclidean k nearest neighbours by blocked float32 matrix products.
 
     Each block of query rows gets its squared distances to every row of X
@@ -279,7 +384,9 @@ def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, _prepared=None):
     return distances, indices
 
 
-def knn_block(Qb, X64, X32, sq32, k, n_candidates, self_offset=None):
+def knn_block(Qb: NDArray[np.float64], X64: NDArray[np.float64], X32: NDArray[np.float32],
+              sq32: NDArray[np.float32], k: int, n_candidates: int,
+              self_offset: int | None = None) -> Neighbors:
     """Exact neighbours of one block of query rows (the per-block work of
     :func:`exact_knn`, a plain function of arrays so that it can run per block
     anywhere, e.g. under ``dask.array.map_blocks``).

@@ -48,7 +48,9 @@ parameter: the fitted ``name_`` attributes and the private ones its methods read
 that none of the kinds above can hold (a callable, a foreign object such as an
 approximate-neighbour index) is refused when saving, with the attribute's name;
 nothing is silently dropped. A class may list attributes that its methods rebuild
-when absent in ``_persistence_transient``; those are left out. A fitted
+when absent in ``_persistence_transient``; those are left out, and a class that
+has a ``_restore_transient()`` method gets it called after loading, to start its
+caches empty (e.g. the kept neighbour index of ``LaplacianEigenmaps``). A fitted
 scikit-learn ``NearestNeighbors`` is stored as its parameters and training data
 and refitted on load (its tree is a compiled object).
 
@@ -88,6 +90,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
 from ._io_formats import write_npz
+from ._typing import StrPath
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
@@ -392,6 +395,8 @@ class _Reader:
             return est.fit(self.value(node["refit"], f"{where}.refit"))
         for key, value in node.get("state", {}).items():
             setattr(est, key, self.value(value, f"{where}.{key}"))
+        if node.get("state") and hasattr(est, "_restore_transient"):
+            est._restore_transient()  # empty caches in place of those left out
         return est
 
     # Kind -> decoder; only these kinds are read (a file cannot pick another method).
@@ -408,7 +413,7 @@ def _major(version):
     return int(match.group(1)) if match else None
 
 
-def save(estimator, path):
+def save(estimator: BaseEstimator, path: StrPath) -> None:
     """Save a fitted estimator to a model file that holds no pickles.
 
     Parameters
@@ -503,7 +508,7 @@ def _write_atomic(path, members):
         raise
 
 
-def load(path):
+def load(path: StrPath) -> BaseEstimator:
     """Load an estimator saved by :func:`save`.
 
     Nothing in the file is unpickled or imported: the class is looked up by name

@@ -12,15 +12,19 @@ Laplacian eigenmaps and Locally Linear Landmarks share these building blocks:
   the spectral problem has one trivial solution per piece.
 """
 
+from __future__ import annotations
+
 import warnings
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from .._memory import check_memory
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_choice, check_positive_float, check_positive_int
-from ..neighbors import nearest_neighbors
+from ..neighbors import NeighborMethod, nearest_neighbors
 
 __all__ = ["gaussian_affinity", "knn_affinity", "degree", "laplacian",
            "check_affinity", "check_connected", "DisconnectedGraphWarning",
@@ -39,7 +43,8 @@ class DisconnectedGraphWarning(UserWarning):
     """The affinity graph has several connected components."""
 
 
-def gaussian_affinity(distances, indices, bandwidth, *, symmetrize="union"):
+def gaussian_affinity(distances: ArrayLike, indices: ArrayLike, bandwidth: float, *,
+                      symmetrize: Literal["union", "mean"] = "union") -> sparse.csr_matrix:
     """Symmetric sparse Gaussian affinity from a k-nearest-neighbour list.
 
     Parameters
@@ -94,8 +99,11 @@ def gaussian_affinity(distances, indices, bandwidth, *, symmetrize="union"):
     return W.maximum(W.T).tocsr()
 
 
-def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union",
-                 random_state=None, n_jobs=None):
+def knn_affinity(X: MatrixLike, n_neighbors: int, bandwidth: float, *,
+                 method: NeighborMethod = "exact",
+                 symmetrize: Literal["union", "mean"] = "union",
+                 random_state: RandomStateLike = None,
+                 n_jobs: int | None = None) -> sparse.csr_matrix:
     """Gaussian affinity on the ``n_neighbors`` nearest neighbours of each row of X.
 
     ``n_jobs`` threads search the neighbours (scikit-learn's meaning).
@@ -116,7 +124,7 @@ def knn_affinity(X, n_neighbors, bandwidth, *, method="exact", symmetrize="union
     return gaussian_affinity(distances, indices, bandwidth, symmetrize=symmetrize)
 
 
-def degree(W):
+def degree(W: SparseMatrix | ArrayLike) -> NDArray[np.float64]:
     """Degrees d_n = sum_m w_nm as a 1-D float64 array.
 
     Examples
@@ -129,7 +137,7 @@ def degree(W):
     return np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
 
 
-def laplacian(W):
+def laplacian(W: SparseMatrix | ArrayLike) -> sparse.csr_matrix:
     """Graph Laplacian L = D - W (sparse CSR), with D = diag of :func:`degree`.
 
     Examples
@@ -144,7 +152,7 @@ def laplacian(W):
     return (sparse.diags(degree(W)) - W).tocsr()
 
 
-def check_affinity(W, n_samples=None):
+def check_affinity(W: SparseMatrix, n_samples: int | None = None) -> sparse.csr_matrix:
     """Validate a user-given affinity and return it as float64 CSR.
 
     Raises a ``ValueError`` naming the fix when W is not a square, symmetric,
@@ -213,7 +221,7 @@ def _is_symmetric(W, rtol=1e-10):
     return not (asym.nnz and asym.max() > rtol * scale)
 
 
-def check_connected(W, *, warn=True):
+def check_connected(W: SparseMatrix, *, warn: bool = True) -> int:
     """Number of connected components of the graph W; warn when more than one.
 
     Parameters

@@ -5,12 +5,16 @@ LLL paper's pruning heuristic for more even coverage, or the data points
 nearest to mini-batch k-means centres.
 """
 
+from __future__ import annotations
+
 import heapq
 import math
+from typing import Literal
 
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._typing import ArrayLike, NDArray, RandomStateLike
 from .._validation import check_choice, check_positive_int
 from ..neighbors import nearest_neighbors, query_neighbors
 
@@ -19,8 +23,10 @@ __all__ = ["select_landmarks", "LANDMARK_STRATEGIES"]
 LANDMARK_STRATEGIES = ("random", "random-pruned", "kmeans")
 
 
-def select_landmarks(X, n_landmarks, strategy="random", *, prune_fraction=0.25,
-                     random_state=None):
+def select_landmarks(X: ArrayLike, n_landmarks: int,
+                     strategy: Literal["random", "random-pruned", "kmeans"] = "random", *,
+                     prune_fraction: float = 0.25,
+                     random_state: RandomStateLike = None) -> NDArray[np.int64]:
     """Pick ``n_landmarks`` rows of X as landmarks.
 
     Parameters

@@ -11,9 +11,12 @@ The plain function :func:`spectral_embedding` does the numerical work;
 :class:`LaplacianEigenmaps` is the scikit-learn estimator around it.
 """
 
+from __future__ import annotations
+
 import time
 import warnings
 from numbers import Real
+from typing import Any, Literal, Self
 
 import numpy as np
 from scipy import linalg, sparse
@@ -25,8 +28,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._blocks import check_rows, map_row_blocks, to_memory, working_dtype
 from .._memory import check_memory
 from .._parallel import check_n_jobs, thread_limits
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_choice, check_positive_float, check_positive_int
-from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
+from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex, nearest_neighbors
 from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
@@ -38,7 +42,7 @@ EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg")
 DENSE_LIMIT = 2500
 
 
-def deterministic_signs(X):
+def deterministic_signs(X: ArrayLike) -> NDArray[np.float64]:
     """Flip each column of X so that its entry of largest magnitude is positive.
 
     Eigenvectors are defined up to sign; this fixes one, so that repeated fits
@@ -54,7 +58,7 @@ def deterministic_signs(X):
     return X
 
 
-def resolve_bandwidth(bandwidth, distances):
+def resolve_bandwidth(bandwidth: float | Literal["auto"], distances: ArrayLike) -> float:
     """The Gaussian width: a float as given, or ``"auto"``: the median k-NN distance."""
     if isinstance(bandwidth, str):
         check_choice(bandwidth, "bandwidth", ("auto",))
@@ -68,8 +72,11 @@ def resolve_bandwidth(bandwidth, distances):
     return check_positive_float(bandwidth, "bandwidth")
 
 
-def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
-                       max_iter=None, random_state=None):
+def spectral_embedding(W: SparseMatrix, n_components: int, *,
+                       eigen_solver: Literal["auto", "dense", "arpack", "lobpcg"] = "auto",
+                       tol: float | None = None, max_iter: int | None = None,
+                       random_state: RandomStateLike = None,
+                       ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Trailing generalised eigenvectors of L x = lambda D x for the affinity W.
 
     Parameters
@@ -159,15 +166,18 @@ def spectral_embedding(W, n_components, *, eigen_solver="auto", tol=None,
     return deterministic_signs(embedding), 1.0 - mu[1:]
 
 
-def _out_of_sample_block(block, X_fit, embedding, eigenvalues, n_neighbors, bandwidth):
+def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbors,
+                         bandwidth):
     """The Nystroem map of one block of new rows (a row equal to a fitted one
-    gets that row's embedding, which the map itself only approximates)."""
+    gets that row's embedding, which the map itself only approximates); ``index``
+    is the exact neighbour index on X_fit."""
     from .nystrom import nystrom_out_of_sample
 
     dense = block.toarray() if sparse.issparse(block) else block
-    Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth)
+    Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth,
+                              index=index)
     # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
-    _, idx = query_neighbors(X_fit, block, 1)
+    _, idx = index.query(block, 1)
     nearest = X_fit[idx[:, 0]]
     nearest = nearest.toarray() if sparse.issparse(nearest) else nearest
     same = np.all(nearest == dense, axis=1)
@@ -230,6 +240,12 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     Notes
     -----
+    ``transform`` searches the fitted points with an exact neighbour index that
+    the model builds on its first call and keeps (a float64 and a float32 copy
+    of the fitted points and their norms), so that many small calls cost no
+    rebuild; it is never saved (:func:`landmarking.save`, pickles) and is
+    rebuilt on the first call after loading.
+
     X may be a NumPy array, a scipy CSR matrix (neighbours from scikit-learn or
     pynndescent, which take CSR), or a memory map, Zarr or Dask array (loaded
     after a memory check: the exact method needs every row). float32 input gives
@@ -245,9 +261,15 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     (500, 2)
     """
 
-    def __init__(self, *, n_components=2, n_neighbors=10, bandwidth="auto",
-                 symmetrize="union", neighbors_method="auto", eigen_solver="auto",
-                 tol=None, max_iter=None, n_jobs=None, random_state=None, verbose=False):
+    def __init__(self, *, n_components: int = 2, n_neighbors: int = 10,
+                 bandwidth: float | Literal["auto"] = "auto",
+                 symmetrize: Literal["union", "mean"] = "union",
+                 neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
+                 eigen_solver: Literal["auto", "dense", "arpack", "lobpcg",
+                                       "lll-refine"] = "auto",
+                 tol: float | None = None, max_iter: int | None = None,
+                 n_jobs: int | None = None, random_state: RandomStateLike = None,
+                 verbose: bool = False) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
@@ -272,7 +294,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if self.tol is not None and not (isinstance(self.tol, Real) and self.tol >= 0):
             raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}.")
 
-    def fit(self, X, y=None, affinity=None):
+    def fit(self, X: MatrixLike, y: Any = None, affinity: SparseMatrix | None = None) -> Self:
         """Embed X (or the graph ``affinity`` on its rows).
 
         Parameters
@@ -295,6 +317,8 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self._fit(X, affinity)
         self.embedding_ = self.embedding_.astype(X.dtype, copy=False)
         self._X_fit = X
+        # Filled by the first transform (building it here would slow every fit).
+        self._neighbor_index = LazyNeighborIndex()
         self._n_features_out = self.n_components
         return self
 
@@ -342,11 +366,12 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             print("LaplacianEigenmaps: " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in timings.items()))
 
-    def fit_transform(self, X, y=None, affinity=None):
+    def fit_transform(self, X: MatrixLike, y: Any = None,
+                      affinity: SparseMatrix | None = None) -> np.ndarray:
         """Fit and return ``embedding_``."""
         return self.fit(X, y, affinity=affinity).embedding_
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Map new points with the Nystroem formula of the fitted eigenproblem.
 
         From D^-1 W x = (1 - lambda) x, a point y goes to
@@ -354,7 +379,9 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         w over its ``n_neighbors`` nearest fitted points
         (:func:`~landmarking.embedding.lll.nystrom_out_of_sample`); a row equal to a
         fitted point gets that point's embedding. Cost: one k-NN query of the
-        new rows against the fitted ones, block by block.
+        new rows against the fitted ones, block by block, in an exact index of
+        the fitted points built on the first call and kept, so that many small
+        calls do not rebuild it (``benchmarks/transform_calls.py``).
 
         Parameters
         ----------
@@ -373,11 +400,21 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 "affinity= to use transform."
             )
         X = check_rows(X, estimator=self, reset=False)
+        # A loaded model has no slot (it is not saved); setdefault is atomic, so
+        # threads calling at once share one.
+        kept = self.__dict__.setdefault("_neighbor_index", LazyNeighborIndex())
+        index = kept.get(self._X_fit, method="exact")
         embedding = self.embedding_.astype(np.float64, copy=False)
-        Y = map_row_blocks(_out_of_sample_block, X, self._X_fit, embedding,
+        Y = map_row_blocks(_out_of_sample_block, X, self._X_fit, index, embedding,
                            self.eigenvalues_, self.n_neighbors, self.bandwidth_,
                            n_out=self.n_components, dtype=np.float64)
         return Y.astype(working_dtype(X), copy=False)
+
+    # The kept neighbour index is rebuilt by transform; model files leave it out.
+    _persistence_transient = ("_neighbor_index",)
+
+    def _restore_transient(self):
+        self._neighbor_index = LazyNeighborIndex()
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "embedding_")

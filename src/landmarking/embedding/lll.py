@@ -21,7 +21,10 @@ scikit-learn estimator around them, with the paper's two baselines as
 :mod:`._lll_torch`.
 """
 
+from __future__ import annotations
+
 import time
+from typing import Any, Literal, Self
 
 import numba
 import numpy as np
@@ -45,6 +48,14 @@ from .._blocks import (
 )
 from .._parallel import check_n_jobs, thread_limits
 from .._torch import check_device
+from .._typing import (
+    ArrayLike,
+    DeviceLike,
+    MatrixLike,
+    NDArray,
+    RandomStateLike,
+    SparseMatrix,
+)
 from .._validation import check_choice, check_positive_float, check_positive_int
 from ..neighbors import NEIGHBOR_METHODS, nearest_neighbors, query_neighbors
 from . import _lll_kernels as K
@@ -88,8 +99,9 @@ REDUCED_SPARSE_MAX_WORK = 2 ** 21
 
 # --------------------------------------------------------------------------- weights Z
 
-def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, reg=1e-3,
-                           chunk_size=8192, verbose=False):
+def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neighbors: int, *,
+                           reg: float = 1e-3, chunk_size: int = 8192,
+                           verbose: bool = False) -> sparse.csr_matrix:
     """Locally linear reconstruction of each row of X from its nearest landmarks.
 
     For each point y, the K_Z nearest landmarks t_1..t_K give the local Gram
@@ -281,7 +293,8 @@ def _solve_local(G, reg):
 
 # --------------------------------------------------------------------------- reduced problem
 
-def reduced_problem(W, Z):
+def reduced_problem(W: SparseMatrix, Z: SparseMatrix,
+                    ) -> tuple[np.ndarray | sparse.csr_matrix, np.ndarray | sparse.csr_matrix]:
     """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
 
     W must be symmetric (as :func:`~landmarking.embedding.affinity.check_affinity`
@@ -322,7 +335,9 @@ def reduced_problem(W, Z):
     return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
 
 
-def solve_reduced_problem(A, B, n_components, *, random_state=None):
+def solve_reduced_problem(A: np.ndarray | SparseMatrix, B: np.ndarray | SparseMatrix,
+                          n_components: int, *, random_state: RandomStateLike = None,
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Trailing generalised eigenvectors of A x = lambda B x, trivial one dropped.
 
     Dense LAPACK for arrays; shift-invert ARPACK for sparse matrices.
@@ -367,8 +382,9 @@ def solve_reduced_problem(A, B, n_components, *, random_state=None):
 
 # --------------------------------------------------------------------------- out of sample
 
-def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors,
-                      reg=1e-3, *, chunk_size=2048):
+def lll_out_of_sample(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embedding: ArrayLike,
+                      n_landmark_neighbors: int, reg: float = 1e-3, *,
+                      chunk_size: int = 2048) -> np.ndarray:
     """Place new points with the LLL map x_0 = X~ z_0.
 
     Everything it needs fits in an ``.npz`` file: the landmarks, their
@@ -534,11 +550,17 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     (5, 2)
     """
 
-    def __init__(self, *, n_components=2, n_landmarks=100, n_landmark_neighbors=5,
-                 n_neighbors=10, bandwidth="auto", landmarks="random", method="lll",
-                 reg=1e-3, symmetrize="union", neighbors_method="auto",
-                 random_state=None, n_jobs=None, verbose=False, refine=False,
-                 device="cpu"):
+    def __init__(self, *, n_components: int = 2, n_landmarks: int = 100,
+                 n_landmark_neighbors: int = 5,
+                 n_neighbors: int = 10, bandwidth: float | Literal["auto"] = "auto",
+                 landmarks: Literal["random", "random-pruned", "kmeans"] | ArrayLike
+                 | BaseEstimator = "random",
+                 method: Literal["lll", "le-z", "le-nystrom"] = "lll",
+                 reg: float = 1e-3, symmetrize: Literal["union", "mean"] = "union",
+                 neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 verbose: bool = False, refine: bool = False,
+                 device: DeviceLike = "cpu") -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.n_landmark_neighbors = n_landmark_neighbors
@@ -617,7 +639,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             raise ValueError("landmarks contain NaN or infinity; pass finite landmarks.")
         return T.copy(), None
 
-    def fit(self, X, y=None, affinity=None):
+    def fit(self, X: MatrixLike, y: Any = None, affinity: SparseMatrix | None = None) -> Self:
         """Learn the landmark embedding and embed X.
 
         The k-NN graph needs every row at once, so X is gathered into memory
@@ -793,7 +815,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                                                     self.bandwidth_)
         timings["embedding"] = time.perf_counter() - t
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Place points with the fitted map (LLL weights, or Nystroem for
         ``method="le-nystrom"``).
 
@@ -826,7 +848,8 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             return _lll_out_of_sample(X, self.landmarks_, self.landmark_embedding_,
                                       self.n_landmark_neighbors, self.reg)
 
-    def fit_transform(self, X, y=None, affinity=None):
+    def fit_transform(self, X: MatrixLike, y: Any = None,
+                      affinity: SparseMatrix | None = None) -> np.ndarray:
         """Fit and return ``embedding_``."""
         return self.fit(X, y, affinity=affinity).embedding_
 

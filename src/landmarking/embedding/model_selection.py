@@ -9,7 +9,11 @@ minimum of LLL's error curve sits where exact LE's does, so LLL finds good
 parameters for exact LE cheaply.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from scipy import sparse
@@ -17,6 +21,7 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from .._blocks import check_rows, take_rows, to_memory
+from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import check_positive_float, check_positive_int
 from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
@@ -27,10 +32,15 @@ from .lll import reconstruction_weights, reduced_problem, select_landmarks, solv
 __all__ = ["sweep_lll", "format_table"]
 
 
-def sweep_lll(X, *, bandwidths, n_neighbors, score, n_components=2, n_landmarks=100,
-              n_landmark_neighbors=5, landmarks="random", reg=1e-3, exact=False,
-              symmetrize="union", neighbors_method="exact", random_state=None,
-              verbose=False):
+def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequence[int],
+              score: ArrayLike | Callable[[np.ndarray], float], n_components: int = 2,
+              n_landmarks: int = 100, n_landmark_neighbors: int = 5,
+              landmarks: Literal["random", "random-pruned", "kmeans"] | ArrayLike = "random",
+              reg: float = 1e-3, exact: bool = False,
+              symmetrize: Literal["union", "mean"] = "union",
+              neighbors_method: Literal["exact", "approximate"] = "exact",
+              random_state: RandomStateLike = None,
+              verbose: bool = False) -> dict[str, Any]:
     """Quality of LLL (and optionally exact LE) over a grid of sigma and K_W.
 
     Parameters
@@ -147,7 +157,8 @@ def sweep_lll(X, *, bandwidths, n_neighbors, score, n_components=2, n_landmarks=
     return table
 
 
-def format_table(table, columns=None, floatfmt="{:.4g}"):
+def format_table(table: dict[str, Any], columns: Sequence[str] | None = None,
+                 floatfmt: str = "{:.4g}") -> str:
     """The sweep table as aligned plain text, one row per setting."""
     columns = columns or [k for k, v in table.items() if np.ndim(v) == 1]
     cells = [[floatfmt.format(v) if isinstance(v, (float, np.floating)) else str(v)

@@ -18,14 +18,18 @@ exact eigenvectors in a few iterations. This module does that:
   refined embedding, so that the LLL map places new points consistently.
 """
 
+from __future__ import annotations
+
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import lobpcg, spsolve
 
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_positive_int
 from .affinity import check_connected, degree
 from .laplacian import deterministic_signs
@@ -121,8 +125,11 @@ def _check_start(start, n, n_components):
     return start, n_components
 
 
-def refine_spectral_embedding(W, start, *, n_components=None, tol=1e-6, max_iter=100,
-                              preconditioner="auto"):
+def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
+                              n_components: int | None = None, tol: float = 1e-6,
+                              max_iter: int = 100,
+                              preconditioner: Literal["auto", "amg", "none"] = "auto",
+                              ) -> tuple[NDArray[np.float64], NDArray[np.float64], RefineResult]:
     """Exact Laplacian eigenmaps of W by LOBPCG started from ``start``.
 
     Parameters
@@ -249,8 +256,9 @@ def refine_spectral_embedding(W, start, *, n_components=None, tol=1e-6, max_iter
     return embedding, mu, result
 
 
-def lll_start(X, W, n_columns, *, n_landmarks=None, n_landmark_neighbors=5,
-              reg=1e-3, random_state=None):
+def lll_start(X: MatrixLike, W: SparseMatrix, n_columns: int, *,
+              n_landmarks: int | None = None, n_landmark_neighbors: int = 5,
+              reg: float = 1e-3, random_state: RandomStateLike = None) -> NDArray[np.float64]:
     """An LLL embedding of the graph W on X with ``n_columns`` eigenvectors.
 
     Parameters
@@ -291,8 +299,10 @@ def lll_start(X, W, n_columns, *, n_landmarks=None, n_landmark_neighbors=5,
     return np.asarray(Z @ vecs)
 
 
-def lll_refined_embedding(X, W, n_components, *, tol=None, max_iter=None,
-                          random_state=None):
+def lll_refined_embedding(X: MatrixLike, W: SparseMatrix, n_components: int, *,
+                          tol: float | None = None, max_iter: int | None = None,
+                          random_state: RandomStateLike = None,
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64], RefineResult]:
     """Exact Laplacian eigenmaps of W: LLL on X (:func:`lll_start`), then
     :func:`refine_spectral_embedding` (``tol`` default 1e-6, ``max_iter`` 100).
 
@@ -314,7 +324,8 @@ def lll_refined_embedding(X, W, n_components, *, tol=None, max_iter=None,
     return embedding, eigenvalues, result
 
 
-def fit_landmark_embedding(Z, embedding, previous, *, ridge=1e-8):
+def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: ArrayLike, *,
+                           ridge: float = 1e-8) -> NDArray[np.float64]:
     """Landmark coordinates X~ with Z X~ closest to ``embedding``.
 
     Solves (Z^T Z + r I) X~ = Z^T X + r X~_prev with r = ridge * mean diag(Z^T Z),

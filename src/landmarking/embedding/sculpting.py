@@ -14,8 +14,11 @@ estimator layer (validation, preprocessing, semi-supervision,
 pseudo-incremental learning) and :func:`estimate_intrinsic_dimension`.
 """
 
+from __future__ import annotations
+
 import math
 import warnings
+from typing import Any, Literal, Self
 
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
@@ -26,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._memory import check_memory
 from .._parallel import check_n_jobs, thread_limits
+from .._typing import ArrayLike, RandomStateLike
 from .._validation import (
     check_choice,
     check_open_interval,
@@ -33,7 +37,7 @@ from .._validation import (
     check_positive_int,
 )
 from ..kernels import row_chunks
-from ..neighbors import nearest_neighbors, query_neighbors
+from ..neighbors import LazyNeighborIndex, Metric, nearest_neighbors, query_neighbors
 from ._sculpting_core import Relations, neighbor_distance_error, sculpt
 
 __all__ = ["ManifoldSculpting", "estimate_intrinsic_dimension", "SculptingWarning"]
@@ -306,10 +310,14 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     True
     """
 
-    def __init__(self, *, n_components=2, n_neighbors=14, scale_rate=0.99, patience=50,
-                 min_iter=None, max_iter=None, preprocess="ltsa", metric="euclidean",
-                 adjusted_weight=10.0, move_rule="total", n_jobs=None, random_state=None,
-                 verbose=False):
+    def __init__(self, *, n_components: int = 2, n_neighbors: int = 14,
+                 scale_rate: float = 0.99, patience: int = 50,
+                 min_iter: int | None = None, max_iter: int | None = None,
+                 preprocess: Literal["ltsa", "pca", "none"] | ArrayLike | BaseEstimator = "ltsa",
+                 metric: Metric = "euclidean",
+                 adjusted_weight: float = 10.0, move_rule: Literal["total", "point"] = "total",
+                 n_jobs: int | None = None, random_state: RandomStateLike = None,
+                 verbose: bool = False) -> None:
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.scale_rate = scale_rate
@@ -444,7 +452,9 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         T[idx] = vals
 
     # --------------------------------------------------------------- public
-    def fit(self, X, y=None, *, clamp_indices=None, clamp_values=None, neighbors=None):
+    def fit(self, X: ArrayLike, y: Any = None, *, clamp_indices: ArrayLike | None = None,
+            clamp_values: ArrayLike | None = None,
+            neighbors: ArrayLike | tuple[ArrayLike, ArrayLike] | None = None) -> Self:
         """Sculpt X down to ``n_components`` dimensions.
 
         Parameters
@@ -530,10 +540,11 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._X_fit = X
         self._Y_fit = T
         self._custom_neighbors = neighbors is not None
+        self._neighbor_index = LazyNeighborIndex()  # built by the first transform
         _warn_if_poor(self.error_, best, min_iter, self.distance_error_, self.preprocess)
         return self
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X: ArrayLike, y: Any = None, **fit_params: Any) -> np.ndarray:
         """Fit and return ``embedding_``.
 
         Parameters
@@ -548,7 +559,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         return self.fit(X, y, **fit_params).embedding_
 
-    def add_samples(self, X_new):
+    def add_samples(self, X_new: ArrayLike) -> Self:
         """Pseudo-incremental learning (the paper's Section IV-D).
 
         New points join a fitted model in two steps: the old points are clamped
@@ -617,7 +628,7 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._X_fit = X
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> np.ndarray:
         """Place new points in the fitted embedding, which stays as it is.
 
         Each new point starts at the LLE reconstruction of its ``n_neighbors``
@@ -627,12 +638,13 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         distances and angles to them. A row equal to a fitted point gets that
         point's coordinates. Nothing of the fitted model changes.
 
-        Cost: a neighbour query of the m new rows against the n fitted ones,
-        the relationships of all n + m points (O((n + m) k^2 D) once), then
-        passes of O((n + m) k) until the error has not improved for
-        ``patience`` passes (at most ``max_iter_``). For a one-off batch that is
-        about one restoring phase of a fit; :meth:`add_samples` goes on to let
-        every point settle.
+        Cost: a neighbour query of the m new rows against the n fitted ones
+        (in an exact index of the fitted points, built on the first call and
+        kept until :meth:`add_samples` changes them), the relationships of all
+        n + m points (O((n + m) k^2 D) once), then passes of O((n + m) k)
+        until the error has not improved for ``patience`` passes (at most
+        ``max_iter_``). For a one-off batch that is about one restoring phase of
+        a fit; :meth:`add_samples` goes on to let every point settle.
 
         Parameters
         ----------
@@ -659,8 +671,10 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         k = min(self.neighbors_.shape[1], n_old)
         rng = check_random_state(self.random_state)
         with thread_limits(self.n_jobs):
-            dist, idx = query_neighbors(X_old, X_new, k, metric=self.metric,
-                                        n_jobs=self.n_jobs)
+            # A loaded model has no slot (it is not saved); setdefault is atomic.
+            kept = self.__dict__.setdefault("_neighbor_index", LazyNeighborIndex())
+            index = kept.get(X_old, method="exact", metric=self.metric, n_jobs=self.n_jobs)
+            dist, idx = index.query(X_new, k)
             w = _barycentric_weights(X_new, X_old[idx])
             Y_new = np.einsum("nk,nkt->nt", w, Y_old[idx])
             # Equal rows, tested exactly: a brute-force distance of 0 can come out ~1e-8.
@@ -686,6 +700,12 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                     rng=rng, verbose=self.verbose, desc="placing new points")
         return T[n_old:].astype(out_dtype, copy=False)
 
+    # The kept neighbour index is rebuilt by transform; model files leave it out.
+    _persistence_transient = ("_neighbor_index",)
+
+    def _restore_transient(self):
+        self._neighbor_index = LazyNeighborIndex()
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
@@ -693,9 +713,13 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return tags
 
 
-def estimate_intrinsic_dimension(X, *, max_dim=None, n_neighbors=14, scale_rate=0.99,
-                                 patience=50, jump=10.0, n_jobs=None, random_state=None,
-                                 return_errors=False):
+def estimate_intrinsic_dimension(X: ArrayLike, *, max_dim: int | None = None,
+                                 n_neighbors: int = 14, scale_rate: float = 0.99,
+                                 patience: int = 50, jump: float = 10.0,
+                                 n_jobs: int | None = None,
+                                 random_state: RandomStateLike = None,
+                                 return_errors: bool = False,
+                                 ) -> int | tuple[int, np.ndarray]:
     """Estimate the intrinsic dimension by scaling out one dimension at a time.
 
     The paper's Section III-G: sculpt the data down to ``max_dim`` dimensions,

@@ -5,12 +5,15 @@ selection) and a kernel width ``kernel_width_``; ``transform`` maps data to the
 landmark features exp(-||x - t_k||^2 / kernel_width_).
 """
 
+from __future__ import annotations
+
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows
 from .._torch import check_device
+from .._typing import ArrayLike, MatrixLike
 from ..kernels import gaussian_features
 
 __all__ = ["LandmarkTransformerMixin"]
@@ -19,7 +22,7 @@ __all__ = ["LandmarkTransformerMixin"]
 class LandmarkTransformerMixin(TransformerMixin):
     """``transform`` and feature names for estimators with ``landmarks_``."""
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """Landmark features exp(-||x - t_k||^2 / kernel_width_).
 
         Parameters
@@ -51,7 +54,7 @@ class LandmarkTransformerMixin(TransformerMixin):
 
         return gaussian_features_torch(X, self.landmarks_, self.kernel_width_, device)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names ``landmark0``, ``landmark1``, ... of the output columns."""
         check_is_fitted(self, "landmarks_")
         return np.asarray([f"landmark{k}" for k in range(len(self.landmarks_))], dtype=object)

@@ -23,6 +23,10 @@ k-means and NMF hold all rows: those refuse a larger-than-memory input with a
 ``MemoryError`` that names the alternative.
 """
 
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -42,6 +46,7 @@ from .._blocks import (
 )
 from .._memory import check_memory
 from .._parallel import check_n_jobs, resolve_n_jobs, thread_limits
+from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import check_enough_samples, check_positive_int
 from ..kernels import resolve_kernel_width
 from ._base import LandmarkTransformerMixin
@@ -52,7 +57,7 @@ __all__ = ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
 
 # Default of every Gaussian-feature baseline; the same as GPLandmarks' default so
 # that features of different methods use the same kernel.
-_DEFAULT_KERNEL_WIDTH = "auto"
+_DEFAULT_KERNEL_WIDTH: Literal["auto"] = "auto"
 
 
 class _DataPointLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -118,12 +123,14 @@ class RandomLandmarks(_DataPointLandmarks):
     (100, 5)
     """
 
-    def __init__(self, *, n_landmarks=10, kernel_width=_DEFAULT_KERNEL_WIDTH, random_state=None):
+    def __init__(self, *, n_landmarks: int = 10,
+                 kernel_width: float | Literal["auto", "variance"] = _DEFAULT_KERNEL_WIDTH,
+                 random_state: RandomStateLike = None) -> None:
         self.n_landmarks = n_landmarks
         self.kernel_width = kernel_width
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Draw the landmarks.
 
         Parameters
@@ -146,7 +153,7 @@ class _CholeskyLandmarks(_DataPointLandmarks):
 
     _rule = None
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Select the landmarks one pivot at a time.
 
         Parameters
@@ -250,8 +257,10 @@ class ActiveLearningLandmarks(_CholeskyLandmarks):
 
     _rule = "greedy"
 
-    def __init__(self, *, n_landmarks=10, subsample=5000, kernel_width=_DEFAULT_KERNEL_WIDTH,
-                 random_state=None, n_jobs=None, verbose=False):
+    def __init__(self, *, n_landmarks: int = 10, subsample: int | None = 5000,
+                 kernel_width: float | Literal["auto", "variance"] = _DEFAULT_KERNEL_WIDTH,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 verbose: bool = False) -> None:
         self.n_landmarks = n_landmarks
         self.subsample = subsample
         self.kernel_width = kernel_width
@@ -306,8 +315,10 @@ class RPCholeskyLandmarks(_CholeskyLandmarks):
 
     _rule = "random"
 
-    def __init__(self, *, n_landmarks=10, subsample=None, kernel_width=_DEFAULT_KERNEL_WIDTH,
-                 random_state=None, n_jobs=None, verbose=False):
+    def __init__(self, *, n_landmarks: int = 10, subsample: int | None = None,
+                 kernel_width: float | Literal["auto", "variance"] = _DEFAULT_KERNEL_WIDTH,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None,
+                 verbose: bool = False) -> None:
         self.n_landmarks = n_landmarks
         self.subsample = subsample
         self.kernel_width = kernel_width
@@ -356,8 +367,10 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
     (4, 3)
     """
 
-    def __init__(self, *, n_landmarks=10, kernel_width=_DEFAULT_KERNEL_WIDTH, n_init=1,
-                 max_iter=300, random_state=None, n_jobs=None):
+    def __init__(self, *, n_landmarks: int = 10,
+                 kernel_width: float | Literal["auto", "variance"] = _DEFAULT_KERNEL_WIDTH,
+                 n_init: int = 1, max_iter: int = 300, random_state: RandomStateLike = None,
+                 n_jobs: int | None = None) -> None:
         self.n_landmarks = n_landmarks
         self.kernel_width = kernel_width
         self.n_init = n_init
@@ -365,7 +378,7 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Run k-means.
 
         Parameters
@@ -455,8 +468,9 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
     (50, 2)
     """
 
-    def __init__(self, *, n_landmarks=10, max_iter=500, tol=1e-4, init="auto",
-                 random_state=None):
+    def __init__(self, *, n_landmarks: int = 10, max_iter: int = 500, tol: float = 1e-4,
+                 init: Literal["auto", "nndsvda", "random"] = "auto",
+                 random_state: RandomStateLike = None) -> None:
         self.n_landmarks = n_landmarks
         self.max_iter = max_iter
         self.tol = tol
@@ -473,7 +487,7 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
                 "for signed data."
             )
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Factorise X.
 
         Parameters
@@ -514,7 +528,7 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
         self.nmf_ = nmf
         return self
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """NMF weights of X on the landmarks (columns in landmark order).
 
         Parameters
@@ -531,7 +545,7 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
         self._check_nonnegative(X)
         return kl_nmf_weights(X, self.landmarks_, max_iter=self.max_iter, tol=self.tol)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names ``nmf0``, ``nmf1``, ... of the output columns."""
         check_is_fitted(self, "landmarks_")
         return np.asarray([f"nmf{k}" for k in range(len(self.landmarks_))], dtype=object)
@@ -549,7 +563,8 @@ def _block_minimum(block):
     return float(block.min()) if block.shape[0] * block.shape[1] else 0.0
 
 
-def kl_nmf_weights(X, components, *, max_iter=500, tol=1e-4, chunk_size=2048):
+def kl_nmf_weights(X: MatrixLike, components: ArrayLike, *, max_iter: int = 500,
+                   tol: float = 1e-4, chunk_size: int = 2048) -> np.ndarray:
     """Nonnegative weights W minimising KL(X || W H) with the components H fixed.
 
     Multiplicative updates W <- W * ((X / WH) H^T) / (H 1), row by row: each row

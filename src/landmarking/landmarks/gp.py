@@ -76,9 +76,13 @@ not depend on it, a move is kept only when it raises that f on all the data: the
 sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
 """
 
+from __future__ import annotations
+
 import time
+from collections.abc import Callable
 from itertools import groupby
 from numbers import Real
+from typing import Any, Literal, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -90,6 +94,7 @@ from tqdm.auto import tqdm
 from .._blocks import check_rows, chunk_bounds
 from .._checkpoint import check_checkpoint, landmark_checkpoint
 from .._torch import check_device, device_name
+from .._typing import ArrayLike, DeviceLike, MatrixLike, NDArray, RandomStateLike, StrPath
 from .._validation import (
     SPACES,
     check_choice,
@@ -138,12 +143,13 @@ AUTO_WINDOW = 50
 AUTO_TOL = 0.01
 
 
-def step_size(s, s0, tau):
+def step_size(s: int | np.ndarray, s0: float, tau: float) -> float | np.ndarray:
     """Robbins-Monro step fraction a_s = (s0 + s)^-tau for step s = 1, 2, ..."""
     return (s0 + s) ** -tau
 
 
-def gp_objective_and_gradient(t, X, Phi, eta, *, ridge=RIDGE):
+def gp_objective_and_gradient(t: ArrayLike, X: ArrayLike, Phi: np.ndarray, eta: float, *,
+                              ridge: float = RIDGE) -> tuple[float, NDArray[np.float64]]:
     """The objective f(t) (eq. 7) and its gradient (eq. 10) on a batch X.
 
     A direct, readable evaluation (no caching), used by tests and for reporting.
@@ -311,10 +317,17 @@ def _full_objective(square_norm, cross, full_factor, n_samples):
     return max(total, 0.0) / n_samples
 
 
-def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size=1000,
-                       s0=10.0, tau=0.51, space="euclidean", init="gaussian",
-                       previous_landmarks=None, seed=0, chunk_size=None, callback=None,
-                       return_n_steps=False, verbose=False):
+def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
+                       n_steps: int | Literal["auto"] = 1000, batch_size: int = 1000,
+                       s0: float = 10.0, tau: float = 0.51,
+                       space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
+                       init: Literal["gaussian"] | ArrayLike = "gaussian",
+                       previous_landmarks: ArrayLike | None = None, seed: int = 0,
+                       chunk_size: int | None = None,
+                       callback: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
+                       | None = None,
+                       return_n_steps: bool = False, verbose: bool = False,
+                       ) -> tuple[np.ndarray, ...]:
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -435,9 +448,12 @@ def learn_gp_landmarks(X, n_landmarks, *, kernel_width, n_steps=1000, batch_size
     return out
 
 
-def refine_gp_landmarks(X, landmarks, *, kernel_width, n_sweeps=1, n_steps=1000,
-                        batch_size=1000, s0=10.0, tau=0.51, space="euclidean", seed=0,
-                        chunk_size=None, verbose=False):
+def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: float,
+                        n_sweeps: int = 1, n_steps: int | Literal["auto"] = 1000,
+                        batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
+                        space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
+                        seed: int = 0, chunk_size: int | None = None, verbose: bool = False,
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Re-optimise each landmark against all the others, for a few sweeps.
 
     The paper's future work: its landmarks are chosen one at a time and never
@@ -622,10 +638,15 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     ((6, 2), (500, 6))
     """
 
-    def __init__(self, *, n_landmarks=10, n_steps=1000, batch_size=1000, s0=10.0, tau=0.51,
-                 kernel_width="auto", space="euclidean", init="gaussian", chunk_size=None,
-                 refine=0, warm_start=False, random_state=None, device="cpu",
-                 verbose=False):
+    def __init__(self, *, n_landmarks: int = 10, n_steps: int | Literal["auto"] = 1000,
+                 batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
+                 kernel_width: float | Literal["auto", "variance"] = "auto",
+                 space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
+                 init: Literal["gaussian"] | ArrayLike = "gaussian",
+                 chunk_size: int | None = None,
+                 refine: int = 0, warm_start: bool = False,
+                 random_state: RandomStateLike = None, device: DeviceLike = "cpu",
+                 verbose: bool = False) -> None:
         self.n_landmarks = n_landmarks
         self.n_steps = n_steps
         self.batch_size = batch_size
@@ -641,7 +662,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.device = device
         self.verbose = verbose
 
-    def fit(self, X, y=None, *, previous_landmarks=None, checkpoint=None):
+    def fit(self, X: MatrixLike, y: Any = None, *, previous_landmarks: ArrayLike | None = None,
+            checkpoint: StrPath | Callable[..., Any] | None = None) -> Self:
         """Learn ``n_landmarks`` landmarks of X.
 
         Parameters
@@ -686,7 +708,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self._run(X, previous, previous_record, device, checkpoint=checkpoint)
         return self
 
-    def extend(self, X, n_more):
+    def extend(self, X: MatrixLike, n_more: int) -> Self:
         """Learn ``n_more`` landmarks after the ones already fitted (same X).
 
         The first landmarks stay as they are; the result equals a single fit with
