@@ -1,8 +1,9 @@
 """Nearest neighbours behind one small interface: exact or approximate.
 
 ``method="exact"`` finds the true neighbours: for the Euclidean metric on dense
-data by blocked float32 matrix products that shortlist candidates, followed by
-an exact float64 re-rank (:func:`exact_knn`), otherwise with scikit-learn's
+data by tiles of float32 matrix products from BLAS that shortlist candidates
+(each product computed once for both of its points), followed by an exact
+float64 re-rank (:func:`exact_knn`), otherwise with scikit-learn's
 ``NearestNeighbors``. ``method="approximate"`` uses pynndescent's NN-descent,
 which scales to millions of points; ``method="auto"`` picks NN-descent from
 :data:`APPROXIMATE_MIN_SAMPLES` points on for at most
@@ -10,10 +11,10 @@ which scales to millions of points; ``method="auto"`` picks NN-descent from
 Every function returns ``(distances, indices)`` sorted by distance (ties by
 index), with a point never counted as its own neighbour.
 
-:class:`NeighborIndex` keeps a fitted search structure (the float32 copy and
-norms for the exact search, the prepared NN-descent index for the approximate
-one), so that many small queries against the same reference set cost no
-rebuild.
+:class:`NeighborIndex` keeps a fitted search structure (the float64 and
+centred float32 copies and the norms for the exact search, the prepared
+NN-descent index for the approximate one), so that many small queries against
+the same reference set cost no rebuild.
 """
 
 from contextlib import nullcontext
@@ -28,7 +29,7 @@ from ._parallel import thread_limits
 from ._validation import check_choice, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
-           "NeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
+           "prepare_reference", "NeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
            "APPROXIMATE_MAX_NEIGHBORS"]
 
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
@@ -89,7 +90,8 @@ def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
     random_state : int, RandomState or None
         Seeds NN-descent; unused by the exact search.
     n_jobs : int or None
-        Parallel jobs for scikit-learn's exact search.
+        Threads of the exact search (:func:`exact_knn`'s meaning; scikit-learn's
+        ``n_jobs`` for other metrics).
 
     Returns
     -------
@@ -110,7 +112,7 @@ def nearest_neighbors(X, n_neighbors, *, method="exact", metric="euclidean",
         )
     how = _resolve_method(method, X.shape[0], metric, X, n_neighbors)
     if how == "blocked":
-        return exact_knn(X, n_neighbors)
+        return exact_knn(X, n_neighbors, n_jobs=n_jobs)
     if how == "sklearn":
         nn = NearestNeighbors(n_neighbors=n_neighbors, metric=metric, n_jobs=n_jobs)
         return nn.fit(X).kneighbors()
@@ -150,7 +152,8 @@ class NeighborIndex:
     random_state : int, RandomState or None
         Seeds NN-descent.
     n_jobs : int or None
-        Parallel jobs for scikit-learn's exact search.
+        Threads of the exact search (:func:`exact_knn`'s meaning; scikit-learn's
+        ``n_jobs`` for other metrics).
     n_neighbors : int
         Graph degree of the NN-descent index (at least 10; larger values give
         better recall for queries of many neighbours), and the neighbour count
@@ -220,8 +223,11 @@ def prepare_reference(X):
     X64 = np.ascontiguousarray(X, dtype=np.float64)
     centre = X64.mean(axis=0)
     X32 = np.empty(X64.shape, dtype=np.float32)
-    for sl in gen_batches(X64.shape[0], 4096):
-        X32[sl] = X64[sl] - centre
+    # A value beyond float32's range becomes infinite here, and the check below
+    # names it.
+    with np.errstate(over="ignore"):
+        for sl in gen_batches(X64.shape[0], 4096):
+            X32[sl] = X64[sl] - centre
     sq = np.einsum("ij,ij->i", X32, X32, dtype=np.float64)
     if not np.all(np.isfinite(sq)):
         raise ValueError(
