@@ -98,7 +98,12 @@ def push_columns(G, sq_rows, row_start, vals, idx, col_start):
                     tops[c - c0] = vals[i, 0]
 
 
-@numba.njit(parallel=True, cache=True)
+# ``reassoc`` lets LLVM split the sum over features into SIMD lanes (2.2x on
+# 3,000 MNIST rows x 187 candidates, 7.2 s -> 3.3 s at load 7; the re-rank was
+# 38 s of a 20,000-digit k = 150 search against 25 s of float32 products). The
+# order of the additions is fixed by the compiled code, so equal rows still
+# give bit-equal distances and ties stay ties.
+@numba.njit(parallel=True, cache=True, fastmath={"reassoc"})
 def candidate_sq_distances(Q, X, cand):
     """Squared distances |q_i - x_cand[i, j]|^2 in float64 from the differences
     (no cancellation, unlike the |q|^2 - 2 q.x + |x|^2 of the shortlist); a
