@@ -36,15 +36,16 @@ NEIGHBOR_METHODS = ("auto", "exact", "approximate")
 
 #: ``method="auto"`` switches to NN-descent from this many reference points on,
 #: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
-#: benchmarks/knn.py on MNIST (docs/results.md, "Graphs and exact spectral
-#: embeddings"): at 20,000 digits NN-descent took 2.9 s for 10 neighbours
-#: (recall 0.98) against 44 s exact, but it compiles for about 90 s in each new
-#: process, and the exact search grows as n^2: counting that compile, the two
-#: cross near 30,000 points for 10 neighbours. For 150 neighbours NN-descent
-#: was 2.7x slower than the exact search at 20,000 points.
+#: benchmarks/knn.py on MNIST, 2 shared cores (docs/results.md, "k-NN graphs on
+#: MNIST 60,000"), seconds exact / NN-descent, NN-descent's recall 0.976-0.9998:
+#: k = 10: 3.6 / 1.9 at 10,000 points, 25 / 2.4 at 40,000, 129 / 23.5 at 60,000;
+#: k = 50: 3.7 / 7.4, 23 / 8.8, 150 / 55; k = 150: 7.6 / 28, 73 / 38, 212 / 198.
+#: NN-descent also compiles for 61-250 s in every new process. Counting that
+#: once, the exact search wins at 40,000 points for every k and NN-descent at
+#: 60,000 for k <= 50 (compiled in 61 s): the switch lies between.
 APPROXIMATE_MIN_SAMPLES = 50_000
-#: Above this many neighbours ``method="auto"`` stays exact (see above; the
-#: limit lies between the measured 10, where NN-descent wins, and 150).
+#: Above this many neighbours ``method="auto"`` stays exact: at k = 150 the
+#: two tie at 60,000 points before NN-descent's compile (212 / 198 s above).
 APPROXIMATE_MAX_NEIGHBORS = 50
 
 # Unit roundoff of float32: the float32 shortlist is checked against a bound
