@@ -299,6 +299,10 @@ def test_blocked_exact_rejects_nan_and_overflow():
     X[4, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or infinity"):
         exact_knn(X, 2)
+    with pytest.raises(ValueError, match="query holds NaN or infinity"):
+        exact_knn(np.ones((10, 3)), 2, query=X[3:5])
     X[4, 1] = 1e39  # finite in float64, infinite in float32
     with pytest.raises(ValueError, match="beyond float32's range"):
         exact_knn(X, 2)
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        exact_knn(X, 2, query=np.ones((2, 3)))

@@ -323,6 +323,11 @@ def exact_knn(X, n_neighbors, *, query=None, n_candidates=None, n_jobs=None,
             varying = np.flatnonzero(spread > 0)
             Xv = X if len(varying) == X.shape[1] else X[:, varying]
             return _self_knn(prepare_reference(Xv), k, m)
+        if not np.all(np.isfinite(Q)):
+            raise ValueError(
+                "query holds NaN or infinity; remove or impute those values before "
+                "the neighbour search."
+            )
         X64, X32, sq, centre = _prepared if _prepared is not None else prepare_reference(X)
         distances = np.empty((Q.shape[0], k), dtype=np.float64)
         indices = np.empty((Q.shape[0], k), dtype=np.int64)
