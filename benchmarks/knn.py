@@ -2,23 +2,29 @@
 
 Methods, each on the same digits (pixels in [0, 1], float32 as loaded):
 
-- ``ours``: ``landmarking.neighbors.exact_knn`` (blocked float32 products,
-  exact float64 re-rank), the default exact search;
+- ``ours``: ``landmarking.neighbors.exact_knn`` (float32 product tiles from
+  BLAS, each computed once for both of its points, heap shortlists, exact
+  float64 re-rank), the default exact search;
 - ``brute``, ``kd_tree``, ``ball_tree``: scikit-learn ``NearestNeighbors``
   with that algorithm (float64 input, as scikit-learn computes);
 - ``pynndescent``: NN-descent (``method="approximate"``), its numba
   compilation done beforehand on a small set and reported apart.
 
-Recall is against ``ours`` (which a check here compares with ``brute``:
-identical lists where the k-th neighbour is not tied). ``--tree-n`` runs the
-tree methods on the first rows only (they are far slower in 784 dimensions);
-``ours`` and ``brute`` are timed there too, so their ratio is measured on the
-same subset.
+Every method runs with its default threads (all cores: BLAS, numba and
+scikit-learn's OpenMP alike). For each size the exact graph at the largest k
+is computed once (by ``ours``, timed) and its prefixes are the truth for
+recall at the smaller k; ``ours`` at a smaller k must equal that prefix (the
+lists are sorted by distance, ties by index), and ``brute`` is checked
+against it. The tree methods are far slower in 784 dimensions: they run on
+``--tree-queries`` test digits against all training digits, with ``ours``
+and ``brute`` timed on the same queries beside them (recall against ours).
 
     python benchmarks/knn.py --n 60000 --k 10,50,150
-    python benchmarks/knn.py --n 20000 --k 10 --methods ours,pynndescent
+    python benchmarks/knn.py --n 10000,20000,40000 --k 10,50,150 \\
+        --methods ours,pynndescent     # where NN-descent starts to win
 
-Prints a table (with the load average) and writes knn.json to --out.
+Prints a table (with the load average), writes knn.json (after every row, so
+that a cut run keeps what it measured) and knn.png to --out.
 """
 
 import argparse
@@ -28,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn import config_context
 
 from landmarking.datasets import load_mnist
 from landmarking.neighbors import exact_knn, nearest_neighbors
@@ -35,11 +42,12 @@ from landmarking.neighbors import exact_knn, nearest_neighbors
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=60000, help="training digits used")
+    p.add_argument("--n", default="60000", help="comma-separated numbers of training digits")
     p.add_argument("--k", default="10,50,150", help="comma-separated neighbour counts")
     p.add_argument("--methods", default="ours,brute,pynndescent,kd_tree,ball_tree")
-    p.add_argument("--tree-n", type=int, default=5000,
-                   help="rows for the tree methods (and ours/brute again beside them)")
+    p.add_argument("--tree-queries", type=int, default=500,
+                   help="test digits queried by the tree methods (and ours/brute "
+                   "beside them) against the largest training set")
     p.add_argument("--only-batches", action="store_true",
                    help="only the kept-index timing (issue 14): 1,000 one-point queries "
                    "against one 1,000-point query")
@@ -54,17 +62,18 @@ def recall(found, truth):
     return hits / (k * truth.shape[0])
 
 
-def run(method, X, k):
+def run(method, X, k, query=None):
+    """Seconds, distances and indices of one search (self excluded when query is None)."""
     from sklearn.neighbors import NearestNeighbors
 
     t = time.perf_counter()
     if method == "ours":
-        d, i = exact_knn(X, k)
+        d, i = exact_knn(X, k, query=query)
     elif method == "pynndescent":
         d, i = nearest_neighbors(X, k, method="approximate", random_state=0)
     else:
-        d, i = NearestNeighbors(n_neighbors=k, algorithm=method).fit(
-            X.astype(np.float64)).kneighbors()
+        nn = NearestNeighbors(n_neighbors=k, algorithm=method).fit(X.astype(np.float64))
+        d, i = nn.kneighbors(None if query is None else query.astype(np.float64))
     return time.perf_counter() - t, d, i
 
 
@@ -103,62 +112,127 @@ def batch_queries(X, methods, n_query=1000, k=10):
     return out
 
 
-def main():
-    args = parse_args()
-    methods = args.methods.split(",")
-    ks = [int(k) for k in args.k.split(",")]
-    X, _ = load_mnist()
-    X = X[:args.n]
-    # Warm-up: numba compiles of our re-rank and of NN-descent, reported apart.
+def warm_up(X, Xt, methods):
+    """Cold first calls: numba compiles (from its cache when filled), reported apart."""
+    cold = {}
     t = time.perf_counter()
-    exact_knn(X[:500], 5)
-    cold = {"ours": time.perf_counter() - t}
+    # A small working memory makes small tiles, so that every kernel (the
+    # transposed push too) compiles here and not inside a timed call.
+    with config_context(working_memory=1):
+        exact_knn(X[:700], 5)
+        exact_knn(X[:700], 5, query=Xt[:10])
+    cold["ours"] = time.perf_counter() - t
     if "pynndescent" in methods:
         t = time.perf_counter()
         nearest_neighbors(X[:2000], 10, method="approximate", random_state=0)
         cold["pynndescent"] = time.perf_counter() - t
+    return cold
+
+
+def measure(rows, record, out, **row):
+    row["load"] = os.getloadavg()[0]
+    rows.append(row)
+    print(f"n={row['n']:6d} q={row['queries']:6d} k={row['k']:4d} {row['method']:12s} "
+          f"{row['seconds']:8.2f} s  recall {row['recall']:.4f}  same lists "
+          f"{row['same']}  load {row['load']:.2f}", flush=True)
+    (out / "knn.json").write_text(json.dumps(record, indent=1))
+
+
+def full_set(X, ks, methods, rows, record, out):
+    """Every point's neighbours among the others, truth from ours at the largest k."""
+    kmax = max(ks)
+    seconds, d_ref, i_ref = run("ours", X, kmax)
+    measure(rows, record, out, n=len(X), queries=len(X), k=kmax, method="ours",
+            seconds=seconds, recall=1.0, same=1.0)
+    for k in sorted(ks):
+        truth = i_ref[:, :k]
+        for m in [m for m in methods if m in ("ours", "brute", "pynndescent")]:
+            if m == "ours" and k == kmax:
+                continue
+            seconds, d, i = run(m, X, k)
+            same = float(np.mean(np.all(i == truth, axis=1)))
+            if m == "ours":
+                assert same == 1.0, "ours at a smaller k is not a prefix of the largest"
+            if m != "pynndescent":
+                assert np.allclose(d, d_ref[:, :k], rtol=1e-9, atol=1e-9), m
+            measure(rows, record, out, n=len(X), queries=len(X), k=k, method=m,
+                    seconds=seconds, recall=recall(i, truth), same=same)
+
+
+def tree_queries(X, Q, ks, methods, rows, record, out):
+    """Test digits against all training digits: the tree methods with ours and
+    brute beside them."""
+    for k in sorted(ks):
+        truth = None
+        for m in ["ours", "brute"] + [m for m in methods if m in ("kd_tree", "ball_tree")]:
+            seconds, d, i = run(m, X, k, query=Q)
+            if truth is None:
+                truth = i
+            same = float(np.mean(np.all(i == truth, axis=1)))
+            measure(rows, record, out, n=len(X), queries=len(Q), k=k, method=m,
+                    seconds=seconds, recall=recall(i, truth), same=same)
+
+
+def table(rows):
+    print()
+    print("| n | queries | k | method | seconds | recall | same lists | vs ours | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ours = next(q["seconds"] for q in rows if q["method"] == "ours"
+                    and (q["n"], q["queries"], q["k"]) == (r["n"], r["queries"], r["k"]))
+        print(f"| {r['n']} | {r['queries']} | {r['k']} | {r['method']} | "
+              f"{r['seconds']:.2f} | {r['recall']:.4f} | {r['same']:.4f} | "
+              f"{r['seconds'] / ours:.2f}x | {r['load']:.1f} |")
+
+
+def plot(rows, out):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = sorted({(r["n"], r["queries"]) for r in rows})
+    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 4), squeeze=False)
+    for ax, (n, q) in zip(axes[0], groups, strict=True):
+        for m in dict.fromkeys(r["method"] for r in rows):
+            pts = sorted((r["k"], r["seconds"]) for r in rows
+                         if (r["n"], r["queries"], r["method"]) == (n, q, m))
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", label=m)
+        ax.set(xlabel="k", ylabel="seconds", yscale="log",
+               title=f"{q} queries against {n} digits")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "knn.png", dpi=100)
+
+
+def main():
+    args = parse_args()
+    methods = args.methods.split(",")
+    ks = [int(k) for k in args.k.split(",")]
+    sizes = [int(n) for n in args.n.split(",")]
+    X_all, _ = load_mnist()
+    Xt = load_mnist(split="test")[0]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cold = warm_up(X_all, Xt, methods)
     print(f"load average before: {os.getloadavg()}")
     if args.only_batches:
-        batch_queries(X, methods)
+        batch_queries(X_all[:sizes[-1]], methods)
         print(f"load average after: {os.getloadavg()}")
         return
     print("cold first calls (compilation, small sets): "
-          + ", ".join(f"{m} {s:.1f} s" for m, s in cold.items()))
+          + ", ".join(f"{m} {s:.1f} s" for m, s in cold.items()), flush=True)
     rows = []
-    sets = [("full", X, [m for m in methods if m in ("ours", "brute", "pynndescent")])]
-    trees = [m for m in methods if m in ("kd_tree", "ball_tree")]
-    if trees:
-        sets.append(("tree", X[:args.tree_n], ["ours", "brute"] + trees))
-    for _name, data, ms in sets:
-        for k in ks:
-            truth = None
-            for m in ms:
-                seconds, d, i = run(m, data, k)
-                if m == "ours":
-                    truth = (d, i)
-                r = recall(i, truth[1]) if truth is not None else float("nan")
-                same = ""
-                if m == "brute" and truth is not None:
-                    same = bool(np.allclose(d, truth[0], atol=1e-5))
-                rows.append({"n": len(data), "k": k, "method": m, "seconds": seconds,
-                             "recall": r, "distances_match": same,
-                             "load": os.getloadavg()[0]})
-                print(f"n={len(data):6d} k={k:4d} {m:12s} {seconds:8.2f} s  recall "
-                      f"{r:.4f} {same}  load {os.getloadavg()[0]:.2f}", flush=True)
-    print()
-    print("| n | k | method | seconds | recall | vs ours |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        ours = next(q["seconds"] for q in rows
-                    if q["n"] == r["n"] and q["k"] == r["k"] and q["method"] == "ours")
-        print(f"| {r['n']} | {r['k']} | {r['method']} | {r['seconds']:.2f} | "
-              f"{r['recall']:.4f} | {r['seconds'] / ours:.2f}x |")
-    batches = batch_queries(X, methods)
+    record = {"cold": cold, "rows": rows, "load_before": os.getloadavg()}
+    for n in sizes:
+        full_set(X_all[:n], ks, methods, rows, record, out)
+    if any(m in methods for m in ("kd_tree", "ball_tree")):
+        tree_queries(X_all[:max(sizes)], Xt[:args.tree_queries], ks, methods, rows,
+                     record, out)
+    table(rows)
+    plot(rows, out)
     print(f"load average after: {os.getloadavg()}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    record = {"cold": cold, "rows": rows, "batches": batches}
-    (out / "knn.json").write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":

@@ -260,7 +260,7 @@ def test_lazy_index_builds_once_per_reference_and_parameters(monkeypatch):
     np.testing.assert_array_equal(
         manhattan.query(Q, 4)[1], query_neighbors(ref, Q, 4, metric="manhattan")[1])
     # float32 and integer references are indexed in float64, as query_neighbors searches.
-    assert kept.get(ref.astype(np.float32)).reference_.dtype == np.float64
+    assert kept.get(ref.astype(np.float32)).prepared_[0].dtype == np.float64  # X64
 
 
 def test_lazy_index_failed_build_keeps_nothing():
@@ -342,3 +342,84 @@ def test_sculpting_transform_keeps_its_index_until_add_samples(monkeypatch):
     model.transform(new)
     # (the 250 in third place is add_samples' own query of the old points)
     assert [shape[0] for shape in built] == [250, 250, 250, 255]
+
+
+@pytest.mark.parametrize("n_candidates", [None, 4])
+def test_blocked_exact_on_duplicates_across_many_tiles(n_candidates):
+    # Many tiles (the transposed push included) and, with a shortlist as short as
+    # k, rows whose k-th neighbour ties with points left out: the rounding
+    # bound sends them to the full re-rank, which must pick the smaller indices.
+    rng = np.random.default_rng(14)
+    base = rng.integers(0, 3, size=(90, 4)).astype(np.float64)
+    X = np.concatenate([base, base[:50], base[:50]])[rng.permutation(190)]
+    with config_context(working_memory=0.01):
+        dist, idx = exact_knn(X, 4, n_candidates=n_candidates)
+    ref_dist, ref_idx = _brute(X, X, 4, exclude_self=True)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, atol=1e-12)
+
+
+def test_blocked_exact_on_identical_points_lists_the_first_others():
+    X = np.full((30, 3), 2.5)
+    dist, idx = exact_knn(X, 3)
+    expected = [[j for j in range(30) if j != i][:3] for i in range(30)]
+    np.testing.assert_array_equal(idx, expected)
+    np.testing.assert_array_equal(dist, 0.0)
+
+
+def test_blocked_exact_with_constant_columns_and_far_queries():
+    # Constant columns (left out of the products) and points far from the
+    # origin (centred before the float32 copy): the lists stay the exact ones.
+    rng = np.random.default_rng(15)
+    X = np.hstack([np.full((250, 3), 7.0), 1e3 + rng.normal(size=(250, 6)),
+                   np.zeros((250, 2))])
+    dist, idx = exact_knn(X, 6)
+    ref_dist, ref_idx = _brute(X, X, 6, exclude_self=True)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, rtol=1e-9)
+    Q = np.hstack([np.full((30, 3), 6.0), 1e3 + rng.normal(size=(30, 6)),
+                   np.ones((30, 2))])
+    dist, idx = exact_knn(X, 6, query=Q, n_candidates=6)
+    ref_dist, ref_idx = _brute(X, Q, 6)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist, ref_dist, rtol=1e-9)
+
+
+def test_knn_block_of_own_rows_matches_the_whole_search():
+    from landmarking.neighbors import knn_block, prepare_reference
+
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(200, 7))
+    X64, X32, sq, centre = prepare_reference(X)
+    d, i = knn_block(X64[40:90], X64, X32, sq, 5, 12, self_offset=40, centre=centre)
+    ref_d, ref_i = exact_knn(X, 5)
+    np.testing.assert_array_equal(i, ref_i[40:90])
+    np.testing.assert_allclose(d, ref_d[40:90], rtol=1e-12)
+
+
+def test_blocked_exact_n_jobs_gives_the_same_lists_and_restores_threads():
+    import numba
+
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(300, 5))
+    before = numba.get_num_threads()
+    one = exact_knn(X, 5, n_jobs=1)
+    np.testing.assert_array_equal(one[1], exact_knn(X, 5)[1])
+    np.testing.assert_array_equal(one[1], exact_knn(X, 5, n_jobs=-1)[1])
+    assert numba.get_num_threads() == before
+    with pytest.raises(ValueError, match="n_jobs must be None"):
+        exact_knn(X, 5, n_jobs=0)
+
+
+def test_blocked_exact_rejects_nan_and_overflow():
+    X = np.ones((10, 3))
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        exact_knn(X, 2)
+    with pytest.raises(ValueError, match="query holds NaN or infinity"):
+        exact_knn(np.ones((10, 3)), 2, query=X[3:5])
+    X[4, 1] = 1e39  # finite in float64, infinite in float32
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        exact_knn(X, 2)
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        exact_knn(X, 2, query=np.ones((2, 3)))

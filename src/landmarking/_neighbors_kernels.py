@@ -1,12 +1,23 @@
 """Compiled loops of the blocked exact neighbour search (see :mod:`landmarking.neighbors`).
 
 Imported when a search runs, so that importing the library loads no numba.
+
+The search keeps, for every query row, a max-heap of the ``m`` smallest
+approximate squared distances seen so far (values in ``vals``, column indices
+in ``idx``, the largest at position 0). Each tile of float32 inner products
+from BLAS is pushed into the heaps by :func:`push_rows` (one heap per tile
+row) and, for the symmetric search of a set against itself, by
+:func:`push_columns` (one heap per tile column), so that each product is
+computed once for both of its points.
 """
 
 import numba
 import numpy as np
 
-__all__ = ["shortlist", "candidate_sq_distances"]
+__all__ = ["push_rows", "push_columns", "candidate_sq_distances"]
+
+# Tile columns that push_columns walks together: one 64-byte cache line of float32.
+_LINE = 16
 
 
 @numba.njit(cache=True)
@@ -28,38 +39,71 @@ def _sift_down(vals, idx, start, size):
 
 
 @numba.njit(parallel=True, cache=True)
-def shortlist(approx, m):
-    """Column indices of the m smallest entries of each row (any order) and
-    the largest value among them, which every entry left out is at least.
+def push_rows(G, sq_cols, col_start, vals, idx, heap_start, self_start):
+    """Push tile G into the heaps of its rows (heap ``heap_start + r`` for row r).
 
-    One pass per row with a max-heap of size m: an entry is compared with the
-    heap's top and only the rare smaller one is pushed in.
+    The candidate value of column j for row r is ``sq_cols[j] - 2 G[r, j]``
+    (the squared distance less the row's own squared norm, in float64), its
+    index ``col_start + j``. Only a value strictly below the heap's top enters,
+    so every value left out is at least the final top. When ``self_start`` is
+    not negative, row r is point ``self_start + r`` of the reference set and
+    never its own candidate.
     """
-    b, n = approx.shape
-    out = np.empty((b, m), dtype=np.int64)
-    worst = np.empty(b, dtype=np.float64)
-    for i in numba.prange(b):
-        vals = np.empty(m, dtype=approx.dtype)
-        idx = np.empty(m, dtype=np.int64)
-        for j in range(m):
-            vals[j] = approx[i, j]
-            idx[j] = j
-        for s in range(m // 2 - 1, -1, -1):
-            _sift_down(vals, idx, s, m)
-        top = vals[0]
-        for j in range(m, n):
-            v = approx[i, j]
+    b, t = G.shape
+    m = vals.shape[1]
+    for r in numba.prange(b):
+        hv = vals[heap_start + r]
+        hi = idx[heap_start + r]
+        me = self_start + r if self_start >= 0 else -1
+        top = hv[0]
+        for j in range(t):
+            v = sq_cols[j] - 2.0 * G[r, j]
             if v < top:
-                vals[0] = v
-                idx[0] = j
-                _sift_down(vals, idx, 0, m)
-                top = vals[0]
-        out[i] = idx
-        worst[i] = top
-    return out, worst
+                c = col_start + j
+                if c == me:
+                    continue
+                hv[0] = v
+                hi[0] = c
+                _sift_down(hv, hi, 0, m)
+                top = hv[0]
 
 
 @numba.njit(parallel=True, cache=True)
+def push_columns(G, sq_rows, row_start, vals, idx, col_start):
+    """Push tile G transposed into the heaps of its columns' points.
+
+    Column c of G belongs to point ``col_start + c``; its candidates are the
+    rows ``row_start + r`` with values ``sq_rows[r] - 2 G[r, c]``. Columns are
+    walked a cache line at a time, rows outer, so that G is read row by row.
+    The tile must lie off the diagonal (no point meets itself).
+    """
+    b, t = G.shape
+    m = vals.shape[1]
+    n_lines = (t + _LINE - 1) // _LINE
+    for line in numba.prange(n_lines):
+        c0 = line * _LINE
+        c1 = min(t, c0 + _LINE)
+        tops = np.empty(_LINE)
+        for c in range(c0, c1):
+            tops[c - c0] = vals[col_start + c, 0]
+        for r in range(b):
+            s = sq_rows[r]
+            for c in range(c0, c1):
+                v = s - 2.0 * G[r, c]
+                if v < tops[c - c0]:
+                    i = col_start + c
+                    vals[i, 0] = v
+                    idx[i, 0] = row_start + r
+                    _sift_down(vals[i], idx[i], 0, m)
+                    tops[c - c0] = vals[i, 0]
+
+
+# ``reassoc`` lets LLVM split the sum over features into SIMD lanes (2.2x on
+# 3,000 MNIST rows x 187 candidates, 7.2 s -> 3.3 s at load 7; the re-rank was
+# 38 s of a 20,000-digit k = 150 search against 25 s of float32 products). The
+# order of the additions is fixed by the compiled code, so equal rows still
+# give bit-equal distances and ties stay ties.
+@numba.njit(parallel=True, cache=True, fastmath={"reassoc"})
 def candidate_sq_distances(Q, X, cand):
     """Squared distances |q_i - x_cand[i, j]|^2 in float64 from the differences
     (no cancellation, unlike the |q|^2 - 2 q.x + |x|^2 of the shortlist); a

@@ -1,8 +1,9 @@
 """Nearest neighbours behind one small interface: exact or approximate.
 
 ``method="exact"`` finds the true neighbours: for the Euclidean metric on dense
-data by blocked float32 matrix products that shortlist candidates, followed by
-an exact float64 re-rank (:func:`exact_knn`), otherwise with scikit-learn's
+data by tiles of float32 matrix products from BLAS that shortlist candidates
+(each product computed once for both of its points), followed by an exact
+float64 re-rank (:func:`exact_knn`), otherwise with scikit-learn's
 ``NearestNeighbors``. ``method="approximate"`` uses pynndescent's NN-descent,
 which scales to millions of points; ``method="auto"`` picks NN-descent from
 :data:`APPROXIMATE_MIN_SAMPLES` points on for at most
@@ -10,17 +11,18 @@ which scales to millions of points; ``method="auto"`` picks NN-descent from
 Every function returns ``(distances, indices)`` sorted by distance (ties by
 index), with a point never counted as its own neighbour.
 
-:class:`NeighborIndex` keeps a fitted search structure (the float32 copy and
-norms for the exact search, the prepared NN-descent index for the approximate
-one), so that many small queries against the same reference set cost no
-rebuild; :class:`LazyNeighborIndex` is the slot in which a fitted estimator keeps
-one, built on its first ``transform``.
+:class:`NeighborIndex` keeps a fitted search structure (the float64 and
+centred float32 copies and the norms for the exact search, the prepared
+NN-descent index for the approximate one), so that many small queries against
+the same reference set cost no rebuild; :class:`LazyNeighborIndex` is the slot in
+which a fitted estimator keeps one, built on its first ``transform``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, Literal, Self
 
 import numpy as np
@@ -29,11 +31,13 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state, gen_batches
 
+from ._parallel import thread_limits
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from ._validation import check_choice, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
-           "NeighborIndex", "LazyNeighborIndex", "NEIGHBOR_METHODS", "APPROXIMATE_MIN_SAMPLES",
+           "prepare_reference", "NeighborIndex", "LazyNeighborIndex", "NEIGHBOR_METHODS",
+           "APPROXIMATE_MIN_SAMPLES",
            "APPROXIMATE_MAX_NEIGHBORS"]
 
 NEIGHBOR_METHODS = ("auto", "exact", "approximate")
@@ -46,20 +50,27 @@ Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 
 #: ``method="auto"`` switches to NN-descent from this many reference points on,
 #: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
-#: benchmarks/knn.py on MNIST (docs/results.md, "Graphs and exact spectral
-#: embeddings"): at 20,000 digits NN-descent took 2.9 s for 10 neighbours
-#: (recall 0.98) against 44 s exact, but it compiles for about 90 s in each new
-#: process, and the exact search grows as n^2: counting that compile, the two
-#: cross near 30,000 points for 10 neighbours. For 150 neighbours NN-descent
-#: was 2.7x slower than the exact search at 20,000 points.
+#: benchmarks/knn.py on MNIST, 2 shared cores (docs/results.md, "k-NN graphs on
+#: MNIST 60,000"), seconds exact / NN-descent, NN-descent's recall 0.976-0.9998:
+#: k = 10: 3.6 / 1.9 at 10,000 points, 25 / 2.4 at 40,000, 129 / 23.5 at 60,000;
+#: k = 50: 3.7 / 7.4, 23 / 8.8, 150 / 55; k = 150: 7.6 / 28, 73 / 38, 212 / 198.
+#: NN-descent also compiles for 61-250 s in every new process. Counting that
+#: once, the exact search wins at 40,000 points for every k and NN-descent at
+#: 60,000 for k <= 50 (compiled in 61 s): the switch lies between.
 APPROXIMATE_MIN_SAMPLES = 50_000
-#: Above this many neighbours ``method="auto"`` stays exact (see above; the
-#: limit lies between the measured 10, where NN-descent wins, and 150).
+#: Above this many neighbours ``method="auto"`` stays exact: at k = 150 the
+#: two tie at 60,000 points before NN-descent's compile (212 / 198 s above).
 APPROXIMATE_MAX_NEIGHBORS = 50
 
 # Unit roundoff of float32: the float32 shortlist is checked against a bound
 # proportional to it, so that the final lists are provably the exact ones.
 _U32 = float(np.finfo(np.float32).eps) / 2
+# Rows and columns of one float32 product tile (see _tile_rows). Each tile is one
+# BLAS call and one or two numba parallel loops, and every parallel region waits
+# for its threads, which on a loaded machine costs more than the cache misses of a
+# large tile. 8,000 MNIST digits, k = 10, 2 cores at load 13 (benchmarks/knn.py's
+# machine): tiles of 512 took 22.7 s, 1024 6.6 s, 2048 4.4 s, 4096 4.0 s.
+_TILE = 4096
 
 
 def _resolve_method(method, n_reference, metric, X, n_neighbors):
@@ -95,7 +106,8 @@ def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod
     random_state : int, RandomState or None
         Seeds NN-descent; unused by the exact search.
     n_jobs : int or None
-        Parallel jobs for scikit-learn's exact search.
+        Threads of the exact search (:func:`exact_knn`'s meaning; scikit-learn's
+        ``n_jobs`` for other metrics).
 
     Returns
     -------
@@ -116,7 +128,7 @@ def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod
         )
     how = _resolve_method(method, X.shape[0], metric, X, n_neighbors)
     if how == "blocked":
-        return exact_knn(X, n_neighbors)
+        return exact_knn(X, n_neighbors, n_jobs=n_jobs)
     if how == "sklearn":
         nn = NearestNeighbors(n_neighbors=n_neighbors, metric=metric, n_jobs=n_jobs)
         return nn.fit(X).kneighbors()
@@ -158,7 +170,8 @@ class NeighborIndex:
     random_state : int, RandomState or None
         Seeds NN-descent.
     n_jobs : int or None
-        Parallel jobs for scikit-learn's exact search.
+        Threads of the exact search (:func:`exact_knn`'s meaning; scikit-learn's
+        ``n_jobs`` for other metrics).
     n_neighbors : int
         Graph degree of the NN-descent index (at least 10; larger values give
         better recall for queries of many neighbours), and the neighbour count
@@ -186,10 +199,8 @@ class NeighborIndex:
                                        reference, self.n_neighbors)
         self.n_reference_ = reference.shape[0]
         if self.method_ == "blocked":
-            self.reference_ = np.ascontiguousarray(reference, dtype=np.float64)
-            self.reference32_ = np.ascontiguousarray(reference, dtype=np.float32)
-            self.sq_norms32_ = np.einsum("ij,ij->i", self.reference32_,
-                                         self.reference32_)
+            # float64 and centred float32 copies, norms and centre, made once.
+            self.prepared_ = prepare_reference(reference)
         elif self.method_ == "sklearn":
             self.index_ = NearestNeighbors(metric=self.metric, n_jobs=self.n_jobs)
             self.index_.fit(reference)
@@ -210,9 +221,8 @@ class NeighborIndex:
                 "points; pass fewer neighbours."
             )
         if self.method_ == "blocked":
-            return exact_knn(self.reference_, n_neighbors, query=query,
-                             _prepared=(self.reference_, self.reference32_,
-                                        self.sq_norms32_))
+            return exact_knn(self.prepared_[0], n_neighbors, query=query,
+                             n_jobs=self.n_jobs, _prepared=self.prepared_)
         if self.method_ == "sklearn":
             return self.index_.kneighbors(query, n_neighbors)
         indices, distances = self.index_.query(query, k=n_neighbors)
@@ -305,21 +315,61 @@ def _as_float64(X):
 
 # --------------------------------------------------------------------------- blocked exact
 
+def prepare_reference(
+    X: ArrayLike,
+) -> tuple[NDArray[np.float64], NDArray[np.float32], NDArray[np.float64],
+           NDArray[np.float64]]:
+    """The reference set as the blocked search reads it, computed once.
+
+    Returns ``(X64, X32, sq, centre)``: X in float64 (for the exact re-rank),
+    X less its column mean in float32 (for the products; centring leaves the
+    distances as they are and shrinks the norms the float32 rounding scales
+    with), the float64 squared norms of those float32 rows, and the mean.
+    """
+    X64 = np.ascontiguousarray(X, dtype=np.float64)
+    centre = X64.mean(axis=0)
+    X32 = np.empty(X64.shape, dtype=np.float32)
+    # A value beyond float32's range becomes infinite here, and the check below
+    # names it.
+    with np.errstate(over="ignore"):
+        for sl in gen_batches(X64.shape[0], 4096):
+            X32[sl] = X64[sl] - centre
+    sq = np.einsum("ij,ij->i", X32, X32, dtype=np.float64)
+    if not np.all(np.isfinite(sq)):
+        raise ValueError(
+            "X holds NaN, infinity or values beyond float32's range (3.4e38); remove "
+            "or rescale those rows before the neighbour search."
+        )
+    return X64, X32, sq, centre
+
+
+def _tile_rows(n_features: int) -> int:
+    """Rows (and columns) of one square float32 product tile.
+
+    :data:`_TILE`, capped so that a tile takes at most half of scikit-learn's
+    ``working_memory`` (``sklearn.config_context``).
+    """
+    budget = get_config()["working_memory"] * 2 ** 20
+    return int(max(8, min(_TILE, np.sqrt(budget / 8))))
+
+
 def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
-              n_candidates: int | None = None,
-              _prepared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+              n_candidates: int | None = None, n_jobs: int | None = None,
+              _prepared: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
               ) -> Neighbors:
     """Exact Euclidean k nearest neighbours by blocked float32 matrix products.
 
-    Each block of query rows gets its squared distances to every row of X
-    from one float32 product (|q|^2 - 2 q.x + |x|^2), keeps the
-    ``n_candidates`` smallest, and re-ranks them with distances computed in
-    float64 from the differences. A row whose shortlist cannot be shown
-    complete (the float32 rounding bound lets a point outside it be closer
-    than the k-th inside) is re-ranked over every point within that bound, so
-    the result is exact: the same lists as scikit-learn's exact search, ties
-    broken by the smaller index. Rows per block follow scikit-learn's
-    ``working_memory`` setting (``sklearn.config_context``).
+    The products ``q.x`` come from BLAS in float32 tiles; each tile is pushed
+    into a heap per query row that keeps the ``n_candidates`` smallest
+    approximate squared distances |q|^2 - 2 q.x + |x|^2. For the neighbours
+    of X among itself each tile is computed once and pushed both ways (the
+    products are symmetric), which halves the work. The shortlists are then
+    re-ranked with distances computed in float64 from the differences. A row
+    whose shortlist cannot be shown complete (the float32 rounding bound lets
+    a point outside it be closer than the k-th inside) is re-ranked over every
+    point within that bound, so the result is exact: the same lists as
+    scikit-learn's exact search, ties broken by the smaller index. Tile sizes
+    follow scikit-learn's ``working_memory`` (``sklearn.config_context``).
 
     Parameters
     ----------
@@ -330,6 +380,10 @@ def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
         None: the neighbours of the rows of X among the others (self excluded).
     n_candidates : int or None
         Shortlist length; default ``n_neighbors + max(16, n_neighbors // 4)``.
+    n_jobs : int or None
+        Threads for the products (BLAS) and the heaps (numba), as in
+        :func:`landmarking._parallel.thread_limits`; None leaves both thread
+        pools as the caller set them (an estimator's ``n_jobs``, or all cores).
 
     Returns
     -------
@@ -363,93 +417,147 @@ def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
         )
     m = n_candidates if n_candidates is not None else k + max(16, k // 4)
     m = int(min(max(m, k), available))
-    if _prepared is None:
-        X64 = np.ascontiguousarray(X, dtype=np.float64)
-        X32 = np.ascontiguousarray(X, dtype=np.float32)
-        sq32 = np.einsum("ij,ij->i", X32, X32)
-    else:
-        # A NeighborIndex converted once; small queries then copy nothing.
-        X64, X32, sq32 = _prepared
-    # Rows per block from the global memory budget: one float32 distance row
-    # per query point.
-    budget = get_config()["working_memory"] * 2 ** 20
-    rows = int(max(1, min(Q.shape[0], budget // max(1, n * 4))))
-    distances = np.empty((Q.shape[0], k), dtype=np.float64)
-    indices = np.empty((Q.shape[0], k), dtype=np.int64)
-    for sl in gen_batches(Q.shape[0], rows):
-        offset = sl.start if exclude_self else None
-        distances[sl], indices[sl] = knn_block(
-            np.ascontiguousarray(Q[sl], dtype=np.float64), X64, X32, sq32, k, m,
-            offset)
-    return distances, indices
+    threads = nullcontext() if n_jobs is None else thread_limits(n_jobs)
+    with threads:
+        if exclude_self:
+            # Columns constant over X add exactly 0 to every distance: leave them out.
+            spread = np.ptp(X, axis=0)
+            if not np.all(np.isfinite(spread)):
+                raise ValueError(
+                    "X holds NaN or infinity; remove or impute those values before "
+                    "the neighbour search."
+                )
+            varying = np.flatnonzero(spread > 0)
+            Xv = X if len(varying) == X.shape[1] else X[:, varying]
+            return _self_knn(prepare_reference(Xv), k, m)
+        if not np.all(np.isfinite(Q)):
+            raise ValueError(
+                "query holds NaN or infinity; remove or impute those values before "
+                "the neighbour search."
+            )
+        X64, X32, sq, centre = _prepared if _prepared is not None else prepare_reference(X)
+        distances = np.empty((Q.shape[0], k), dtype=np.float64)
+        indices = np.empty((Q.shape[0], k), dtype=np.int64)
+        tile = _tile_rows(X.shape[1])
+        for sl in gen_batches(Q.shape[0], tile):
+            distances[sl], indices[sl] = knn_block(
+                np.ascontiguousarray(Q[sl], dtype=np.float64), X64, X32, sq, k, m,
+                centre=centre)
+        return distances, indices
 
 
 def knn_block(Qb: NDArray[np.float64], X64: NDArray[np.float64], X32: NDArray[np.float32],
-              sq32: NDArray[np.float32], k: int, n_candidates: int,
-              self_offset: int | None = None) -> Neighbors:
+              sq: NDArray[np.float64], k: int, n_candidates: int,
+              self_offset: int | None = None, *,
+              centre: NDArray[np.float64] | None = None) -> Neighbors:
     """Exact neighbours of one block of query rows (the per-block work of
-    :func:`exact_knn`, a plain function of arrays so that it can run per block
-    anywhere, e.g. under ``dask.array.map_blocks``).
+    :func:`exact_knn` for queries, a plain function of arrays so that it can
+    run per block anywhere, e.g. under ``dask.array.map_blocks``).
 
     Parameters
     ----------
     Qb : ndarray of shape (b, n_features), float64
     X64, X32 : ndarrays of shape (n, n_features)
-        The reference points in float64 and float32.
-    sq32 : ndarray of shape (n,)
-        Squared norms of X32.
+        The reference points in float64 and (less ``centre``) in float32.
+    sq : ndarray of shape (n,)
+        Squared norms of the rows of X32.
     k, n_candidates : int
     self_offset : int or None
         When the block is rows ``self_offset:self_offset + b`` of X itself,
         each row's own index is excluded.
+    centre : ndarray of shape (n_features,) or None
+        What was subtracted from X before the float32 copy (see
+        :func:`prepare_reference`); None for nothing.
 
     Returns
     -------
     distances, indices : ndarrays of shape (b, k)
     """
-    from ._neighbors_kernels import candidate_sq_distances, shortlist
+    from ._neighbors_kernels import push_rows
 
-    b = Qb.shape[0]
-    q32 = Qb.astype(np.float32)
-    qsq32 = np.einsum("ij,ij->i", q32, q32)
-    approx = q32 @ X32.T
-    approx *= -2.0
-    approx += sq32[None, :]
-    approx += qsq32[:, None]
-    if self_offset is not None:
-        approx[np.arange(b), self_offset + np.arange(b)] = np.inf
-    m = n_candidates
-    # A compiled heap selection: numpy's argpartition costs several times the
-    # float32 product itself here.
-    part, worst = shortlist(approx, m)
-    cand = np.sort(part, axis=1)  # by index, so that the stable sort breaks ties by it
-    exact_sq = candidate_sq_distances(Qb, X64, cand)
+    Qc = Qb if centre is None else Qb - centre
+    q32 = np.ascontiguousarray(Qc, dtype=np.float32)
+    sq = np.asarray(sq, dtype=np.float64)
+    b, n = Qb.shape[0], X64.shape[0]
+    vals = np.full((b, n_candidates), np.inf)
+    idx = np.zeros((b, n_candidates), dtype=np.int64)
+    tile = _tile_rows(X64.shape[1])
+    buf = np.empty(b * tile, dtype=np.float32)
+    self_start = -1 if self_offset is None else int(self_offset)
+    for J in gen_batches(n, tile):
+        G = buf[:b * (J.stop - J.start)].reshape(b, -1)
+        np.matmul(q32, X32[J].T, out=G)
+        push_rows(G, sq[J], J.start, vals, idx, 0, self_start)
+    return _rerank(Qb, q32, vals, idx, X64, X32, sq, k, self_offset)
+
+
+def _self_knn(prepared, k, m):
+    """Neighbours of every row of the reference set among the others: each
+    tile of products X_I X_J^T (J after I) is computed once and pushed into
+    the heaps of its rows and of its columns."""
+    from ._neighbors_kernels import push_columns, push_rows
+
+    X64, X32, sq, _ = prepared
+    n = X64.shape[0]
+    vals = np.full((n, m), np.inf)
+    idx = np.zeros((n, m), dtype=np.int64)
+    tile = _tile_rows(X64.shape[1])
+    buf = np.empty(tile * tile, dtype=np.float32)
+    for r0 in range(0, n, tile):
+        rows = slice(r0, min(n, r0 + tile))
+        for c0 in range(r0, n, tile):
+            cols = slice(c0, min(n, c0 + tile))
+            G = buf[:(rows.stop - r0) * (cols.stop - c0)].reshape(rows.stop - r0, -1)
+            np.matmul(X32[rows], X32[cols].T, out=G)
+            push_rows(G, sq[cols], c0, vals, idx, r0, r0)
+            if c0 != r0:
+                push_columns(G, sq[rows], r0, vals, idx, c0)
+    return _rerank(X64, X32, vals, idx, X64, X32, sq, k, 0)
+
+
+def _rerank(Q64, q32, vals, idx, X64, X32, sq, k, self_offset):
+    """Exact float64 order of the shortlists, and the rows whose shortlist the
+    rounding bound cannot vouch for re-ranked over every point within it."""
+    from ._neighbors_kernels import candidate_sq_distances
+
+    b, m = idx.shape
+    n = X64.shape[0]
+    cand = np.sort(idx, axis=1)  # by index, so that the stable sort breaks ties by it
+    exact_sq = candidate_sq_distances(Q64, X64, cand)
     order = np.argsort(exact_sq, axis=1, kind="stable")[:, :k]
-    idx = np.take_along_axis(cand, order, axis=1)
+    indices = np.take_along_axis(cand, order, axis=1)
     d_sq = np.take_along_axis(exact_sq, order, axis=1)
-    if m < approx.shape[1]:
-        # A point outside the shortlist has an approximate distance at least the
-        # shortlist's largest; its exact one is larger than the k-th exact when
-        # that approximate value, less the rounding bound, still exceeds it.
-        bound = _rounding_bound(qsq32, sq32.max(), Qb.shape[1])
+    available = n - 1 if self_offset is not None else n
+    if m < available:
+        qsq = np.einsum("ij,ij->i", q32, q32, dtype=np.float64)
+        bound = _rounding_bound(qsq, sq.max(), X64.shape[1])
+        # Every point left out has an approximate value at least the heap's top;
+        # its exact distance exceeds the k-th exact one when that value, less the
+        # rounding bound, still does.
+        worst = vals[:, 0] + qsq
         unsure = np.flatnonzero(worst - bound <= d_sq[:, -1])
-        for i in unsure:
-            near = np.flatnonzero(approx[i] <= d_sq[i, -1] + bound[i])
-            sq = candidate_sq_distances(Qb[i:i + 1], X64, near[None, :])[0]
-            o = np.argsort(sq, kind="stable")[:k]
-            idx[i], d_sq[i] = near[o], sq[o]
-    return np.sqrt(d_sq), idx
+        for start in range(0, len(unsure), 256):
+            rows = unsure[start:start + 256]
+            approx = q32[rows] @ X32.T
+            approx = sq[None, :] - 2.0 * approx + qsq[rows, None]
+            if self_offset is not None:
+                approx[np.arange(len(rows)), self_offset + rows] = np.inf
+            for r, i in enumerate(rows):
+                near = np.flatnonzero(approx[r] <= d_sq[i, -1] + bound[i])
+                dd = candidate_sq_distances(Q64[i:i + 1], X64, near[None, :])[0]
+                o = np.argsort(dd, kind="stable")[:k]
+                indices[i], d_sq[i] = near[o], dd[o]
+    return np.sqrt(d_sq), indices
 
 
-def _rounding_bound(qsq32, max_sq32, n_features):
-    """An upper bound on |float32 (|q|^2 - 2 q.x + |x|^2) - |q - x|^2| per query.
+def _rounding_bound(qsq, max_sq, n_features):
+    """An upper bound on |(|q|^2 - 2 fl32(q.x) + |x|^2) - |q - x|^2| per query.
 
     Dot products of length D in float32 err by at most about D u (|q|^2 +
-    |x|^2) (u the unit roundoff); the float32 rounding of the inputs and the
-    two additions add a few u more. Twice that, as a margin.
+    |x|^2) (u the unit roundoff); the float32 rounding of the inputs adds a
+    few u more. Twice that, as a margin.
     """
-    return 2.0 * (n_features + 8) * _U32 * 2.0 * (qsq32.astype(np.float64) + max_sq32)
-
+    return 2.0 * (n_features + 8) * _U32 * 2.0 * (qsq + max_sq)
 
 # --------------------------------------------------------------------------- approximate
 
