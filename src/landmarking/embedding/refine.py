@@ -166,9 +166,10 @@ def _lobpcg(A, X, Y, M, n_wanted, tol, max_iter):
         AS = np.hstack(Ablocks)
         m = X.shape[1]
         theta, C = _ritz(S, AS, m)
-        X, AX = S @ C, AS @ C
-        # The next search direction: the part of the update outside the old X.
+        # The next search direction: the part of the update outside the old X
+        # (X is the first block of S, so X_new = X C_x + P).
         P, AP = S[:, m:] @ C[m:], AS[:, m:] @ C[m:]
+        X, AX = X @ C[:m] + P, AX @ C[:m] + AP
         n_iter += 1
     return theta, X, history, n_iter
 
