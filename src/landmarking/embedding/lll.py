@@ -472,7 +472,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         With ``method="lll"``: start LOBPCG on the full graph from the LLL
         solution and iterate to the exact Laplacian eigenmaps (residuals below
         1e-6; :func:`~landmarking.embedding.refine.refine_spectral_embedding`,
-        pyamg-preconditioned when installed); the landmark coordinates are then
+        no preconditioner); the landmark coordinates are then
         refitted so that ``transform`` maps into the refined embedding.
 
     Attributes
