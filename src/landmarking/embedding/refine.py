@@ -13,8 +13,9 @@ exact eigenvectors in a few iterations. This module does that:
   stops on the residuals ||L_sym u - lambda u|| of the wanted eigenvectors
   only, so the start's extra columns act as guard vectors.
 - :func:`lll_start` builds such a start from data and a graph: random
-  landmarks, the LLL weights and the reduced problem, with a few more
-  eigenvectors than asked for (extra block vectors speed LOBPCG up).
+  landmarks, the LLL weights and the reduced problem;
+  :func:`lll_refined_embedding` asks it for a few more eigenvectors than
+  wanted (guard vectors) and refines.
 - :func:`fit_landmark_embedding` refits the landmark coordinates X~ to a
   refined embedding, so that the LLL map places new points consistently.
 """
