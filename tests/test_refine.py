@@ -13,7 +13,9 @@ from landmarking.embedding.laplacian import (
     spectral_embedding,
 )
 from landmarking.embedding.refine import (
+    _ritz,
     fit_landmark_embedding,
+    lll_refined_embedding,
     lll_start,
     refine_spectral_embedding,
 )
@@ -153,3 +155,48 @@ def test_fit_landmark_embedding_recovers_coordinates_in_the_span():
     T = rng.normal(size=(L, 2))
     got = fit_landmark_embedding(Z, np.asarray(Z @ T), -T + 0.1)
     np.testing.assert_allclose(got, T, atol=1e-6)
+
+
+def test_guard_columns_need_not_converge_and_save_iterations():
+    X, W = _graph(800, seed=6)
+    exact, lam = _exact(W, 3)
+    start = lll_start(X, W, 9, n_landmarks=40, random_state=0)
+    runs = {}
+    for g in (0, 6):
+        emb, mu, info = refine_spectral_embedding(W, start[:, :3 + g], n_components=3,
+                                                  tol=1e-9, max_iter=1000,
+                                                  preconditioner="none")
+        assert info.converged and emb.shape == (800, 3) and info.residuals.shape == (3,)
+        assert np.max(subspace_angles(emb, exact)) < 1e-6
+        np.testing.assert_allclose(mu, lam, rtol=1e-8)
+        runs[g] = info.n_iter
+    # The rate depends on the gap to the first eigenvalue outside the block.
+    assert runs[6] < runs[0]
+
+
+def test_auto_preconditioner_is_none_and_lll_refined_embedding_adds_guards():
+    X, W = _graph(500, seed=7)
+    exact, _ = _exact(W, 2)
+    emb, _, info = lll_refined_embedding(X, W, 2, tol=1e-9, max_iter=500, random_state=0)
+    assert info.preconditioner == "none" and "start" in info.timings
+    assert np.max(subspace_angles(emb, exact)) < 1e-6
+    with pytest.raises(ValueError, match="n_extra must be >= 0"):
+        lll_refined_embedding(X, W, 2, n_extra=-1)
+
+
+def test_ritz_drops_dependent_columns():
+    rng = np.random.default_rng(8)
+    A = np.diag(np.arange(1.0, 41.0))
+    Q = np.linalg.qr(rng.normal(size=(40, 5)))[0]
+    S = np.c_[Q, 3.0 * Q[:, :2] + 1e-15 * rng.normal(size=(40, 2))]  # repeats
+    mu, C = _ritz(S, A @ S, 3)
+    X = S @ C
+    np.testing.assert_allclose(X.T @ X, np.eye(3), atol=1e-8)
+    H = Q.T @ A @ Q
+    np.testing.assert_allclose(mu, np.linalg.eigvalsh(H)[:3], rtol=1e-10)
+
+
+def test_start_too_wide_for_the_graph_is_refused():
+    _, W = _graph(30, k=6)
+    with pytest.raises(ValueError, match="start has 29 columns for a graph of 30 nodes"):
+        refine_spectral_embedding(W, np.random.default_rng(0).normal(size=(30, 29)))

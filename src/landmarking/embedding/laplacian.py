@@ -210,9 +210,8 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding`; ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
-        (:func:`~landmarking.embedding.refine.lll_refined_embedding`; pyamg
-        preconditions it when installed): the exact eigenvectors, fast on
-        large graphs.
+        (:func:`~landmarking.embedding.refine.lll_refined_embedding`, with
+        guard columns): the exact eigenvectors.
     tol : float or None, default=None
         Tolerance of the iterative eigensolvers.
     max_iter : int or None, default=None

@@ -500,7 +500,7 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         With ``method="lll"``: start LOBPCG on the full graph from the LLL
         solution and iterate to the exact Laplacian eigenmaps (residuals below
         1e-6; :func:`~landmarking.embedding.refine.refine_spectral_embedding`,
-        pyamg-preconditioned when installed); the landmark coordinates are then
+        no preconditioner); the landmark coordinates are then
         refitted so that ``transform`` maps into the refined embedding.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
@@ -787,8 +787,11 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             from .refine import fit_landmark_embedding, refine_spectral_embedding
 
             t = time.perf_counter()
+            # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
+            n_start = min(self.n_components + max(2, self.n_components // 5), used.size - 1)
+            start = np.asarray(Z_used @ solve_reduced_problem(A, B, n_start, random_state=rng)[0])
             self.embedding_, self.eigenvalues_, self.refine_result_ = \
-                refine_spectral_embedding(W, emb)
+                refine_spectral_embedding(W, start, n_components=self.n_components)
             self.landmark_embedding_ = fit_landmark_embedding(
                 Z, self.embedding_, landmark_embedding)
             timings["refine"] = time.perf_counter() - t
