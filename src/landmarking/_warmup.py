@@ -57,7 +57,19 @@ def _steps():
         for data in (X, X32):
             GPLandmarks(n_landmarks=3, n_steps=5, batch_size=50, random_state=0).fit(data)
 
-    return [("affinity passes (large graphs)", affinity_passes),
+    def neighbours():
+        # Small tiles, so that a set searched against itself pushes transposed tiles
+        # too (push_columns): every kernel of the exact search compiles.
+        from sklearn import config_context
+
+        from .neighbors import exact_knn
+
+        with config_context(working_memory=0.1):  # tiles of 114 rows
+            exact_knn(X, 5)
+            exact_knn(X, 5, query=X[:20])
+
+    return [("exact neighbours (tiles)", neighbours),
+            ("affinity passes (large graphs)", affinity_passes),
             ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
             ("GPLandmarks", gp)]
 
