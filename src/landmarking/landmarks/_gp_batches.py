@@ -203,9 +203,11 @@ class _CompiledStep:
 
     def __init__(self, n_features, batch_size):
         # numba loads on the first fit, not on import
-        from ._gp_kernels import SPACE_CODES, batch_step, visit_steps
+        from ._gp_kernels import SPACE_CODES, compiled_batch_step, compiled_visit_steps
 
-        self.kernel, self.visit_kernel, self.space_codes = batch_step, visit_steps, SPACE_CODES
+        # Compiled per data precision on first use (one precision per fit).
+        self.kernel, self.visit_kernel = compiled_batch_step, compiled_visit_steps
+        self.space_codes = SPACE_CODES
         self.phi = np.empty(batch_size)
         self.m = np.empty(n_features)
         self.no_factor = np.zeros((1, 1))
@@ -221,9 +223,10 @@ class _CompiledStep:
         k = factor.size
         L = factor.L if k else self.no_factor
         positions = rows if positions is None else _as_rows(positions)
-        f, phi_sq, nearest = self.kernel(Xc, xsq_c, rows, Phi_c, positions, k, L,
-                                         t.astype(Xc.dtype), float(t @ t), float(eta),
-                                         self.phi, self.m)
+        step = self.kernel(Xc.dtype)
+        f, phi_sq, nearest = step(Xc, xsq_c, rows, Phi_c, positions, k, L,
+                                  t.astype(Xc.dtype), float(t @ t), float(eta),
+                                  self.phi, self.m)
         return self.m, f, phi_sq, nearest
 
     def steps(self, span, c, batches, chunk, t, eta, first, *, s0, tau, max_step, space,
@@ -254,11 +257,12 @@ class _CompiledStep:
         table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
         self._work(int(np.diff(chunks.batch_bounds[c]).max()))
         sums = np.empty((len(batches), 3))
-        self.visit_kernel(Xc, xsq_c, perm, positions,
-                          chunks.batch_bounds[c], np.asarray(batches, dtype=np.int64),
-                          table, k, Ls, t, float(eta), int(first),
-                          float(s0), float(tau), float(max_step), self.space_codes[space],
-                          ordered is not None, self.phi, self.m, sums)
+        visit = self.visit_kernel(Xc.dtype)
+        visit(Xc, xsq_c, perm, positions,
+              chunks.batch_bounds[c], np.asarray(batches, dtype=np.int64),
+              table, k, Ls, t, float(eta), int(first),
+              float(s0), float(tau), float(max_step), self.space_codes[space],
+              ordered is not None, self.phi, self.m, sums)
         return sums
 
 

@@ -31,9 +31,14 @@ the move of the landmark is compiled without it. The landmarks agree with the
 NumPy step to 1e-4 relative for float32 data (tests/test_gp.py).
 
 Imported lazily by :mod:`landmarking.landmarks._gp_batches` (``import landmarking``
-does not load numba); the explicit signatures compile both precisions once and
-cache them.
+does not load numba). :func:`batch_step` and :func:`visit_steps` are plain Python
+here; :func:`compiled_batch_step` and :func:`compiled_visit_steps` compile them
+for one data precision on first use (explicit signatures, cached on disk), so a
+fit of float64 data compiles no float32 version, and a fit that never takes one
+step at a time (the default) compiles no :func:`batch_step`.
 """
+
+import functools
 
 import numba
 import numpy as np
@@ -228,8 +233,6 @@ def _step_sums(Xc, xsq, rows, Phi, prows, k, L, t_cast, t_sq, eta, phi, m_out,
     return f, phi_sq, nearest
 
 
-@numba.njit([_step_signature(numba.float32), _step_signature(numba.float64)], cache=True,
-            fastmath=_FASTMATH, nogil=True)
 def batch_step(Xc, xsq, rows, Phi, prows, k, L, t_cast, t_sq, eta, phi, m_out):
     """One step's sums on the batch ``Xc[rows]``.
 
@@ -301,8 +304,6 @@ def _move(t, m, f, fraction, max_step, nearest, space):
         t[j] = t[j] / norm
 
 
-@numba.njit([_visit_signature(numba.float32), _visit_signature(numba.float64)], cache=True,
-            nogil=True)
 def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, first, s0,
                 tau, max_step, space, in_order, phi, m, sums):
     """The steps of one landmark on one chunk visit, in one call.
@@ -346,3 +347,17 @@ def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, t, eta, f
         sums[q, 0], sums[q, 1], sums[q, 2] = f, phi_sq, nearest
         if f > 1e-10 * phi_sq:
             _move(t, m, f, (s0 + first + q) ** -tau, max_step, nearest, space)
+
+
+@functools.cache
+def compiled_batch_step(dtype):
+    """:func:`batch_step` compiled for data of ``dtype`` (float32 or float64)."""
+    signature = _step_signature(numba.from_dtype(np.dtype(dtype)))
+    return numba.njit(signature, cache=True, fastmath=_FASTMATH, nogil=True)(batch_step)
+
+
+@functools.cache
+def compiled_visit_steps(dtype):
+    """:func:`visit_steps` compiled for data of ``dtype`` (float32 or float64)."""
+    signature = _visit_signature(numba.from_dtype(np.dtype(dtype)))
+    return numba.njit(signature, cache=True, nogil=True)(visit_steps)
