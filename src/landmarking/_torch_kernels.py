@@ -12,8 +12,7 @@ block size follows scikit-learn's ``working_memory`` like the NumPy path.
 import numpy as np
 from scipy import sparse
 
-from ._blocks import is_lazy, map_row_blocks, rows_per_block, working_dtype
-from ._memory import check_memory
+from ._blocks import map_row_blocks, rows_per_block
 from ._torch import device_memory, to_tensor
 
 __all__ = ["squared_distances_torch", "gaussian_features_torch", "features_block_torch"]
@@ -71,16 +70,9 @@ def gaussian_features_torch(X, T, width, device, *, chunk_size=None, out=None):
         When the host result would not fit, or a block does not fit on the device
         (naming the block size to lower).
     """
-    if not hasattr(X, "shape"):
-        X = np.asarray(X)
-    dtype = working_dtype(X)
-    T = np.asarray(T, dtype=dtype)
-    if out is None and not is_lazy(X):
-        check_memory(dtype.itemsize * len(T) * X.shape[0],
-                     what=f"the landmark features of {X.shape[0]} rows x {len(T)} landmarks",
-                     way_out="pass a Dask array (a lazy result), write them to a memory "
-                             "map or Zarr array with out=, transform the rows in smaller "
-                             "blocks, or pass float32 data")
+    from .kernels import _features_inputs
+
+    X, T, dtype = _features_inputs(X, T, out)
     if chunk_size is None:
         chunk_size = rows_per_block(8 * (X.shape[1] + T.shape[0]))
     return map_row_blocks(features_block_torch, X, T, width, device, n_out=T.shape[0],

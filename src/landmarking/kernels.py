@@ -60,6 +60,23 @@ def squared_distances(X: MatrixLike, T: ArrayLike, *,
     return d2
 
 
+def _features_inputs(X, T, out):
+    """(X with a shape, T in the working dtype, that dtype) for the landmark features,
+    having refused at once a result that cannot fit in memory."""
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
+    dtype = working_dtype(X)
+    T = np.asarray(T, dtype=dtype)
+    if out is None and not is_lazy(X):
+        check_memory(dtype.itemsize * len(T) * X.shape[0],
+                     what=f"the landmark features of {X.shape[0]} rows x {len(T)} landmarks",
+                     way_out="pass a Dask array (a lazy result), write them to a memory "
+                             "map or Zarr array with out= (on the command line: -o FILE.npy "
+                             "or .zarr), transform the rows in smaller blocks, or pass "
+                             "float32 data")
+    return X, T, dtype
+
+
 def gaussian_features(X: MatrixLike, T: ArrayLike, width: float, *,
                       chunk_size: int | None = None, out: Any = None) -> np.ndarray:
     """Landmark features exp(-||x - t_k||^2 / width) for every row x of X.
@@ -91,17 +108,7 @@ def gaussian_features(X: MatrixLike, T: ArrayLike, width: float, *,
     array([[1.    ],
            [0.3679]])
     """
-    if not hasattr(X, "shape"):
-        X = np.asarray(X)
-    dtype = working_dtype(X)
-    T = np.asarray(T, dtype=dtype)
-    if out is None and not is_lazy(X):
-        check_memory(dtype.itemsize * len(T) * X.shape[0],
-                     what=f"the landmark features of {X.shape[0]} rows x {len(T)} landmarks",
-                     way_out="pass a Dask array (a lazy result), write them to a memory "
-                             "map or Zarr array with out= (on the command line: -o FILE.npy "
-                             "or .zarr), transform the rows in smaller blocks, or pass "
-                             "float32 data")
+    X, T, dtype = _features_inputs(X, T, out)
     if chunk_size is None:
         from ._blocks import rows_per_block
 

@@ -89,23 +89,12 @@ class _DeviceLocalMap:
     def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, device,
                  chunk_size, n_out=0):
         torch = import_torch(device)
-        landmarks = np.asarray(landmarks, dtype=np.float64)
+        landmarks, k, reg = lll._check_local_map_args(landmarks, n_landmark_neighbors, reg,
+                                                      n_features)
         n_land = landmarks.shape[0]
-        k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
-        if k > n_land:
-            raise ValueError(
-                f"n_landmark_neighbors={k} exceeds the {n_land} landmarks; pass at most "
-                f"{n_land}."
-            )
-        if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
-            raise ValueError(
-                f"landmarks {landmarks.shape} must have the {n_features} columns of X."
-            )
-        if isinstance(reg, bool) or not np.isscalar(reg) or not (np.isfinite(reg) and reg >= 0):
-            raise ValueError(f"reg must be a finite number >= 0, got {reg!r}.")
         if chunk_size is not None:
             chunk_size = check_positive_int(chunk_size, "chunk_size")
-        self.device, self.k, self.reg = device, k, float(reg)
+        self.device, self.k, self.reg = device, k, reg
         self.landmarks = torch.as_tensor(landmarks, device=device)
         self.use_gram = n_land <= lll.GRAM_LIMIT
         if self.use_gram:

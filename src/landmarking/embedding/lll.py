@@ -168,6 +168,26 @@ def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neigh
                              shape=(n, n_land))
 
 
+def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
+    """(landmarks as float64, K_Z, reg) checked against X's ``n_features`` columns;
+    shared by the NumPy and the torch paths."""
+    landmarks = np.asarray(landmarks, dtype=np.float64)
+    n_land = landmarks.shape[0]
+    k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
+    if k > n_land:
+        raise ValueError(
+            f"n_landmark_neighbors={k} exceeds the {n_land} landmarks; pass at most "
+            f"{n_land}."
+        )
+    if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
+        raise ValueError(
+            f"landmarks {landmarks.shape} must have the {n_features} columns of X."
+        )
+    if isinstance(reg, bool) or not np.isscalar(reg) or not (np.isfinite(reg) and reg >= 0):
+        raise ValueError(f"reg must be a finite number >= 0, got {reg!r}.")
+    return landmarks, k, float(reg)
+
+
 class _LocalMap:
     """What every block needs to reconstruct its rows from the landmarks.
 
@@ -176,21 +196,10 @@ class _LocalMap:
     """
 
     def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, chunk_size):
-        landmarks = np.asarray(landmarks, dtype=np.float64)
+        landmarks, k, reg = _check_local_map_args(landmarks, n_landmark_neighbors, reg,
+                                                  n_features)
         n_land = landmarks.shape[0]
-        k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
-        if k > n_land:
-            raise ValueError(
-                f"n_landmark_neighbors={k} exceeds the {n_land} landmarks; pass at most "
-                f"{n_land}."
-            )
-        if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
-            raise ValueError(
-                f"landmarks {landmarks.shape} must have the {n_features} columns of X."
-            )
-        if isinstance(reg, bool) or not np.isscalar(reg) or not (np.isfinite(reg) and reg >= 0):
-            raise ValueError(f"reg must be a finite number >= 0, got {reg!r}.")
-        self.landmarks, self.k, self.reg = landmarks, k, float(reg)
+        self.landmarks, self.k, self.reg = landmarks, k, reg
         self.use_gram = n_land <= GRAM_LIMIT
         if self.use_gram:
             self.gram = landmarks @ landmarks.T

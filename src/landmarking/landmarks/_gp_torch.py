@@ -69,6 +69,7 @@ from .gp import (
     MAX_STEP_WIDTHS,
     _batch_order,
     _initial_point,
+    _landmark_table,
     _objectives,
     step_size,
 )
@@ -369,11 +370,7 @@ def learn_gp_landmarks_torch(X, n_landmarks, *, kernel_width, device, n_steps=10
     """
     torch = import_torch(device)
     n_samples, n_features = X.shape
-    previous = (np.zeros((0, n_features)) if previous_landmarks is None
-                else np.asarray(previous_landmarks, dtype=np.float64))
-    n_previous = previous.shape[0]
-    landmarks = np.zeros((n_landmarks, n_features))
-    landmarks[:n_previous] = previous
+    landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     max_steps = AUTO_MAX_STEPS if auto else n_steps
     bounds = chunk_bounds(X, chunk_size)

@@ -317,6 +317,16 @@ def _full_objective(square_norm, cross, full_factor, n_samples):
     return max(total, 0.0) / n_samples
 
 
+def _landmark_table(previous_landmarks, n_landmarks, n_features):
+    """(n_landmarks x n_features table with the previous landmarks first, how many
+    there were): the list a fit continues."""
+    previous = (np.zeros((0, n_features)) if previous_landmarks is None
+                else np.asarray(previous_landmarks, dtype=np.float64))
+    landmarks = np.zeros((n_landmarks, n_features))
+    landmarks[:previous.shape[0]] = previous
+    return landmarks, previous.shape[0]
+
+
 def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        n_steps: int | Literal["auto"] = 1000, batch_size: int = 1000,
                        s0: float = 10.0, tau: float = 0.51,
@@ -394,11 +404,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     The objectives are computed after the last landmark, in one more pass.
     """
     n_samples, n_features = X.shape
-    previous = (np.zeros((0, n_features)) if previous_landmarks is None
-                else np.asarray(previous_landmarks, dtype=np.float64))
-    n_previous = previous.shape[0]
-    landmarks = np.zeros((n_landmarks, n_features))
-    landmarks[:n_previous] = previous
+    landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     max_steps = AUTO_MAX_STEPS if auto else n_steps
 
