@@ -88,7 +88,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from .._blocks import check_rows, chunk_bounds
@@ -426,6 +426,10 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                np.asarray(seconds))
         return out + (np.asarray(steps, dtype=np.int64),) if return_n_steps else out
 
+    # The BLAS libraries are looked up once per fit: threadpool_limits would look
+    # them up again for every landmark, inside a ctypes callback that swallows a
+    # Ctrl-C arriving during it (the run then goes on instead of stopping).
+    blas = ThreadpoolController()
     try:
         for k in outer:
             start = time.perf_counter()
@@ -435,7 +439,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
             chunks.plan(order)
             with tqdm(total=max_steps, desc=f"landmark {k + 1}", leave=False,
                       disable=not verbose, unit="step") as step_bar, \
-                    threadpool_limits(limits=1, user_api="blas"):
+                    blas.limit(limits=1, user_api="blas"):
                 landmarks[k], taken = _optimise_landmark(
                     t0, _Preceding(chunks, gram, k), kernel_width, order, s0=s0, tau=tau,
                     space=space, step=step, auto=auto, step_bar=step_bar)
@@ -506,12 +510,13 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
     step = _batch_step(n_features, batch_size)
     steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
     accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
+    blas = ThreadpoolController()  # looked up once, as in learn_gp_landmarks
     for sweep in range(n_sweeps):
         for k in tqdm(range(n_landmarks), desc=f"refinement sweep {sweep + 1}",
                       disable=not verbose, unit="landmark"):
             rng = np.random.default_rng([seed, k, 0x5EF1, sweep])
             order = _batch_order(rng, chunks.batches_per_chunk, max_steps)
-            with threadpool_limits(limits=1, user_api="blas"):
+            with blas.limit(limits=1, user_api="blas"):
                 t, steps[sweep, k] = _optimise_landmark(
                     landmarks[k], _Others(chunks, grams, k), kernel_width, order, s0=s0,
                     tau=tau, space=space, step=step, first_step=(sweep + 1) * max_steps + 1,
