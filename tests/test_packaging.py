@@ -91,7 +91,7 @@ def _floor_table():
 
 def test_documented_floors_are_the_pins_test_min_installs():
     # The page that tells users what they can install must say what is tested.
-    pins = _tool().minimum_pins(PYPROJECT, ["test", "ann", "scale"])
+    pins = _tool().minimum_pins(PYPROJECT, ["test", "ann", "scale", "gpu"])
     tested = dict(pin.split("==") for pin in pins)
     assert _floor_table() == tested
 
