@@ -356,6 +356,15 @@ def _cmd_landmarks(args):
     return 0
 
 
+def _check_more_requested(args, done, what):
+    """--continue with ``done`` finished: -n, the total, must ask for more."""
+    if args.n_landmarks <= done:
+        raise InputError(
+            f"{args.previous}: already holds {done} {what}; -n is the total, so ask for more "
+            f"than {done} (e.g. -n {2 * done})."
+        )
+
+
 def _read_previous(args):
     if args.method != "gp":
         raise InputError(
@@ -379,12 +388,7 @@ def _read_previous(args):
             f"{args.previous}: was learnt from --key {saved.get('key')}, not {args.key}; "
             "pass the same --key."
         )
-    done = len(previous["landmarks"])
-    if args.n_landmarks <= done:
-        raise InputError(
-            f"{args.previous}: already holds {done} landmarks; -n is the total, so ask for more "
-            f"than {done} (e.g. -n {2 * done})."
-        )
+    _check_more_requested(args, len(previous["landmarks"]), "landmarks")
     return previous
 
 
@@ -804,12 +808,7 @@ def _read_previous_topics(args, vocabulary):
             f"{args.previous}: its vocabulary differs from this corpus's; continue a run on "
             "the same CORPUS with the same options."
         )
-    done = len(saved["landmarks"])
-    if args.n_landmarks <= done:
-        raise InputError(
-            f"{args.previous}: already holds {done} topics; -n is the total, so ask for more "
-            f"than {done} (e.g. -n {2 * done})."
-        )
+    _check_more_requested(args, len(saved["landmarks"]), "topics")
     return saved
 
 

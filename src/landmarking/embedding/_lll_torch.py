@@ -149,12 +149,7 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, device, reg=1e
                         "reconstruction_weights"):
         for group in tqdm(groups, disable=not verbose, desc="LLL weights Z", leave=False):
             parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
-    k = local.k
-    indices = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, k), np.int64)
-    weights = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, k))
-    indptr = np.arange(0, n * k + 1, k)
-    return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
-                             shape=(n, n_land))
+    return lll._weights_matrix(parts, n, local.k, n_land)
 
 
 def _weights_of_block(block, local):

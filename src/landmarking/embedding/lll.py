@@ -160,7 +160,12 @@ def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neigh
     parts = []
     for group in tqdm(groups, disable=not verbose, desc="LLL weights Z", leave=False):
         parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
-    k = local.k
+    return _weights_matrix(parts, n, local.k, n_land)
+
+
+def _weights_matrix(parts, n, k, n_land):
+    """Z^T as a sparse (n x n_land) matrix from the blocks' (indices, weights):
+    K_Z weights per row; shared by the NumPy and the torch paths."""
     indices = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, k), np.int64)
     weights = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, k))
     indptr = np.arange(0, n * k + 1, k)
