@@ -16,6 +16,13 @@ __all__ = [
     "check_enough_samples",
     "check_feasible_for_space",
     "SPACES",
+    "Integer",
+    "PositiveNumber",
+    "Number",
+    "Options",
+    "NoneValue",
+    "AnyOf",
+    "check_params",
 ]
 
 #: Feasible spaces a landmark may live in (see :mod:`landmarking.spaces`).
@@ -114,3 +121,150 @@ def _minimum_and_zero_rows(block):
     data = block.data if sparse.issparse(block) else block
     minimum = float(data.min()) if data.size else 0.0
     return minimum, np.flatnonzero(row_norms(block, squared=True) == 0)
+
+
+# ------------------------------------------------------------ parameter tables
+#
+# Each estimator lists its parameters' rules once, in a class attribute
+# ``_parameter_rules = {"name": rule, ...}`` (scikit-learn's
+# ``_parameter_constraints`` idea), and checks them all with one call of
+# :func:`check_params` at the top of ``fit``. A rule's error names the parameter,
+# the value and what to pass instead, with the same words as the ``check_*``
+# functions above.
+
+
+class Integer:
+    """An integer >= ``minimum`` (bools refused)."""
+
+    def __init__(self, minimum=1):
+        self.minimum = minimum
+
+    def accepts(self, value):
+        return (not isinstance(value, bool) and isinstance(value, Integral)
+                and value >= self.minimum)
+
+    def describe(self):
+        return f"an integer >= {self.minimum}"
+
+    def check(self, value, name):
+        return check_positive_int(value, name, minimum=self.minimum)
+
+
+class PositiveNumber:
+    """A finite real number > 0."""
+
+    def accepts(self, value):
+        return (not isinstance(value, bool) and isinstance(value, Real)
+                and bool(np.isfinite(value)) and value > 0)
+
+    def describe(self):
+        return "a finite number > 0"
+
+    def check(self, value, name):
+        return check_positive_float(value, name)
+
+
+class Number:
+    """A finite real number in an interval; ``closed`` says which ends belong to it:
+    "neither", "left", "right" or "both". Ends of None are unbounded."""
+
+    def __init__(self, low=None, high=None, closed="neither"):
+        self.low, self.high, self.closed = low, high, closed
+
+    def _inside(self, value):
+        low_ok = (self.low is None or value > self.low
+                  or (self.closed in ("left", "both") and value == self.low))
+        high_ok = (self.high is None or value < self.high
+                   or (self.closed in ("right", "both") and value == self.high))
+        return low_ok and high_ok
+
+    def accepts(self, value):
+        return (not isinstance(value, bool) and isinstance(value, Real)
+                and bool(np.isfinite(value)) and self._inside(value))
+
+    def describe(self):
+        left = "[" if self.closed in ("left", "both") else "("
+        right = "]" if self.closed in ("right", "both") else ")"
+        low = "-inf" if self.low is None else self.low
+        high = "inf" if self.high is None else self.high
+        return f"a number in {left}{low}, {high}{right}"
+
+    def check(self, value, name):
+        if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+            raise TypeError(f"{name} must be {self.describe()}, got {value!r}.")
+        if not self._inside(value):
+            raise ValueError(f"{name} must be {self.describe()}, got {value!r}.")
+        return float(value)
+
+
+class Options:
+    """One of a fixed set of strings."""
+
+    def __init__(self, *choices):
+        self.choices = choices
+
+    def accepts(self, value):
+        return isinstance(value, str) and value in self.choices
+
+    def describe(self):
+        return "one of " + ", ".join(repr(c) for c in self.choices)
+
+    def check(self, value, name):
+        return check_choice(value, name, self.choices)
+
+
+class NoneValue:
+    """The value None."""
+
+    def accepts(self, value):
+        return value is None
+
+    def describe(self):
+        return "None"
+
+    def check(self, value, name):
+        if value is not None:
+            raise ValueError(f"{name} must be None, got {value!r}.")
+        return None
+
+
+class AnyOf:
+    """Any value one of ``rules`` accepts. A value no rule accepts gets the error of
+    the only rule of its own kind (a number's error for a number, say), or a message
+    listing every allowed form."""
+
+    def __init__(self, *rules):
+        self.rules = rules
+
+    def accepts(self, value):
+        return any(rule.accepts(value) for rule in self.rules)
+
+    def describe(self):
+        return " or ".join(rule.describe() for rule in self.rules)
+
+    def check(self, value, name):
+        for rule in self.rules:
+            if rule.accepts(value):
+                return rule.check(value, name)
+        same_kind = [rule for rule in self.rules if _same_kind(rule, value)]
+        if len(same_kind) == 1:
+            return same_kind[0].check(value, name)
+        raise ValueError(f"{name} must be {self.describe()}; got {value!r}.")
+
+
+def _same_kind(rule, value):
+    """Whether ``value`` is the kind of value ``rule`` is about (so its error fits)."""
+    if isinstance(rule, Options):
+        return isinstance(value, str)
+    if isinstance(rule, (Integer, PositiveNumber, Number)):
+        return isinstance(value, Real) and not isinstance(value, bool)
+    return False
+
+
+def check_params(estimator, rules):
+    """Check the estimator's parameters against ``rules`` (name -> rule).
+
+    Returns a dict of the checked values (ints as int, numbers as float); the
+    estimator's own attributes are never changed.
+    """
+    return {name: rule.check(getattr(estimator, name), name) for name, rule in rules.items()}
