@@ -70,7 +70,19 @@ def _steps():
             exact_knn(X, 5)
             exact_knn(X, 5, query=X[:20])
 
+    def approximate_neighbours():
+        # usearch ships compiled code; what compiles here is the exact re-rank of
+        # its candidates for float32 rows (float64 is the exact search's).
+        from .neighbors import nearest_neighbors
+
+        try:
+            for data in (X, X32):
+                nearest_neighbors(data, 5, method="approximate", random_state=0)
+        except ImportError:
+            pass  # no `ann` extra: the approximate search is not installed
+
     return [("exact neighbours (tiles)", neighbours),
+            ("approximate neighbours (re-rank)", approximate_neighbours),
             ("affinity passes (large graphs)", affinity_passes),
             ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
             ("GPLandmarks", gp)]

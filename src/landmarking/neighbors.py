@@ -587,30 +587,30 @@ def _rounding_bound(qsq, max_sq, n_features):
 # leading principal axes of the data, and re-ranks the candidates it returns by their
 # exact float64 distances in the original space. The settings below were measured
 # with benchmarks/knn.py and benchmarks/first_call.py on MNIST 60,000 (k = 10, 2 cores;
-# docs/neighbors.rst): see that page for the sweep they were chosen from.
+# docs/benchmarks.md, "Approximate neighbours in a new process", has the sweep).
 #: The graph is searched on the fewest principal axes that hold this share of
 #: the data's variance (estimated on a sample), but never fewer than
 #: _MIN_SEARCH_DIMS (below a few dozen axes the small distances between near
 #: neighbours, which the minor axes carry, are lost), and only when that is at
 #: most half the features: otherwise on all features, centred.
-_SEARCH_VARIANCE = 0.9
-_MIN_SEARCH_DIMS = 64
+_SEARCH_VARIANCE = 0.8
+_MIN_SEARCH_DIMS = 48
 #: Rows (at most) from which the principal axes are estimated.
 _AXES_SAMPLE = 3000
 #: HNSW edges per node and candidate list length while inserting (usearch's
 #: ``connectivity`` and ``expansion_add``).
 _CONNECTIVITY = 12
-_EXPANSION_ADD = 48
+_EXPANSION_ADD = 40
 
 
 def _n_candidates(n_neighbors: int) -> int:
     """Candidates fetched from the graph per query point, re-ranked exactly."""
-    return n_neighbors + max(20, n_neighbors)
+    return n_neighbors + max(50, n_neighbors)
 
 
 def _expansion_search(n_candidates: int) -> int:
     """usearch's ``expansion_search`` (HNSW's ef) for that many candidates."""
-    return 2 * n_candidates
+    return n_candidates
 
 
 class _ApproximateIndex:
