@@ -31,6 +31,8 @@ __all__ = ["learn_gp_landmarks"]
 
 
 def _initial_point(k, init, mean, std, rng, space):
+    """Landmark k's start: a draw from the Gaussian with the data's per-dimension mean
+    and spread (the paper's), or row k of the given ``init``; projected onto ``space``."""
     if isinstance(init, str):
         t = mean + std * rng.standard_normal(mean.shape[0])
     else:
