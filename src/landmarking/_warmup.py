@@ -73,11 +73,13 @@ def _steps():
     def approximate_neighbours():
         # usearch ships compiled code; what compiles here is the exact re-rank of
         # its candidates for float32 rows (float64 is the exact search's).
-        from .neighbors import nearest_neighbors
+        from .neighbors import NeighborIndex
 
         try:
-            for data in (X, X32):
-                nearest_neighbors(data, 5, method="approximate", random_state=0)
+            for data in (X, X32):  # float64 and float32 points, float64 queries too
+                index = NeighborIndex(method="approximate", random_state=0).fit(data)
+                index.query(data[:5], 3)
+                index.query(X[:5], 3)
         except ImportError:
             pass  # no `ann` extra: the approximate search is not installed
 

@@ -626,14 +626,16 @@ class _ApproximateIndex:
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Dense, finite reference points (kept by reference for the re-rank).
+        Dense, finite reference points, kept for the re-rank (as they are when
+        C-contiguous float32 or float64, else as a float64 copy).
     random_state : int, RandomState or None
-        Seeds the principal axes' randomised SVD and the insertion order.
+        Seeds the sample the principal axes come from and the insertion order.
     """
 
     def __init__(self, X: NDArray[np.floating], random_state: RandomStateLike) -> None:
         Index = _usearch_index_class()
-        self.X_ = X
+        self.X_ = _rerank_dtype(X)
+        X = self.X_
         rng = check_random_state(random_state)
         self.centre_, self.axes_ = _principal_axes(X, rng)
         self.projected_ = self._project(X)
@@ -683,6 +685,10 @@ class _ApproximateIndex:
         graph returned too few candidates for is searched exactly."""
         from ._neighbors_kernels import candidate_sq_distances
 
+        # float32 queries of float32 points stay float32 (the kernel subtracts in
+        # float64); any other pair is read in float64. The compiled kernel then
+        # sees the three pairs make install's warm-up compiles.
+        Q = _rerank_dtype(Q, np.float32 if self.X_.dtype == np.float32 else np.float64)
         candidates = np.sort(candidates, axis=1)  # the stable sort then breaks ties by index
         sq = candidate_sq_distances(Q, self.X_, candidates)
         order = np.argsort(sq, axis=1, kind="stable")[:, :k]
@@ -692,6 +698,12 @@ class _ApproximateIndex:
             d, i = _exact_rows(Q, self.X_, short, k, exclude_self)
             distances[short], indices[short] = d, i
         return distances, indices
+
+
+def _rerank_dtype(A, like=np.float32):
+    """A as C-contiguous float32 when it is float32 and ``like`` is, else float64."""
+    keep32 = A.dtype == np.float32 and like == np.float32
+    return np.ascontiguousarray(A, dtype=np.float32 if keep32 else np.float64)
 
 
 def _exact_rows(Q, X, rows, k, exclude_self):
