@@ -20,9 +20,18 @@ Rows are repeated as listed (``approximate,approximate`` shows that the second
 new process pays what the first did, and gets the same lists: ``lists`` is a
 hash of them).
 
+``--embeddings le,lll,sklearn-amg`` adds issue 25's estimator rows, each a new
+interpreter: ``LaplacianEigenmaps(n_components=10)``,
+``LocallyLinearLandmarks(n_components=10, n_landmarks=1000)`` (then mapping
+--n-test test digits) and scikit-learn's ``SpectralEmbedding(eigen_solver="amg")``
+(needs pyamg), all from the pixels with ``random_state=0``: the first fit's
+seconds, 10-NN accuracy (5-fold) of the 10-D embedding, the map's seconds.
+
     flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py
     flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py \\
         --rows approximate --libraries
+    flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py \\
+        --rows "" --embeddings le,lll,sklearn-amg
 
 Prints the machine line (load, BLAS) before and after the table; writes
 first_call.json to --out.
@@ -95,7 +104,55 @@ _SEARCH = {
                              .astype(np.int64))
     """,
 }
-_MODULE = {"pynndescent": "pynndescent", "usearch-784": "usearch", "faiss-784": "faiss",
+# Embedding rows: ``fit()`` returns the (n, 10) embedding of X; ``mapper`` (None
+# for none) maps the test digits. Each is the estimator's defaults but for the
+# dimension, the landmarks and the seed, as issue 25's targets state them.
+_EMBED = {
+    "le": """
+        from landmarking.spectral.laplacian import LaplacianEigenmaps
+        def fit():
+            return LaplacianEigenmaps(n_components=10, random_state=0).fit_transform(X), None
+    """,
+    "lll": """
+        from landmarking.lll.estimator import LocallyLinearLandmarks
+        def fit():
+            model = LocallyLinearLandmarks(n_components=10, n_landmarks=1000, random_state=0)
+            return model.fit_transform(X), model.transform
+    """,
+    "sklearn-amg": """
+        from sklearn.manifold import SpectralEmbedding
+        def fit():
+            model = SpectralEmbedding(n_components=10, n_neighbors=10, eigen_solver="amg",
+                                      random_state=0)
+            return model.fit_transform(X), None
+    """,
+}
+_EMBED_CHILD = """
+import json, os, time
+import numpy as np
+from sklearn.model_selection import cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from landmarking.datasets import load_mnist
+
+X, y = load_mnist()
+X, y = X[:{n}], y[:{n}]
+Xt, yt = load_mnist(split="test")
+Xt, yt = Xt[:{n_test}], yt[:{n_test}]
+{fit}
+start = time.perf_counter()
+embedding, mapper = fit()
+seconds = time.perf_counter() - start
+load = os.getloadavg()[0]
+row = {{"seconds": seconds, "load": load,
+        "accuracy": float(cross_val_score(KNeighborsClassifier(10), embedding, y, cv=5).mean())}}
+if mapper is not None:
+    start = time.perf_counter()
+    mapped = mapper(Xt)
+    row["map_seconds"] = time.perf_counter() - start
+    row["test_accuracy"] = float(KNeighborsClassifier(10).fit(embedding, y).score(mapped, yt))
+print(json.dumps(row))
+"""
+_MODULE = {"pynndescent": "pynndescent", "sklearn-amg": "pyamg", "usearch-784": "usearch", "faiss-784": "faiss",
            "voyager-784": "voyager", "hnswlib-784": "hnswlib"}
 
 _CHILD = """
@@ -133,6 +190,10 @@ def parse_args():
     p.add_argument("--n", type=int, default=60000, help="training digits")
     p.add_argument("--k", type=int, default=10, help="neighbours per digit")
     p.add_argument("--rows", default="approximate,approximate,exact,pynndescent,pynndescent")
+    p.add_argument("--embeddings", default="",
+                   help="estimator rows, e.g. le,lll,sklearn-amg (issue 25's targets)")
+    p.add_argument("--n-test", type=int, default=10000,
+                   help="test digits the embedding rows map out of sample")
     p.add_argument("--libraries", action="store_true",
                    help="add one row per HNSW library installed, on all 784 pixels")
     p.add_argument("--out", default="benchmarks/output")
@@ -144,33 +205,19 @@ def installed(module):
     return probe.returncode == 0
 
 
-def run_row(name, n, k, truth_path):
-    code = _CHILD.format(n=n, k=k, truth=str(truth_path),
-                         search=textwrap.dedent(_SEARCH[name]))
+def run_child(code):
+    """Run ``code`` in a new interpreter: its last printed line (JSON) and wall time."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"row {name} failed:\n{done.stderr}")
+        raise RuntimeError(f"a row failed:\n{done.stderr}")
     row = json.loads(done.stdout.strip().splitlines()[-1])
-    row.update(method=name, process=wall)
+    row["process"] = wall
     return row
 
 
-def main():
-    full_speed_blas()
-    args = parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = args.rows.split(",")
-    if args.libraries:
-        rows += ["usearch-784", "faiss-784", "voyager-784", "hnswlib-784"]
-    skipped = [r for r in rows if r in _MODULE and not installed(_MODULE[r])]
-    rows = [r for r in rows if r not in skipped]
-    print(machine_line(), flush=True)
-    if skipped:
-        print(f"not installed, left out: {', '.join(sorted(set(skipped)))}")
-
+def neighbour_rows(args, rows, out, results):
     import numpy as np
 
     from landmarking.datasets import load_mnist
@@ -187,14 +234,53 @@ def main():
     print(f"| method (n = {args.n}, k = {args.k}) | first call s | warm call s | "
           "process s | recall | lists | load |")
     print("|---|---|---|---|---|---|---|")
-    results = []
     for name in rows:
-        row = run_row(name, args.n, args.k, truth_path)
+        row = run_child(_CHILD.format(n=args.n, k=args.k, truth=str(truth_path),
+                                      search=textwrap.dedent(_SEARCH[name])))
+        row["method"] = name
         results.append(row)
         same = "" if row["same_twice"] else " (warm differs!)"
         print(f"| {name} | {row['first']:.2f} | {row['warm']:.2f} | {row['process']:.1f} | "
               f"{row['recall']:.4f} | {row['lists']}{same} | {row['load']:.2f} |", flush=True)
         (out / "first_call.json").write_text(json.dumps(results, indent=1))
+
+
+def embedding_rows(args, rows, out, results):
+    print()
+    print(f"| estimator (MNIST {args.n}, 10-D) | fit s (first call, graph included) | "
+          f"10-NN accuracy (5-fold) | map {args.n_test} new s | their accuracy | "
+          "process s | load |")
+    print("|---|---|---|---|---|---|---|")
+    for name in rows:
+        row = run_child(_EMBED_CHILD.format(n=args.n, n_test=args.n_test,
+                                            fit=textwrap.dedent(_EMBED[name])))
+        row["method"] = name
+        results.append(row)
+        mapped = (f"{row['map_seconds']:.2f} | {row['test_accuracy']:.4f}"
+                  if "map_seconds" in row else "n/a | n/a")
+        print(f"| {name} | {row['seconds']:.2f} | {row['accuracy']:.4f} | {mapped} | "
+              f"{row['process']:.1f} | {row['load']:.2f} |", flush=True)
+        (out / "first_call.json").write_text(json.dumps(results, indent=1))
+
+
+def main():
+    full_speed_blas()
+    args = parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [r for r in args.rows.split(",") if r]
+    if args.libraries:
+        rows += ["usearch-784", "faiss-784", "voyager-784", "hnswlib-784"]
+    embeddings = [r for r in args.embeddings.split(",") if r]
+    skipped = [r for r in rows + embeddings if r in _MODULE and not installed(_MODULE[r])]
+    print(machine_line(), flush=True)
+    if skipped:
+        print(f"not installed, left out: {', '.join(sorted(set(skipped)))}")
+    results = []
+    if rows:
+        neighbour_rows(args, [r for r in rows if r not in skipped], out, results)
+    if embeddings:
+        embedding_rows(args, [r for r in embeddings if r not in skipped], out, results)
     print()
     print(machine_line())
 
