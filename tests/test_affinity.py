@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from landmarking.embedding.affinity import (
+from landmarking.graph import (
     DisconnectedGraphWarning,
     check_affinity,
     check_connected,
@@ -128,9 +128,9 @@ def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
     # agree with |W - W^T| <= 1e-10 max|W| on every kind of input: symmetric,
     # nudged, one-sided entries, one-sided explicit zeros (symmetric in value,
     # not in pattern), duplicates, unsorted indices.
-    from landmarking.embedding import affinity
-    from landmarking.embedding._affinity_kernels import symmetry_pass as _symmetry_pass
-    from landmarking.embedding.affinity import _is_symmetric
+    from landmarking import graph as affinity
+    from landmarking._graph_kernels import symmetry_pass as _symmetry_pass
+    from landmarking.graph import _is_symmetric
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
@@ -187,7 +187,7 @@ def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
 def test_connected_components_match_scipy(compiled, monkeypatch):
     from scipy.sparse.csgraph import connected_components
 
-    from landmarking.embedding import affinity
+    from landmarking import graph as affinity
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 

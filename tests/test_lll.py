@@ -6,19 +6,16 @@ from sklearn.base import BaseEstimator
 from sklearn.datasets import make_swiss_roll
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from landmarking.embedding import _lll_kernels as lll_kernels
-from landmarking.embedding import lll as lll_module
-from landmarking.embedding.affinity import DisconnectedGraphWarning, knn_affinity
-from landmarking.embedding.landmark_selection import _prune_closest_pairs
-from landmarking.embedding.laplacian import LaplacianEigenmaps
-from landmarking.embedding.lll import (
-    LocallyLinearLandmarks,
-    lll_out_of_sample,
-    reconstruction_weights,
-    select_landmarks,
-)
-from landmarking.embedding.model_selection import format_table, sweep_lll
+from landmarking.graph import DisconnectedGraphWarning, knn_affinity
+from landmarking.lll import _kernels as lll_kernels
+from landmarking.lll import lll as lll_module
+from landmarking.lll.estimator import LocallyLinearLandmarks
+from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
+from landmarking.lll.lll import reconstruction_weights
+from landmarking.lll.model_selection import format_table, sweep_lll
+from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.metrics import procrustes_error, span_error
+from landmarking.spectral.laplacian import LaplacianEigenmaps
 
 
 def _constrained_lstsq(y, T):

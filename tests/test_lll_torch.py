@@ -17,10 +17,11 @@ from sklearn.datasets import make_swiss_roll
 torch = pytest.importorskip(
     "torch", reason="the torch path needs PyTorch (pip install torch==2.13.0, CPU build)")
 
-from landmarking.embedding import _lll_torch  # noqa: E402
-from landmarking.embedding import lll as lll_module  # noqa: E402
-from landmarking.embedding.affinity import knn_affinity  # noqa: E402
-from landmarking.embedding.lll import LocallyLinearLandmarks, reconstruction_weights  # noqa: E402
+from landmarking.graph import knn_affinity  # noqa: E402
+from landmarking.lll import _torch as _lll_torch  # noqa: E402
+from landmarking.lll import lll as lll_module  # noqa: E402
+from landmarking.lll.estimator import LocallyLinearLandmarks  # noqa: E402
+from landmarking.lll.lll import reconstruction_weights  # noqa: E402
 from landmarking.metrics import procrustes_error  # noqa: E402
 
 CPU = torch.device("cpu")

@@ -23,11 +23,12 @@ from tqdm.auto import tqdm
 from .._blocks import check_rows, take_rows, to_memory
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import check_positive_float, check_positive_int
+from ..graph import check_affinity, check_connected, gaussian_affinity
 from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
-from .affinity import check_affinity, check_connected, gaussian_affinity
-from .laplacian import spectral_embedding
-from .lll import reconstruction_weights, reduced_problem, select_landmarks, solve_reduced_problem
+from ..spectral.laplacian import spectral_embedding
+from .landmark_selection import select_landmarks
+from .lll import reconstruction_weights, reduced_problem, solve_reduced_problem
 
 __all__ = ["sweep_lll", "format_table"]
 
@@ -59,7 +60,7 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
         embedding (n_samples, n_components) to a float (e.g. a classification
         error).
     n_components, n_landmarks, n_landmark_neighbors, reg, symmetrize
-        As in :class:`~landmarking.embedding.lll.LocallyLinearLandmarks`.
+        As in :class:`~landmarking.lll.estimator.LocallyLinearLandmarks`.
     landmarks : {"random", "random-pruned", "kmeans"} or ndarray
         Landmark strategy, or the landmark coordinates.
     exact : bool
