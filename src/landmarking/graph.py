@@ -22,7 +22,7 @@ Laplacian eigenmaps (:mod:`landmarking.spectral`) and Locally Linear Landmarks
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import sparse
@@ -45,7 +45,7 @@ from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 __all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "resolve_bandwidth",
            "degree", "laplacian", "check_affinity", "check_connected",
            "deterministic_signs", "column_signs", "DisconnectedGraphWarning", "SYMMETRIZE",
-           "GRAPH_PARAMETER_RULES"]
+           "GRAPH_PARAMETER_RULES", "GraphEmbeddingMixin"]
 
 #: How the directed k-NN graph is made symmetric.
 SYMMETRIZE = ("union", "mean")
@@ -77,6 +77,26 @@ GRAPH_PARAMETER_RULES = {
     "neighbors_method": Options(*NEIGHBOR_METHODS),
     "n_jobs": Check(_check_n_jobs),
 }
+
+
+class GraphEmbeddingMixin:
+    """What the estimators that embed a graph share: ``fit_transform`` passes
+    ``affinity`` on, fitted means ``embedding_`` is set, sparse input is taken and
+    float32 stays float32. Put it first among the bases."""
+
+    def fit_transform(self, X: MatrixLike, y: Any = None,
+                      affinity: SparseMatrix | None = None) -> np.ndarray:
+        """Fit and return ``embedding_``."""
+        return self.fit(X, y, affinity=affinity).embedding_
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "embedding_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
 
 class DisconnectedGraphWarning(UserWarning):

@@ -29,6 +29,7 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, Sparse
 from .._validation import Check, Integer, Options, check_choice, check_params
 from ..graph import (
     GRAPH_PARAMETER_RULES,
+    GraphEmbeddingMixin,
     check_affinity,
     check_connected,
     column_signs,
@@ -70,8 +71,8 @@ def _check_landmarks(value, name):
     return value
 
 
-class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                             BaseEstimator):
+class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin,
+                             TransformerMixin, BaseEstimator):
     """Laplacian eigenmaps solved on landmarks (Locally Linear Landmarks).
 
     Parameters
@@ -414,20 +415,6 @@ class LocallyLinearLandmarks(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             return backend.out_of_sample(X, self.landmarks_, self.landmark_embedding_,
                                          self.n_landmark_neighbors, self.reg)
 
-    def fit_transform(self, X: MatrixLike, y: Any = None,
-                      affinity: SparseMatrix | None = None) -> np.ndarray:
-        """Fit and return ``embedding_``."""
-        return self.fit(X, y, affinity=affinity).embedding_
-
     @property
     def _n_features_out(self):
         return self.n_components
-
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "embedding_")
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

@@ -154,7 +154,7 @@ def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
     return landmarks, k, check_reg(reg)
 
 
-def check_landmark_neighbors(n_landmark_neighbors, n_landmarks):
+def check_landmark_neighbors(n_landmark_neighbors: int, n_landmarks: int) -> int:
     """K_Z as an int, after checking it is a positive integer of at most L landmarks."""
     k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
     if k > n_landmarks:
@@ -165,7 +165,7 @@ def check_landmark_neighbors(n_landmark_neighbors, n_landmarks):
     return k
 
 
-def check_reg(reg, name="reg"):
+def check_reg(reg: float, name: str = "reg") -> float:
     """a finite number >= 0"""
     if isinstance(reg, bool) or not np.isscalar(reg) or not (np.isfinite(reg) and reg >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {reg!r}.")

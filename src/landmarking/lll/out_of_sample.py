@@ -59,8 +59,8 @@ def lll_out_of_sample(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embeddin
                               reg, chunk_size)
 
 
-def lll_map_rows(Y_new, landmarks, landmark_embedding, n_landmark_neighbors, reg,
-                 chunk_size=2048):
+def lll_map_rows(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embedding: ArrayLike,
+                 n_landmark_neighbors: int, reg: float, chunk_size: int = 2048) -> np.ndarray:
     """:func:`lll_out_of_sample` of rows already validated (``_blocks.check_rows``)."""
     landmarks, landmark_embedding = check_landmark_embedding(landmarks, landmark_embedding)
     local = _LocalMap(landmarks, n_landmark_neighbors, reg, Y_new.shape[1], chunk_size)
@@ -75,7 +75,8 @@ def _embed_block(block, local, landmark_embedding):
     return np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
 
 
-def check_landmark_embedding(landmarks, landmark_embedding):
+def check_landmark_embedding(landmarks: ArrayLike, landmark_embedding: ArrayLike,
+                             ) -> tuple[np.ndarray, np.ndarray]:
     """(landmarks, landmark_embedding as float64) after checking one row per landmark;
     shared by the NumPy and the torch maps."""
     landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)

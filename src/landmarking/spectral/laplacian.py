@@ -32,13 +32,13 @@ from .._typing import MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import Check, Integer, Options, check_choice, check_params
 from ..graph import (
     GRAPH_PARAMETER_RULES,
+    GraphEmbeddingMixin,
     check_affinity,
     check_connected,
     degree,
     deterministic_signs,
     neighbor_graph,
 )
-from ..lll.refined import lll_refined_embedding
 from ..neighbors import LazyNeighborIndex
 from .nystrom import nystrom_out_of_sample
 
@@ -168,7 +168,8 @@ def _check_tol(value, name):
     return value
 
 
-class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                         BaseEstimator):
     """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
 
     Parameters
@@ -314,6 +315,10 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             with stage(timings, "eigensolver"):
                 self.refine_result_ = None
                 if self.eigen_solver == "lll-refine":
+                    # Loaded here, not at the top: LLL's weights load numba, which
+                    # the other solvers never need (import landmarking stays light).
+                    from ..lll.refined import lll_refined_embedding
+
                     self.embedding_, self.eigenvalues_, self.refine_result_ = \
                         lll_refined_embedding(X, W, self.n_components, tol=self.tol,
                                               max_iter=self.max_iter,
@@ -326,11 +331,6 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if self.verbose:
             print("LaplacianEigenmaps: " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in timings.items()))
-
-    def fit_transform(self, X: MatrixLike, y: Any = None,
-                      affinity: SparseMatrix | None = None) -> np.ndarray:
-        """Fit and return ``embedding_``."""
-        return self.fit(X, y, affinity=affinity).embedding_
 
     def transform(self, X: MatrixLike) -> np.ndarray:
         """Map new points with the Nystroem formula of the fitted eigenproblem.
@@ -376,12 +376,3 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def _restore_transient(self):
         self._neighbor_index = LazyNeighborIndex()
-
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "embedding_")
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

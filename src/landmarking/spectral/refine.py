@@ -199,6 +199,50 @@ def _check_start(start, n, n_components):
     return start, n_components
 
 
+def _start_block(start, sqrt_deg):
+    """(the unit trivial eigenvector D^1/2 1 as a column, the start block U0): x -> u =
+    D^1/2 x, then out of the trivial direction and orthonormal."""
+    trivial = (sqrt_deg / np.linalg.norm(sqrt_deg))[:, None]
+    U0 = start * sqrt_deg[:, None]
+    U0 -= trivial @ (trivial.T @ U0)
+    U0, r = np.linalg.qr(U0)
+    diag = np.abs(np.diag(r))
+    if diag.min() <= 1e-10 * max(diag.max(), 1e-300):
+        raise ValueError(
+            "start has linearly dependent columns (after removing the constant "
+            "direction); pass independent approximate eigenvectors."
+        )
+    return trivial, U0
+
+
+def _solve(L, U0, trivial, M, n_components, tol, max_iter):
+    """(eigenvalues, eigenvectors u, the start's residuals, iterations) of L_sym from
+    the start block U0: LOBPCG, or LAPACK where the block is wide for the size."""
+    n = L.shape[0]
+    if n - 1 < 5 * U0.shape[1]:
+        # A block this wide for the size gains nothing over LAPACK: solve
+        # densely (the trivial eigenvector comes first).
+        H = U0.T @ (L @ U0)
+        mu0, V0 = np.linalg.eigh(_sym(H))
+        start_residuals = np.linalg.norm(L @ (U0 @ V0) - (U0 @ V0) * mu0, axis=0)
+        mu, U = linalg.eigh(L.toarray(), subset_by_index=[1, U0.shape[1]])
+        n_iter = 0
+    else:
+        mu, U, history, n_iter = _lobpcg(L, U0, trivial, M, n_components, tol, max_iter)
+        start_residuals = history[0]
+        for _ in range(2):
+            # A*X is carried by linear combination; where rounding in it hid a
+            # residual above tol, go on from the products taken afresh.
+            fresh = np.linalg.norm(L @ U[:, :n_components] - U[:, :n_components]
+                                   * mu[:n_components], axis=0)
+            if np.all(fresh <= tol) or n_iter >= max_iter:
+                break
+            mu, U, _, more = _lobpcg(L, U, trivial, M, n_components, tol,
+                                     max_iter - n_iter)
+            n_iter += more
+    return mu, U, start_residuals, n_iter
+
+
 def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
                               n_components: int | None = None, tol: float = 1e-6,
                               max_iter: int = 100,
@@ -276,17 +320,7 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
     timings = {}
     with stage(timings, "setup"):
         L, sqrt_deg = _normalized_laplacian(W)
-        trivial = (sqrt_deg / np.linalg.norm(sqrt_deg))[:, None]
-        # x -> u = D^1/2 x, then out of the trivial direction and orthonormal.
-        U0 = start * sqrt_deg[:, None]
-        U0 -= trivial @ (trivial.T @ U0)
-        U0, r = np.linalg.qr(U0)
-        diag = np.abs(np.diag(r))
-        if diag.min() <= 1e-10 * max(diag.max(), 1e-300):
-            raise ValueError(
-                "start has linearly dependent columns (after removing the constant "
-                "direction); pass independent approximate eigenvectors."
-            )
+        trivial, U0 = _start_block(start, sqrt_deg)
         if preconditioner == "auto":
             # pyamg applies its V-cycle one column at a time; on every graph
             # measured (benchmarks/spectral_refine.py) the iterations it saved cost
@@ -294,27 +328,8 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
             preconditioner = "none"
         M = _amg_preconditioner(L) if preconditioner == "amg" else None
     with stage(timings, "lobpcg"):
-        if n - 1 < 5 * U0.shape[1]:
-            # A block this wide for the size gains nothing over LAPACK: solve
-            # densely (the trivial eigenvector comes first).
-            H = U0.T @ (L @ U0)
-            mu0, V0 = np.linalg.eigh(_sym(H))
-            start_residuals = np.linalg.norm(L @ (U0 @ V0) - (U0 @ V0) * mu0, axis=0)
-            mu, U = linalg.eigh(L.toarray(), subset_by_index=[1, U0.shape[1]])
-            n_iter = 0
-        else:
-            mu, U, history, n_iter = _lobpcg(L, U0, trivial, M, n_components, tol, max_iter)
-            start_residuals = history[0]
-            for _ in range(2):
-                # A*X is carried by linear combination; where rounding in it hid a
-                # residual above tol, go on from the products taken afresh.
-                fresh = np.linalg.norm(L @ U[:, :n_components] - U[:, :n_components]
-                                       * mu[:n_components], axis=0)
-                if np.all(fresh <= tol) or n_iter >= max_iter:
-                    break
-                mu, U, _, more = _lobpcg(L, U, trivial, M, n_components, tol,
-                                         max_iter - n_iter)
-                n_iter += more
+        mu, U, start_residuals, n_iter = _solve(L, U0, trivial, M, n_components, tol,
+                                                max_iter)
         start_residuals = start_residuals[:n_components]
     mu, U = mu[:n_components], U[:, :n_components]
     U /= np.linalg.norm(U, axis=0)
