@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_digits, make_circles, make_swiss_roll
 
 from landmarking import GPLandmarks, LocallyLinearLandmarks
-from landmarking.landmarks._gp_diagnostics import (
+from landmarking.gp.diagnostics import (
     KernelWidthWarning,
     diagnose_kernel_width,
 )

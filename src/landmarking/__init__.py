@@ -15,7 +15,7 @@ __version__ = "0.2.0.dev0"
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "GPLandmarks": ".landmarks.gp",
+    "GPLandmarks": ".gp.estimator",
     "RandomLandmarks": ".landmarks.baselines",
     "ActiveLearningLandmarks": ".landmarks.baselines",
     "RPCholeskyLandmarks": ".landmarks.baselines",
@@ -37,6 +37,7 @@ __all__ = ["__version__", *_EXPORTS]
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
     from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
+    from .gp.estimator import GPLandmarks  # noqa: F401
     from .landmarks.baselines import (  # noqa: F401
         ActiveLearningLandmarks,
         KMeansLandmarks,
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
         RandomLandmarks,
         RPCholeskyLandmarks,
     )
-    from .landmarks.gp import GPLandmarks  # noqa: F401
     from .lll.estimator import LocallyLinearLandmarks  # noqa: F401
     from .lll.model_selection import sweep_lll  # noqa: F401
     from .lll.out_of_sample import lll_out_of_sample  # noqa: F401

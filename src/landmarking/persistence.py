@@ -92,6 +92,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._io_formats import write_npz
 from ._typing import StrPath
 from .embedding.sculpting import ManifoldSculpting
+from .gp.estimator import GPLandmarks
 from .io import InputError, current_umask
 from .landmarks.baselines import (
     ActiveLearningLandmarks,
@@ -100,7 +101,6 @@ from .landmarks.baselines import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
-from .landmarks.gp import GPLandmarks
 from .lll.estimator import LocallyLinearLandmarks
 from .spectral.laplacian import LaplacianEigenmaps
 

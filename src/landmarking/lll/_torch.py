@@ -35,7 +35,6 @@ raises a ``MemoryError`` that says to lower them.
 torch is imported when a function here runs, never when the module loads.
 """
 
-import contextlib
 import warnings
 
 import numpy as np
@@ -51,7 +50,7 @@ from .._blocks import (
     rows_per_block,
     working_dtype,
 )
-from .._torch import import_torch, to_numpy
+from .._torch import device_memory, import_torch, to_numpy
 from .._validation import check_positive_int
 from ..graph import degree
 from . import lll
@@ -62,23 +61,17 @@ __all__ = ["reconstruction_weights", "reduced_problem", "lll_out_of_sample"]
 
 # --------------------------------------------------------------------------- device memory
 
-@contextlib.contextmanager
 def _device_memory(device, what, rows, function, unit="rows"):
-    """Re-raise running out of device memory as a MemoryError that names the knobs."""
-    torch = import_torch(device)
-    out_of_memory = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
-    try:
-        yield
-    except out_of_memory as err:
-        budget = get_config()["working_memory"]
-        raise MemoryError(
-            f"{device} ran out of memory computing {what} in blocks of {rows:,} {unit}. "
-            f"Lower the block size: pass a smaller chunk_size to {function}, or lower "
-            f"scikit-learn's working_memory (now {budget} MiB), which sizes the blocks "
-            f"of LocallyLinearLandmarks(device=...): e.g. "
-            f"`with sklearn.config_context(working_memory={max(1, budget // 4)}): "
-            f"est.fit(X)`."
-        ) from err
+    """The device running out of memory, re-raised (by :func:`landmarking._torch.device_memory`)
+    as a MemoryError that names LLL's knobs: the block size and ``working_memory``."""
+    budget = get_config()["working_memory"]
+    return device_memory(device, message=(
+        f"{device} ran out of memory computing {what} in blocks of {rows:,} {unit}. "
+        f"Lower the block size: pass a smaller chunk_size to {function}, or lower "
+        f"scikit-learn's working_memory (now {budget} MiB), which sizes the blocks "
+        f"of LocallyLinearLandmarks(device=...): e.g. "
+        f"`with sklearn.config_context(working_memory={max(1, budget // 4)}): "
+        f"est.fit(X)`."))
 
 
 # --------------------------------------------------------------------------- weights Z
