@@ -43,7 +43,7 @@ from ..neighbors import query_neighbors
 from . import _kernels as K
 
 __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
-           "check_reg", "check_landmark_neighbors"]
+           "local_affine_weights", "check_reg", "check_landmark_neighbors"]
 
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
 #: (one matrix product per chunk of points); above it, from explicit differences.
@@ -282,6 +282,23 @@ def _solve_local(G, reg):
     w[bad] = 1.0  # no usable system: plain average of the neighbours
     total[bad] = k
     return w / total
+
+
+def local_affine_weights(G: np.ndarray, reg: float) -> NDArray[np.float64]:
+    """Affine weights (summing to one) from stacked local Gram matrices G (n, k, k).
+
+    Solves (G + r I) w = 1 with the ridge r = reg * trace(G) (reg when G = 0;
+    scikit-learn's LLE convention) and rescales w to sum to one: the local
+    solve of LLL's weights (:func:`reconstruction_weights`), for any method
+    that reconstructs points from neighbours (Manifold Sculpting's LLE start).
+
+    Examples
+    --------
+    >>> d = np.array([[[-0.5], [0.5]]])          # a point halfway between two others
+    >>> local_affine_weights(d @ d.transpose(0, 2, 1), 1e-3).round(6)
+    array([[0.5, 0.5]])
+    """
+    return _solve_local(np.asarray(G, dtype=np.float64), reg)
 
 
 # --------------------------------------------------------------------------- reduced problem
