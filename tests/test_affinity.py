@@ -216,3 +216,17 @@ def test_knn_affinity_does_not_depend_on_n_jobs():
     one = knn_affinity(X, 7, 1.0, n_jobs=1)
     two = knn_affinity(X, 7, 1.0, n_jobs=2)
     assert one.nnz > 0 and (one != two).nnz == 0
+
+
+def test_neighbor_graph_is_knn_affinity_with_the_resolved_width():
+    from landmarking.graph import neighbor_graph, resolve_bandwidth
+
+    X = np.random.default_rng(41).normal(size=(120, 3))
+    timings = {}
+    W, width = neighbor_graph(X, 7, "auto", timings=timings)
+    distances, _ = nearest_neighbors(X, 7)
+    assert width == resolve_bandwidth("auto", distances)
+    assert abs(W - knn_affinity(X, 7, width)).max() == 0
+    assert set(timings) == {"neighbors", "affinity"}
+    with pytest.raises(ValueError, match="n_neighbors=120 must be smaller than the number"):
+        neighbor_graph(X, 120, 1.0)

@@ -275,3 +275,13 @@ def test_cuda_matches_numpy(roll):
     assert isinstance(est.embedding_, np.ndarray)
     assert procrustes_error(est.embedding_, ref.embedding_) < 1e-6
     assert procrustes_error(est.transform(X_new), ref.transform(X_new)) < 1e-6
+
+
+def test_backend_on_a_torch_device_binds_the_torch_path():
+    from landmarking.lll.backend import lll_backend
+
+    backend = lll_backend(CPU)
+    for function, torch_function in [(backend.weights, _lll_torch.reconstruction_weights),
+                                      (backend.reduced_problem, _lll_torch.reduced_problem),
+                                      (backend.out_of_sample, _lll_torch.lll_out_of_sample)]:
+        assert function.func is torch_function and function.keywords == {"device": CPU}
