@@ -52,18 +52,20 @@ Metric = str | Callable[..., float]
 #: ``(distances, indices)``, each of shape (n_query, n_neighbors).
 Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 
-#: ``method="auto"`` switches to NN-descent from this many reference points on,
-#: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
-#: benchmarks/knn.py on MNIST, 2 shared cores (docs/results.md, "k-NN graphs on
-#: MNIST 60,000"), seconds exact / NN-descent, NN-descent's recall 0.976-0.9998:
-#: k = 10: 3.6 / 1.9 at 10,000 points, 25 / 2.4 at 40,000, 129 / 23.5 at 60,000;
-#: k = 50: 3.7 / 7.4, 23 / 8.8, 150 / 55; k = 150: 7.6 / 28, 73 / 38, 212 / 198.
-#: NN-descent also compiles for 61-250 s in every new process. Counting that
-#: once, the exact search wins at 40,000 points for every k and NN-descent at
-#: 60,000 for k <= 50 (compiled in 61 s): the switch lies between.
-APPROXIMATE_MIN_SAMPLES = 50_000
-#: Above this many neighbours ``method="auto"`` stays exact: at k = 150 the
-#: two tie at 60,000 points before NN-descent's compile (212 / 198 s above).
+#: ``method="auto"`` switches to the approximate search from this many reference
+#: points on, for at most APPROXIMATE_MAX_NEIGHBORS neighbours (dense data, the
+#: Euclidean metric). Measured with benchmarks/knn.py on MNIST, 2 shared cores,
+#: BLAS at full speed (docs/benchmarks.md, "Approximate neighbours in a new
+#: process"), seconds exact / approximate (recall): k = 10: 0.58 / 0.39 (0.997)
+#: at 10,000 points, 1.7 / 0.71 (0.996) at 20,000, 12.6 / 1.9 (0.994) at 40,000;
+#: k = 50: 0.77 / 0.44, 2.3 / 0.98, 7.3 / 2.4. A first call in a new process
+#: costs what a warm one does (benchmarks/first_call.py: 60,000 digits, k = 10,
+#: 2.8 s first, 2.5 s warm; exact 15.0 / 13.5 s). At 10,000 points the exact
+#: lists cost 0.2 s more; from 20,000 on the approximate search is 2.4-6.6x
+#: faster at recall >= 0.99.
+APPROXIMATE_MIN_SAMPLES = 20_000
+#: Above this many neighbours ``method="auto"`` stays exact: k = 50 is the
+#: largest k whose recall was measured >= 0.99 (with k + 100 candidates).
 APPROXIMATE_MAX_NEIGHBORS = 50
 
 # Unit roundoff of float32: the float32 shortlist is checked against a bound
@@ -604,8 +606,12 @@ _EXPANSION_ADD = 40
 
 
 def _n_candidates(n_neighbors: int) -> int:
-    """Candidates fetched from the graph per query point, re-ranked exactly."""
-    return n_neighbors + max(50, n_neighbors)
+    """Candidates fetched from the graph per query point, re-ranked exactly.
+
+    k + 50 at k = 10 (MNIST 60,000: recall 0.992); k + 100 from k = 50 on
+    (MNIST 20,000, k = 50: recall 0.978 with k + 50, 0.994 with k + 100).
+    """
+    return n_neighbors + max(50, min(2 * n_neighbors, 100))
 
 
 def _expansion_search(n_candidates: int) -> int:
