@@ -152,8 +152,9 @@ if mapper is not None:
     row["test_accuracy"] = float(KNeighborsClassifier(10).fit(embedding, y).score(mapped, yt))
 print(json.dumps(row))
 """
-_MODULE = {"pynndescent": "pynndescent", "sklearn-amg": "pyamg", "usearch-784": "usearch", "faiss-784": "faiss",
-           "voyager-784": "voyager", "hnswlib-784": "hnswlib"}
+# The module a row needs beyond `make install` (a row without it is left out).
+_MODULE = {"pynndescent": "pynndescent", "sklearn-amg": "pyamg", "usearch-784": "usearch",
+           "faiss-784": "faiss", "voyager-784": "voyager", "hnswlib-784": "hnswlib"}
 
 _CHILD = """
 import hashlib, json, os, sys, time

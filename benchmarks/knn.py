@@ -36,9 +36,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn import config_context
-
 from _machine import full_speed_blas, machine_line
+from sklearn import config_context
 
 from landmarking.datasets import load_mnist
 from landmarking.neighbors import exact_knn, nearest_neighbors
