@@ -567,3 +567,23 @@ def test_graph_spectral_and_lll_modules_import_downward():
                    for t in edges[start])
 
     assert [n for n in edges if reaches(n, n, set())] == []
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_reconstruction_residuals_match_numpy_on_any_thread_count(dtype):
+    from landmarking.lll._kernels import reconstruction_residuals
+    from landmarking.lll.diagnostics import landmark_reconstruction_error
+
+    rng = np.random.default_rng(24)
+    X = rng.normal(size=(500, 6)).astype(dtype)
+    T = rng.normal(size=(40, 6))
+    Z = reconstruction_weights(X, T, 4)
+    want = ((X.astype(np.float64) - Z @ T) ** 2).sum(axis=1)
+    one = reconstruction_residuals(X, T, Z.indptr, Z.indices, Z.data, n_threads=1)
+    np.testing.assert_allclose(one, want, rtol=1e-12)
+    np.testing.assert_array_equal(
+        reconstruction_residuals(X, T, Z.indptr, Z.indices, Z.data, n_threads=3), one)
+    X64 = X.astype(np.float64)
+    spread = ((X64 - X64.mean(axis=0)) ** 2).sum()
+    assert landmark_reconstruction_error(X, Z, T) == pytest.approx(
+        np.sqrt(want.sum() / spread), rel=1e-12)
