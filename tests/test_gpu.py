@@ -459,5 +459,7 @@ def test_cli_topics_takes_a_device(tmp_path, capsys):
     default = capsys.readouterr().out
     assert cli.main(["topics", *common, "--device", "auto"]) == 0
     assert capsys.readouterr().out == default and "topic" in default
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_info:
         cli.main(["topics", *common, "--device", "tpu"])
+    assert exit_info.value.code == 2
+    assert "'tpu' is not a device" in capsys.readouterr().err
