@@ -456,7 +456,7 @@ def test_killed_worker_does_not_change_an_lll_out_of_sample_pass(client):
     # Killed once it holds a finished block of the pass (of 40; they stay on the worker
     # until the end), so that finished work is lost with it and must be recomputed.
     disturbed = _kill_a_worker_during(client, lambda: lll.transform(dask_new).compute(),
-                                      ready=lambda address: client.has_what([address])[address])
+                                      ready=lambda address: client.has_what([address]).get(address))
     np.testing.assert_array_equal(disturbed, undisturbed)
     np.testing.assert_array_equal(undisturbed[:5000], lll.transform(new[:5000]))
 
