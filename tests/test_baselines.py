@@ -13,7 +13,7 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
-from landmarking.landmarks.baselines import kl_nmf_weights
+from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.landmarks.cholesky import pivoted_cholesky
 
 GAUSSIAN_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks]

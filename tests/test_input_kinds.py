@@ -24,6 +24,7 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.embedding.lll import (
     LocallyLinearLandmarks,
     lll_out_of_sample,
@@ -31,7 +32,6 @@ from landmarking.embedding.lll import (
 )
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
 from landmarking.kernels import gaussian_features
-from landmarking.landmarks.baselines import kl_nmf_weights
 
 KINDS = ["numpy", "memmap", "zarr", "dask", "csr"]
 CHUNK = 256

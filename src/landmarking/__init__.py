@@ -16,11 +16,11 @@ __version__ = "0.2.0.dev0"
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
     "GPLandmarks": ".landmarks.gp",
-    "RandomLandmarks": ".landmarks.baselines",
-    "ActiveLearningLandmarks": ".landmarks.baselines",
-    "RPCholeskyLandmarks": ".landmarks.baselines",
-    "KMeansLandmarks": ".landmarks.baselines",
-    "NMFLandmarks": ".landmarks.baselines",
+    "RandomLandmarks": ".baselines.random",
+    "ActiveLearningLandmarks": ".baselines.active_learning",
+    "RPCholeskyLandmarks": ".baselines.rp_cholesky",
+    "KMeansLandmarks": ".baselines.kmeans",
+    "NMFLandmarks": ".baselines.nmf",
     "ManifoldSculpting": ".embedding.sculpting",
     "estimate_intrinsic_dimension": ".embedding.sculpting",
     "LaplacianEigenmaps": ".embedding.laplacian",
@@ -36,17 +36,15 @@ __all__ = ["__version__", *_EXPORTS]
 # Static tools (type checkers, IDEs) read these ordinary imports; at run time the
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
+    from .baselines.active_learning import ActiveLearningLandmarks  # noqa: F401
+    from .baselines.kmeans import KMeansLandmarks  # noqa: F401
+    from .baselines.nmf import NMFLandmarks  # noqa: F401
+    from .baselines.random import RandomLandmarks  # noqa: F401
+    from .baselines.rp_cholesky import RPCholeskyLandmarks  # noqa: F401
     from .embedding.laplacian import LaplacianEigenmaps  # noqa: F401
     from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
     from .embedding.model_selection import sweep_lll  # noqa: F401
     from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
-    from .landmarks.baselines import (  # noqa: F401
-        ActiveLearningLandmarks,
-        KMeansLandmarks,
-        NMFLandmarks,
-        RandomLandmarks,
-        RPCholeskyLandmarks,
-    )
     from .landmarks.gp import GPLandmarks  # noqa: F401
     from .persistence import load, save  # noqa: F401
 

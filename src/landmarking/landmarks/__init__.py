@@ -1,13 +1,33 @@
-"""Landmark estimators: GP manifold landmarking and its baselines."""
+"""Landmark estimators: GP manifold landmarking and its baselines.
 
-from .baselines import (
-                        ActiveLearningLandmarks,
-                        KMeansLandmarks,
-                        NMFLandmarks,
-                        RandomLandmarks,
-                        RPCholeskyLandmarks,
-)
-from .gp import GPLandmarks, learn_gp_landmarks
+The names are resolved on first use (PEP 562) from the modules that define them:
+the baselines live in :mod:`landmarking.baselines`, one module per method.
+"""
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+# Public name -> module (relative to this package) that defines it.
+_EXPORTS = {
+    "GPLandmarks": ".gp",
+    "learn_gp_landmarks": ".gp",
+    "RandomLandmarks": "..baselines.random",
+    "ActiveLearningLandmarks": "..baselines.active_learning",
+    "RPCholeskyLandmarks": "..baselines.rp_cholesky",
+    "KMeansLandmarks": "..baselines.kmeans",
+    "NMFLandmarks": "..baselines.nmf",
+}
 
 __all__ = ["GPLandmarks", "learn_gp_landmarks", "RandomLandmarks", "ActiveLearningLandmarks",
            "RPCholeskyLandmarks", "KMeansLandmarks", "NMFLandmarks"]
+
+if TYPE_CHECKING:
+    from ..baselines.active_learning import ActiveLearningLandmarks  # noqa: F401
+    from ..baselines.kmeans import KMeansLandmarks  # noqa: F401
+    from ..baselines.nmf import NMFLandmarks  # noqa: F401
+    from ..baselines.random import RandomLandmarks  # noqa: F401
+    from ..baselines.rp_cholesky import RPCholeskyLandmarks  # noqa: F401
+    from .gp import GPLandmarks, learn_gp_landmarks  # noqa: F401
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
