@@ -379,7 +379,7 @@ def test_embed_laplacian_eigenmaps_and_sculpting(tmp_path, monkeypatch):
     from sklearn.datasets import make_swiss_roll
 
     from landmarking.embedding.laplacian import LaplacianEigenmaps
-    from landmarking.embedding.sculpting import ManifoldSculpting
+    from landmarking.sculpting.estimator import ManifoldSculpting
 
     X, _ = make_swiss_roll(250, random_state=1)
     np.save(tmp_path / "roll.npy", X)

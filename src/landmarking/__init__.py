@@ -21,8 +21,8 @@ _EXPORTS = {
     "RPCholeskyLandmarks": ".baselines.rp_cholesky",
     "KMeansLandmarks": ".baselines.kmeans",
     "NMFLandmarks": ".baselines.nmf",
-    "ManifoldSculpting": ".embedding.sculpting",
-    "estimate_intrinsic_dimension": ".embedding.sculpting",
+    "ManifoldSculpting": ".sculpting.estimator",
+    "estimate_intrinsic_dimension": ".sculpting.intrinsic_dimension",
     "LaplacianEigenmaps": ".embedding.laplacian",
     "LocallyLinearLandmarks": ".embedding.lll",
     "lll_out_of_sample": ".embedding.lll",
@@ -44,9 +44,10 @@ if TYPE_CHECKING:
     from .embedding.laplacian import LaplacianEigenmaps  # noqa: F401
     from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
     from .embedding.model_selection import sweep_lll  # noqa: F401
-    from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
     from .landmarks.gp import GPLandmarks  # noqa: F401
     from .persistence import load, save  # noqa: F401
+    from .sculpting.estimator import ManifoldSculpting  # noqa: F401
+    from .sculpting.intrinsic_dimension import estimate_intrinsic_dimension  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
