@@ -7,16 +7,47 @@ landmark features exp(-||x - t_k||^2 / kernel_width_).
 
 from __future__ import annotations
 
+from functools import partial
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows
 from .._torch import check_device
-from .._typing import ArrayLike, MatrixLike
+from .._typing import ArrayLike, DeviceLike, MatrixLike
 from ..kernels import gaussian_features
 
-__all__ = ["LandmarkTransformerMixin"]
+__all__ = ["LandmarkTransformerMixin", "landmark_features", "FeatureFunctions"]
+
+
+class FeatureFunctions(NamedTuple):
+    """The landmark features on one device.
+
+    ``features(X, T, width, **options)`` is :func:`landmarking.kernels.gaussian_features`
+    (or its torch counterpart): every row of X, in blocks. ``block(block, T, width)``
+    computes one row block (a module-level function or a partial of one, so that
+    :func:`landmarking._blocks.map_row_blocks` and Dask can call it per block).
+    """
+
+    features: object
+    block: object
+
+
+def landmark_features(device: DeviceLike = "cpu") -> FeatureFunctions:
+    """The landmark-feature functions for ``device`` (resolved by
+    :func:`landmarking._torch.check_device`: "cpu", "cuda", "cuda:N", "auto" or a
+    torch.device). A torch device gives results equal to the NumPy path's to rounding.
+    """
+    resolved = check_device(device)
+    if resolved is None:
+        return FeatureFunctions(gaussian_features, gaussian_features)
+    # torch is imported by these functions' module only when a device is asked for.
+    from .._torch_kernels import features_block_torch, gaussian_features_torch
+
+    return FeatureFunctions(partial(gaussian_features_torch, device=resolved),
+                            partial(features_block_torch, device=resolved))
 
 
 class LandmarkTransformerMixin(TransformerMixin):

@@ -66,7 +66,7 @@ class SculptingWarning(UserWarning):
     """Manifold Sculpting could tell that its embedding is poor."""
 
 
-def default_min_iter(scale_rate):
+def default_min_iter(scale_rate: float) -> int:
     """The paper's minimum number of iterations, ceil(log_sigma(0.01)).
 
     After it, at most 1% of the original spread is left in the dropped
