@@ -80,22 +80,6 @@ def default_min_iter(scale_rate: float) -> int:
     return int(math.ceil(math.log(0.01) / math.log(scale_rate)))
 
 
-def _barycentric_weights(X, neighbors_X, reg=1e-3):
-    """LLE reconstruction weights of each row of X from its neighbours' rows.
-
-    ``neighbors_X`` is (n, k, D). Solves G w = 1 with G the local Gram matrix
-    (plus a ridge of ``reg`` times its trace, as scikit-learn's LLE does) and
-    normalises w to sum to one.
-    """
-    diff = neighbors_X - X[:, None, :]
-    G = np.einsum("nkd,nld->nkl", diff, diff)
-    trace = np.trace(G, axis1=1, axis2=2)
-    ridge = np.where(trace > 0, reg * trace, reg)
-    G = G + ridge[:, None, None] * np.eye(G.shape[1])
-    w = np.linalg.solve(G, np.ones(G.shape[:2])[..., None])[..., 0]
-    return w / w.sum(axis=1, keepdims=True)
-
-
 # Up to this many starting columns get a full linear calibration (p(p+1)/2
 # unknowns); wider starts are only rescaled.
 _MAX_CALIBRATED = 10
