@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Literal, NamedTuple
 
@@ -235,29 +236,49 @@ def schedule(params):
                     params["adjusted_weight"], params["move_rule"], params["min_iter"] is None)
 
 
-class SculptingResult(NamedTuple):
-    """What a run of :func:`manifold_sculpting` measured (the estimator's attributes
-    of the same names, with a trailing underscore)."""
+@dataclass(frozen=True)
+class SculptingResult:
+    """What a run of :func:`manifold_sculpting` measured; the estimator stores each
+    as the attribute of the same name with a trailing underscore.
 
-    #: Total error (equation (1) summed over points, all weights 1) after each iteration.
+    Attributes
+    ----------
+    error : ndarray of shape (n_iter,)
+        Total error (equation (1) summed over points, all weights 1) after each
+        iteration.
+    n_iter : int
+        Iterations run.
+    best_iter : int
+        Iteration whose state the embedding holds (the lowest error after
+        ``min_iter``).
+    min_iter, max_iter : int
+        The iteration bounds used.
+    delta_ave : float
+        Mean distance between neighbours in the input.
+    eta : float
+        Hill-climbing step size at the end.
+    scale : float
+        Fraction of the original spread left in the dropped dimensions when they
+        were dropped.
+    neighbors : ndarray of shape (n_samples, n_neighbors)
+        Neighbour indices used.
+    distance_error : float
+        Mean relative error of the neighbour distances in the embedding; above
+        0.02 the run warns.
+    """
+
     error: np.ndarray
-    #: Iterations run.
     n_iter: int
-    #: Iteration whose state the embedding holds (the lowest error after ``min_iter``).
     best_iter: int
-    #: The iteration bounds used.
     min_iter: int
     max_iter: int
-    #: Mean distance between neighbours in the input.
     delta_ave: float
-    #: Hill-climbing step size at the end.
     eta: float
-    #: Fraction of the original spread left in the dropped dimensions when dropped.
     scale: float
-    #: Neighbour indices used, (n_samples, n_neighbors).
-    neighbors: np.ndarray
-    #: Mean relative error of the neighbour distances in the embedding.
+    neighbors: np.ndarray = field(repr=False)
     distance_error: float
+
+
 
 def _check_shapes(X, t, k):
     n, D = X.shape
