@@ -13,8 +13,7 @@ from .._parallel import thread_limits
 from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_positive_float, check_positive_int
 from ._loop import Relations, sculpt
-from .estimator import ManifoldSculpting
-from .sculpt import SculptingWarning
+from .sculpt import SculptingWarning, manifold_sculpting
 
 __all__ = ["estimate_intrinsic_dimension"]
 
@@ -43,7 +42,7 @@ def estimate_intrinsic_dimension(X: ArrayLike, *, max_dim: int | None = None,
     max_dim : int or None, default=None
         Highest dimension tried; None uses min(n_features - 1, 10).
     n_neighbors, scale_rate, patience, n_jobs, random_state
-        As in :class:`ManifoldSculpting`.
+        As in :class:`~landmarking.ManifoldSculpting`.
     jump : float, default=10.0
         Factor by which the error must grow to count as a jump.
     return_errors : bool, default=False
@@ -74,21 +73,19 @@ def estimate_intrinsic_dimension(X: ArrayLike, *, max_dim: int | None = None,
     jump = check_positive_float(jump, "jump")
     # The principal-axes start on purpose: the estimate reads the error of the
     # scaling phase, which a spectral start skips.
-    model = ManifoldSculpting(n_components=max_dim, n_neighbors=n_neighbors,
-                              scale_rate=scale_rate, patience=patience, preprocess="pca",
-                              n_jobs=n_jobs, random_state=random_state)
     with warnings.catch_warnings():
         # A poor fit at max_dim is expected when max_dim is below the intrinsic
         # dimension; the errors below measure exactly that.
         warnings.simplefilter("ignore", SculptingWarning)
-        model.fit(X)
+        Y, run = manifold_sculpting(X, n_components=max_dim, n_neighbors=n_neighbors,
+                                    scale_rate=scale_rate, patience=patience,
+                                    preprocess="pca", n_jobs=n_jobs,
+                                    random_state=random_state)
     rng = check_random_state(random_state)
-    sigma = model.scale_rate
-    min_iter = model.min_iter_
-    nbr = model.neighbors_
+    sigma = scale_rate
+    min_iter = run.min_iter
     with thread_limits(n_jobs):
-        rel = Relations(PCA(svd_solver="full").fit_transform(X), nbr)
-        Y = model.embedding_
+        rel = Relations(PCA(svd_solver="full").fit_transform(X), run.neighbors)
         zero = rel.no_junk()
         errors = np.empty(max_dim)
         errors[max_dim - 1] = rel.total_error(np.ascontiguousarray(Y), zero, 0.0) / n
@@ -100,7 +97,7 @@ def estimate_intrinsic_dimension(X: ArrayLike, *, max_dim: int | None = None,
             heavy = np.zeros(n, dtype=np.bool_)
             sculpt(T, junk, rel, sigma=sigma, scale=1.0, min_iter=min_iter,
                     max_iter=min_iter + 10 * patience, patience=patience, heavy=heavy,
-                    expand=True, w_adj=10.0, eta=model.eta_, rng=rng, verbose=False)
+                    expand=True, w_adj=10.0, eta=run.eta, rng=rng, verbose=False)
             Y = T
             errors[d - 1] = rel.total_error(T, zero, 0.0) / n
     floored = np.maximum(errors, 1e-4)
