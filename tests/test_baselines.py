@@ -14,7 +14,7 @@ from landmarking import (
     RPCholeskyLandmarks,
 )
 from landmarking.baselines.nmf import kl_nmf_weights
-from landmarking.landmarks.cholesky import pivoted_cholesky
+from landmarking.cholesky import pivoted_cholesky
 
 GAUSSIAN_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks]
 SEQUENTIAL_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks]

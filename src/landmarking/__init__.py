@@ -15,7 +15,7 @@ __version__ = "0.2.0.dev0"
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "GPLandmarks": ".landmarks.gp",
+    "GPLandmarks": ".gp.estimator",
     "RandomLandmarks": ".baselines.random",
     "ActiveLearningLandmarks": ".baselines.active_learning",
     "RPCholeskyLandmarks": ".baselines.rp_cholesky",
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .embedding.laplacian import LaplacianEigenmaps  # noqa: F401
     from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
     from .embedding.model_selection import sweep_lll  # noqa: F401
-    from .landmarks.gp import GPLandmarks  # noqa: F401
+    from .gp.estimator import GPLandmarks  # noqa: F401
     from .persistence import load, save  # noqa: F401
     from .sculpting.estimator import ManifoldSculpting  # noqa: F401
     from .sculpting.intrinsic_dimension import estimate_intrinsic_dimension  # noqa: F401

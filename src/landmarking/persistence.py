@@ -98,8 +98,8 @@ from .baselines.random import RandomLandmarks
 from .baselines.rp_cholesky import RPCholeskyLandmarks
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
+from .gp.estimator import GPLandmarks
 from .io import InputError, current_umask
-from .landmarks.gp import GPLandmarks
 from .sculpting.estimator import ManifoldSculpting
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]

@@ -13,13 +13,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._blocks import check_rows, take_rows, to_memory
+from .._landmark_features import LandmarkTransformerMixin
 from .._memory import check_memory
 from .._parallel import NJobs, thread_limits
 from .._typing import MatrixLike
 from .._validation import AnyOf, Integer, NoneValue, check_enough_samples, check_params
+from ..cholesky import pivoted_cholesky
 from ..kernels import resolve_kernel_width
-from ..landmarks._base import LandmarkTransformerMixin
-from ..landmarks.cholesky import pivoted_cholesky
 
 __all__ = ["DEFAULT_KERNEL_WIDTH", "check_fit_input", "DataPointLandmarks",
            "CholeskyLandmarks"]

@@ -10,11 +10,11 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from .._blocks import to_memory
+from .._landmark_features import LandmarkTransformerMixin
 from .._parallel import NJobs, resolve_n_jobs, thread_limits
 from .._typing import MatrixLike, RandomStateLike
 from .._validation import Integer
 from ..kernels import resolve_kernel_width
-from ..landmarks._base import LandmarkTransformerMixin
 from ._common import DEFAULT_KERNEL_WIDTH, check_fit_input
 
 __all__ = ["KMeansLandmarks"]

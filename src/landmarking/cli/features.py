@@ -6,8 +6,8 @@ import argparse
 import numpy as np
 
 from .._blocks import working_dtype
+from .._landmark_features import landmark_features
 from ..io import InputError, input_sha256, read_result, write_result
-from ..landmarks._base import landmark_features
 from ._common import check_device, check_outputs, load_data, say, streamed, write_rows
 
 __all__ = ["run_features"]

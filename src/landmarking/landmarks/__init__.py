@@ -1,7 +1,8 @@
 """Landmark estimators: GP manifold landmarking and its baselines.
 
 The names are resolved on first use (PEP 562) from the modules that define them:
-the baselines live in :mod:`landmarking.baselines`, one module per method.
+GP landmarking lives in :mod:`landmarking.gp`, the baselines in
+:mod:`landmarking.baselines` (one module per method).
 """
 
 from typing import TYPE_CHECKING
@@ -10,8 +11,8 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "GPLandmarks": ".gp",
-    "learn_gp_landmarks": ".gp",
+    "GPLandmarks": "..gp.estimator",
+    "learn_gp_landmarks": "..gp.learn",
     "RandomLandmarks": "..baselines.random",
     "ActiveLearningLandmarks": "..baselines.active_learning",
     "RPCholeskyLandmarks": "..baselines.rp_cholesky",
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..baselines.nmf import NMFLandmarks  # noqa: F401
     from ..baselines.random import RandomLandmarks  # noqa: F401
     from ..baselines.rp_cholesky import RPCholeskyLandmarks  # noqa: F401
-    from .gp import GPLandmarks, learn_gp_landmarks  # noqa: F401
+    from ..gp.estimator import GPLandmarks  # noqa: F401
+    from ..gp.learn import learn_gp_landmarks  # noqa: F401
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
