@@ -22,7 +22,9 @@ from ._common import (
 )
 from .parser import EMBED_METHODS
 
-__all__ = ["run_embed"]
+# Called by :func:`landmarking.cli.main`: the command line, not these functions, is the
+# public interface (nothing here is in the API reference).
+__all__: list[str] = []
 
 #: The landmark choices of ``--landmarks`` that are names, not files.
 LANDMARK_CHOICES = ("random", "random-pruned", "kmeans")

@@ -10,7 +10,9 @@ from .._landmark_features import landmark_features
 from ..io import InputError, input_sha256, read_result, write_result
 from ._common import check_device, check_outputs, load_data, say, streamed, write_rows
 
-__all__ = ["run_features"]
+# Called by :func:`landmarking.cli.main`: the command line, not these functions, is the
+# public interface (nothing here is in the API reference).
+__all__: list[str] = []
 
 
 def run_features(args: argparse.Namespace) -> int:

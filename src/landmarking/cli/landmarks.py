@@ -36,7 +36,9 @@ from ._runs import (
 )
 from .parser import LANDMARK_METHODS
 
-__all__ = ["run_landmarks", "after_lost_scheduler"]
+# Called by :func:`landmarking.cli.main`: the command line, not these functions, is the
+# public interface (nothing here is in the API reference).
+__all__: list[str] = []
 
 
 def run_landmarks(args: argparse.Namespace) -> int:

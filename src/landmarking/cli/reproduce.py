@@ -12,7 +12,9 @@ from ..io import InputError
 from ._common import say
 from .parser import EXPERIMENTS
 
-__all__ = ["run_demo", "run_reproduce"]
+# Called by :func:`landmarking.cli.main`: the command line, not these functions, is the
+# public interface (nothing here is in the API reference).
+__all__: list[str] = []
 
 
 def run_demo(args: argparse.Namespace) -> int:

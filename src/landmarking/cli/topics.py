@@ -26,7 +26,9 @@ from ._runs import (
     merge_previous,
 )
 
-__all__ = ["run_topics"]
+# Called by :func:`landmarking.cli.main`: the command line, not these functions, is the
+# public interface (nothing here is in the API reference).
+__all__: list[str] = []
 
 
 def run_topics(args: argparse.Namespace) -> int:

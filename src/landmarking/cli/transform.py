@@ -22,7 +22,9 @@ from ._common import (
     write_rows,
 )
 
-__all__ = ["run_transform"]
+# Called by :func:`landmarking.cli.main`: the command line, not these functions, is the
+# public interface (nothing here is in the API reference).
+__all__: list[str] = []
 
 
 def run_transform(args: argparse.Namespace) -> int:
