@@ -30,7 +30,7 @@ from .reproduce import run_demo, run_reproduce
 from .topics import run_topics
 from .transform import run_transform
 
-__all__ = ["main", "build_parser", "benchmarks_dir"]
+__all__ = ["main", "build_parser"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
