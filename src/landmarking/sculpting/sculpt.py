@@ -47,7 +47,7 @@ from ..kernels import row_chunks
 from ..neighbors import Metric, nearest_neighbors
 from ._loop import Relations, neighbor_distance_error, sculpt
 
-__all__ = ["manifold_sculpting", "SculptingResult", "SculptingWarning", "default_min_iter"]
+__all__ = ["manifold_sculpting", "SculptingResult", "SculptingWarning"]
 
 PREPROCESS_CHOICES = ("pca", "none", "ltsa")
 # Up to this many samples the "ltsa" start uses a dense eigensolver (0.75 s at
