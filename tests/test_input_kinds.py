@@ -25,13 +25,11 @@ from landmarking import (
     RPCholeskyLandmarks,
 )
 from landmarking.baselines.nmf import kl_nmf_weights
-from landmarking.embedding.lll import (
-    LocallyLinearLandmarks,
-    lll_out_of_sample,
-    reconstruction_weights,
-)
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
 from landmarking.kernels import gaussian_features
+from landmarking.lll.estimator import LocallyLinearLandmarks
+from landmarking.lll.lll import reconstruction_weights
+from landmarking.lll.out_of_sample import lll_out_of_sample
 
 KINDS = ["numpy", "memmap", "zarr", "dask", "csr"]
 CHUNK = 256

@@ -23,10 +23,10 @@ _EXPORTS = {
     "NMFLandmarks": ".baselines.nmf",
     "ManifoldSculpting": ".sculpting.estimator",
     "estimate_intrinsic_dimension": ".sculpting.intrinsic_dimension",
-    "LaplacianEigenmaps": ".embedding.laplacian",
-    "LocallyLinearLandmarks": ".embedding.lll",
-    "lll_out_of_sample": ".embedding.lll",
-    "sweep_lll": ".embedding.model_selection",
+    "LaplacianEigenmaps": ".spectral.laplacian",
+    "LocallyLinearLandmarks": ".lll.estimator",
+    "lll_out_of_sample": ".lll.out_of_sample",
+    "sweep_lll": ".lll.model_selection",
     "save": ".persistence",
     "load": ".persistence",
 }
@@ -41,13 +41,14 @@ if TYPE_CHECKING:
     from .baselines.nmf import NMFLandmarks  # noqa: F401
     from .baselines.random import RandomLandmarks  # noqa: F401
     from .baselines.rp_cholesky import RPCholeskyLandmarks  # noqa: F401
-    from .embedding.laplacian import LaplacianEigenmaps  # noqa: F401
-    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
-    from .embedding.model_selection import sweep_lll  # noqa: F401
     from .gp.estimator import GPLandmarks  # noqa: F401
+    from .lll.estimator import LocallyLinearLandmarks  # noqa: F401
+    from .lll.model_selection import sweep_lll  # noqa: F401
+    from .lll.out_of_sample import lll_out_of_sample  # noqa: F401
     from .persistence import load, save  # noqa: F401
     from .sculpting.estimator import ManifoldSculpting  # noqa: F401
     from .sculpting.intrinsic_dimension import estimate_intrinsic_dimension  # noqa: F401
+    from .spectral.laplacian import LaplacianEigenmaps  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

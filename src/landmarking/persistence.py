@@ -96,11 +96,11 @@ from .baselines.kmeans import KMeansLandmarks
 from .baselines.nmf import NMFLandmarks
 from .baselines.random import RandomLandmarks
 from .baselines.rp_cholesky import RPCholeskyLandmarks
-from .embedding.laplacian import LaplacianEigenmaps
-from .embedding.lll import LocallyLinearLandmarks
 from .gp.estimator import GPLandmarks
 from .io import InputError, current_umask
+from .lll.estimator import LocallyLinearLandmarks
 from .sculpting.estimator import ManifoldSculpting
+from .spectral.laplacian import LaplacianEigenmaps
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]
 
