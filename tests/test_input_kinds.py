@@ -24,9 +24,9 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
 from landmarking.kernels import gaussian_features
-from landmarking.landmarks.baselines import kl_nmf_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.lll import reconstruction_weights
 from landmarking.lll.out_of_sample import lll_out_of_sample
