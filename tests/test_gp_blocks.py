@@ -1,0 +1,223 @@
+"""GP landmarks in blocks: the joint objective, its gradient, the block step."""
+
+import numba
+import numpy as np
+import pytest
+
+from landmarking.landmarks._gp_batches import RIDGE, _batches, _CholeskyFactor, _kernel_columns
+from landmarking.landmarks._gp_batches import _numpy_step
+from landmarking.landmarks._gp_block_step import (
+    SPACE_CODES,
+    block_objective_and_gradient,
+    block_step_numpy,
+    block_work,
+    compiled_block_visit,
+    greedy_order,
+    move_block,
+)
+
+
+def _data(n=300, d=5, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(4, d)) * 3
+    X = centres[rng.integers(0, 4, n)] + rng.normal(size=(n, d))
+    return X.astype(dtype)
+
+
+def _layout(X, earlier, eta, batch_size):
+    """One chunk in order: (xsq, perm, positions, bounds, Phi table, factors)."""
+    n = len(X)
+    xsq = np.einsum("ij,ij->i", X, X)
+    perm = np.arange(n, dtype=np.int64)
+    bounds = _batches(n, batch_size).astype(np.int64)
+    k = len(earlier)
+    Phi = np.ascontiguousarray(_kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
+        (n, 1), dtype=X.dtype)
+    Ls = np.zeros((len(bounds) - 1, max(k, 1), max(k, 1)))
+    factors = []
+    for j in range(len(bounds) - 1):
+        rows = slice(bounds[j], bounds[j + 1])
+        factor = _CholeskyFactor(max(k, 1), RIDGE * (bounds[j + 1] - bounds[j]), L=Ls[j])
+        Phi_B = np.asfortranarray(Phi[rows, :k], dtype=np.float64)
+        for col in range(k):
+            factor.append(Phi_B[:, :col].T @ Phi_B[:, col], Phi_B[:, col] @ Phi_B[:, col])
+        factors.append(factor)
+    return xsq, perm, bounds, Phi, Ls, factors
+
+
+def _reference_visit(X, xsq, bounds, Phi, factors, k, T, eta, batches, first, s0, tau,
+                     max_step, space):
+    T = T.copy()
+    for q, j in enumerate(batches):
+        rows = np.arange(bounds[j], bounds[j + 1])
+        L = factors[j].L[:k, :k]
+        S, f, phi_sq, nearest, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :k],
+                                                         L, T, eta)
+        move_block(T, S, active, (s0 + first + q) ** -0.51 if tau is None else
+                   (s0 + first + q) ** -tau, max_step, nearest, space)
+    return T
+
+
+def test_gradient_of_the_joint_objective_matches_finite_differences():
+    X = _data(80, 3)
+    rng = np.random.default_rng(1)
+    eta = 4.0
+    earlier = X[rng.choice(80, 2, replace=False)] + 0.1
+    Phi = np.exp(-((X[:, None] - earlier[None]) ** 2).sum(-1) / eta)
+    T = X[rng.choice(80, 3, replace=False)] + rng.normal(size=(3, 3)) * 0.3
+    J, grad = block_objective_and_gradient(T, X, Phi, eta)
+    h = 1e-6
+    numeric = np.zeros_like(T)
+    for j in range(3):
+        for c in range(3):
+            up, down = T.copy(), T.copy()
+            up[j, c] += h
+            down[j, c] -= h
+            numeric[j, c] = (block_objective_and_gradient(up, X, Phi, eta)[0]
+                             - block_objective_and_gradient(down, X, Phi, eta)[0]) / (2 * h)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+    assert np.isfinite(J)
+
+
+def test_joint_objective_is_the_sum_of_sequential_log_variances_in_any_order():
+    X = _data(120, 4)
+    eta = 5.0
+    earlier = X[:2] + 0.2
+    Phi = np.exp(-((X[:, None] - earlier[None]) ** 2).sum(-1) / eta)
+    T = X[10:13] + 0.1
+    J, _ = block_objective_and_gradient(T, X, Phi, eta)
+    J_rev, _ = block_objective_and_gradient(T[::-1], X, Phi, eta)
+    total = 0.0
+    span = Phi
+    for t in T:
+        phi = np.exp(-((X - t) ** 2).sum(-1) / eta)
+        ridge = RIDGE * len(X) if span.shape[1] == Phi.shape[1] else 0.0
+        gram = span.T @ span + ridge * np.eye(span.shape[1])
+        # Inside the block there is no ridge: compare with the earlier span ridged,
+        # the block's own columns exact.
+        f = phi @ phi - phi @ span @ np.linalg.solve(gram, span.T @ phi)
+        total += np.log(f)
+        span = np.column_stack([span, phi])
+    assert J == pytest.approx(J_rev, rel=1e-10)
+    assert J == pytest.approx(total, rel=1e-6)
+
+
+def test_block_of_one_is_todays_step():
+    X = _data(200, 6)
+    eta = 6.0
+    earlier = X[[3, 50, 120]] + 0.05
+    xsq, perm, bounds, Phi, Ls, factors = _layout(X, earlier, eta, 100)
+    t = X[7] + 0.3
+    rows = np.arange(100)
+    weighted, f, phi_sq, nearest = _numpy_step(X, xsq, rows, Phi, factors[0], t, eta)
+    S, f_b, phi_sq_b, nearest_b, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :3],
+                                                           factors[0].L[:3, :3], t[None], eta)
+    assert active[0]
+    np.testing.assert_allclose(S[0], weighted / f, rtol=1e-10)
+    assert f_b[0] == pytest.approx(f, rel=1e-10)
+    assert phi_sq_b[0] == pytest.approx(phi_sq, rel=1e-12)
+    assert nearest_b[0] == pytest.approx(nearest, rel=1e-12)
+
+
+def test_columns_of_the_weights_sum_to_one_and_far_starts_still_step():
+    X = _data(150, 4)
+    eta = 3.0
+    earlier = X[:2]
+    xsq, _, _, Phi, _, factors = _layout(X, earlier, eta, 150)
+    T = np.vstack([X[40] + 0.2, X[90] + 200.0])  # the second underflows in true values
+    S, f, phi_sq, nearest, active = block_step_numpy(X, xsq, Phi[:, :2], factors[0].L[:2, :2],
+                                                     T, eta)
+    assert active.all()
+    assert np.all(np.isfinite(S))
+    # The far landmark's target is a weighted mean of the data: near the data.
+    assert np.linalg.norm(S[1] - X.mean(0)) < 50
+
+
+def test_a_duplicated_landmark_in_the_block_does_not_move_and_the_other_steps_alone():
+    X = _data(150, 4)
+    eta = 3.0
+    xsq = np.einsum("ij,ij->i", X, X)
+    t = X[5] + 0.1
+    S1, f1, *_ = block_step_numpy(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)), t[None], eta)
+    S2, f2, _, _, active = block_step_numpy(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)),
+                                            np.vstack([t, t]), eta)
+    assert active.tolist() == [True, False]
+    np.testing.assert_allclose(S2[0], S1[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
+@pytest.mark.parametrize("B", [1, 3, 5])
+def test_compiled_block_visit_matches_the_numpy_reference(dtype, space, B):
+    X = np.abs(_data(400, 7, seed=2, dtype=dtype))
+    if space == "sphere":
+        X = (X / np.linalg.norm(X, axis=1, keepdims=True)).astype(dtype)
+    eta = float(np.var(X, axis=0).sum()) / 2
+    earlier = X[[1, 100, 200, 300]].astype(np.float64) + 0.01
+    k = len(earlier)
+    xsq, perm, bounds, Phi, Ls, factors = _layout(X, earlier, eta, 64)
+    rng = np.random.default_rng(3)
+    T0 = X[rng.choice(400, B, replace=False)].astype(np.float64) + 0.05
+    batches = rng.integers(0, len(bounds) - 1, 30).astype(np.int64)
+    max_step = 3.0 * np.sqrt(eta)
+    expected = _reference_visit(X.astype(np.float64), xsq.astype(np.float64), bounds,
+                                Phi.astype(np.float64), factors, k, T0, eta, batches, 1, 10.0,
+                                0.51, max_step, space)
+    T = T0.copy()
+    sums = np.empty((len(batches), B, 3))
+    visit = compiled_block_visit(np.dtype(dtype))
+    visit(X, xsq, perm, perm, bounds, batches, Phi, k, Ls, T, eta, 1, 10.0, 0.51, max_step,
+          SPACE_CODES[space], block_work(B, int(np.diff(bounds).max()), X.shape[1], k, X.dtype),
+          sums)
+    tol = 1e-9 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(T, expected, rtol=tol, atol=tol)
+
+
+def test_compiled_block_visit_is_the_same_bits_on_one_and_two_threads():
+    X = _data(2000, 40, seed=4, dtype=np.float32)
+    eta = float(np.var(X, axis=0).sum()) / 4
+    earlier = X[[5, 500, 1500]].astype(np.float64)
+    xsq, perm, bounds, Phi, Ls, _ = _layout(X, earlier, eta, 500)
+    batches = np.array([0, 2, 1, 3, 0, 1, 2, 3] * 3, dtype=np.int64)
+    T0 = X[[10, 700, 1300, 1900, 33]].astype(np.float64) + 0.1
+    visit = compiled_block_visit(X.dtype)
+    results = []
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            T = T0.copy()
+            sums = np.empty((len(batches), 5, 3))
+            visit(X, xsq, perm, perm, bounds, batches, Phi, 3, Ls, T, eta, 1, 10.0, 0.51,
+                  3.0 * np.sqrt(eta), 0, block_work(5, 500, 40, 3, X.dtype), sums)
+            results.append((T, sums))
+    finally:
+        numba.set_num_threads(before)
+    assert numba.config.NUMBA_NUM_THREADS >= 2, "needs two numba threads to mean anything"
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_greedy_order_picks_the_largest_conditional_variance_first():
+    X = _data(300, 3, seed=5)
+    eta = 2.0
+    landmarks = X[[0, 1, 100, 150, 151, 250]] + 0.01
+    Phi = np.exp(-((X[:, None] - landmarks[None]) ** 2).sum(-1) / eta)
+    gram = Phi.T @ Phi
+    k = 2
+    order, f = greedy_order(gram, k, ridge=RIDGE * len(X))
+    chosen = list(range(k))
+    for step in range(4):
+        best, best_f = None, -np.inf
+        for j in range(k, 6):
+            if j in chosen:
+                continue
+            span = Phi[:, chosen]
+            G = span.T @ span + RIDGE * len(X) * np.eye(len(chosen))
+            v = gram[j, j] + RIDGE * len(X) - gram[j, chosen] @ np.linalg.solve(G, gram[chosen, j])
+            if v > best_f:
+                best, best_f = j, v
+        assert order[step] + k == best
+        assert f[step] == pytest.approx(best_f, rel=1e-6)
+        chosen.append(best)
+    assert sorted(order.tolist()) == [0, 1, 2, 3]
