@@ -26,20 +26,18 @@ Usage::
 """
 
 import argparse
-import sys
 import time
-from pathlib import Path
+import warnings
 
 import numpy as np
+from _machine import full_speed_blas, machine_line
+from gp_newsgroups_topics import purity
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import full_speed_blas, machine_line  # noqa: E402
-
-from landmarking import GPLandmarks  # noqa: E402
-from landmarking.datasets import make_concentric_circles  # noqa: E402
-from landmarking.datasets.real import load_faces, load_newsgroups  # noqa: E402
-from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing  # noqa: E402
-from landmarking.kernels import (  # noqa: E402
+from landmarking import GPLandmarks
+from landmarking.datasets import make_concentric_circles
+from landmarking.datasets.real import load_faces, load_newsgroups
+from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
+from landmarking.kernels import (
     gaussian_features,
     local_kernel_width,
     resolve_kernel_width,
@@ -67,14 +65,10 @@ def circles():
 
 
 def newsgroups():
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from gp_newsgroups_topics import purity
-
     from landmarking.text import clean_post, sqrt_histograms
 
     docs, labels, _ = load_newsgroups(subset="train")
     docs = [clean_post(d) for d in docs]
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         X, _, kept = sqrt_histograms(docs, n_words=1545, dense=True)

@@ -4,8 +4,13 @@ import numba
 import numpy as np
 import pytest
 
-from landmarking.landmarks._gp_batches import RIDGE, _batches, _CholeskyFactor, _kernel_columns
-from landmarking.landmarks._gp_batches import _numpy_step
+from landmarking.landmarks._gp_batches import (
+    RIDGE,
+    _batches,
+    _CholeskyFactor,
+    _kernel_columns,
+    _numpy_step,
+)
 from landmarking.landmarks._gp_block_step import (
     SPACE_CODES,
     block_objective_and_gradient,
