@@ -226,3 +226,41 @@ def test_greedy_order_picks_the_largest_conditional_variance_first():
         assert f[step] == pytest.approx(best_f, rel=1e-6)
         chosen.append(best)
     assert sorted(order.tolist()) == [0, 1, 2, 3]
+
+
+def _block_fit_state(X, earlier, eta, batch_size, seed=0, chunk_size=None):
+    from landmarking._blocks import chunk_bounds
+    from landmarking.landmarks._gp_batches import _BatchGram, _Chunks, _Preceding
+
+    n_total = len(earlier) + 6
+    landmarks = np.zeros((n_total, X.shape[1]))
+    landmarks[:len(earlier)] = earlier
+    chunks = _Chunks(X, chunk_bounds(X, chunk_size), batch_size, landmarks, eta, seed, 2**30)
+    gram = _BatchGram(chunks.n_batches, n_total, chunks.batch_sizes(), 2**30)
+    return chunks, _Preceding(chunks, gram, len(earlier))
+
+
+@pytest.mark.parametrize("chunk_size", [None, 150])
+def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
+    from scipy import sparse
+
+    from landmarking.landmarks._gp_block_step import BlockStep, optimise_block
+    from landmarking.landmarks.gp import _batch_order as batch_order
+
+    X = np.abs(_data(600, 6, seed=7))
+    eta = 2.0
+    earlier = X[[0, 300]] + 0.01
+    T0 = X[[10, 200, 400, 500]] + 0.1
+    results = []
+    for data, step in ((X, BlockStep()), (X, None), (sparse.csr_matrix(X), BlockStep())):
+        chunks, span = _block_fit_state(data, earlier, eta, 50, chunk_size=chunk_size)
+        order = batch_order(np.random.default_rng([0, 2]), chunks.batches_per_chunk, 60)
+        chunks.plan(order)
+        T, taken = optimise_block(T0, span, eta, order, s0=10.0, tau=0.51,
+                                  space="nonnegative", step=step, max_step=3 * np.sqrt(eta))
+        chunks.close()
+        assert taken == 60
+        results.append(T)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(results[2], results[1], rtol=1e-9, atol=1e-9)
+    assert np.abs(results[0] - T0).max() > 0.01

@@ -86,6 +86,7 @@ import functools
 import numba
 import numpy as np
 from numba import prange
+from scipy import sparse
 
 from ._gp_kernels import SPACE_CODES, _move
 
@@ -143,8 +144,7 @@ def _project_out(Phi_B, Phi_p, ridge):
 
 def _block_kernel(XB, xsq_B, T, eta):
     """Phi_B (b, B) relative to each landmark's nearest point, and the shifts (B,)."""
-    XB = np.asarray(XB)
-    dots = XB @ T.T.astype(XB.dtype)
+    dots = np.asarray(XB @ T.T.astype(XB.dtype), dtype=np.float64)
     d2 = np.asarray(xsq_B, dtype=np.float64)[:, None] - 2.0 * dots + (T * T).sum(axis=1)
     np.maximum(d2, 0, out=d2)
     shift = d2.min(axis=0)
@@ -218,7 +218,8 @@ def block_step_numpy(XB, xsq_B, Phi_p, L_p, T, eta):
     if active.any():
         V = np.linalg.solve(L.T, np.linalg.solve(L, U[:, active].T)).T
         W = Phi_B[:, active] * V
-        S[active] = W.T @ np.asarray(XB, dtype=np.float64)
+        # X_b^T W for a dense or a CSR batch.
+        S[active] = np.asarray(XB.T @ W, dtype=np.float64).T
     return S, f, phi_sq, nearest, active
 
 
@@ -560,6 +561,115 @@ def compiled_block_visit(dtype):
     return numba.njit(cache=True, nogil=True)(block_visit_steps)
 
 
+# ---------------------------------------------------------------------------
+# A block's steps over the batches of a fit
+# ---------------------------------------------------------------------------
+
+class BlockStep:
+    """The steps of a block on a chunk visit in one compiled call
+    (:func:`block_visit_steps`) for dense chunks whose batch factors are kept;
+    :meth:`steps` returns None where that does not apply (CSR chunks, factors not
+    kept) and the caller steps one batch at a time (:func:`block_steps_one_at_a_time`).
+    """
+
+    def __init__(self):
+        self.work, self.key = None, None
+
+    def _work(self, B, b, d, k, dtype):
+        key = (B, d, np.dtype(dtype))
+        if self.key != key or self.work[2].shape[1] < b or self.work[6].shape[1] < k:
+            self.work = block_work(B, b, d, k, dtype)
+            self.key = key
+        return self.work
+
+    def steps(self, span, c, batches, chunk, T, eta, first, *, s0, tau, max_step, space,
+              visit_length):
+        """As ``_CompiledStep.steps`` for a block T (B, d), moved in place; returns
+        (n_steps, B, 3) or None."""
+        Xc, xsq_c, Phi_c = chunk
+        if sparse.issparse(Xc):
+            return None
+        Ls = span.batch_factors(c, batches, Phi_c)
+        if Ls is None:
+            return None
+        chunks = span.chunks
+        k = Phi_c.shape[1]
+        positions = chunks.positions(c)
+        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
+        perm = chunks.permutations[c] if ordered is None else positions
+        if ordered is not None:
+            Xc, xsq_c = ordered
+        table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
+        work = self._work(T.shape[0], int(np.diff(chunks.batch_bounds[c]).max()), Xc.shape[1],
+                          k, Xc.dtype)
+        sums = np.empty((len(batches), T.shape[0], 3))
+        compiled_block_visit(Xc.dtype)(
+            Xc, xsq_c, perm, positions, chunks.batch_bounds[c],
+            np.asarray(batches, dtype=np.int64), table, k, Ls, T, float(eta), int(first),
+            float(s0), float(tau), float(max_step), SPACE_CODES[space], work, sums)
+        return sums
+
+
+def block_steps_one_at_a_time(T, span, c, batches, chunk, eta, first, *, s0, tau, space,
+                              max_step):
+    """The block's steps on ``batches`` of chunk c with :func:`block_step_numpy`
+    (T moved in place); returns (n_steps, B, 3) as :meth:`BlockStep.steps`."""
+    Xc, xsq_c, Phi_c = chunk
+    sums = np.empty((len(batches), T.shape[0], 3))
+    for q, j in enumerate(batches):
+        rows = span.chunks.batch_rows(c, j)
+        positions = span.chunks.batch_positions(c, j)
+        factor = span.factor(c, j, Phi_c, positions)
+        k = factor.size
+        S, f, phi_sq, nearest, active = block_step_numpy(
+            Xc[rows], xsq_c[rows], Phi_c[positions, :k], factor.L[:k, :k], T, eta)
+        move_block(T, S, active, (s0 + first + q) ** -tau, max_step, nearest, space)
+        sums[q, :, 0], sums[q, :, 1], sums[q, :, 2] = f, phi_sq, nearest
+    return sums
+
+
+def optimise_block(T, span, eta, order, *, s0, tau, space, step, max_step, rule=None,
+                   window=50, step_bar=None):
+    """The projected steps of a block of landmarks T (B, d) given the span before
+    them; returns (T, steps run).
+
+    As the sequential ``_optimise_landmark``: ``order`` lists (chunk, batch) per
+    step, a visit's steps run in one compiled call (``step``, a :class:`BlockStep`,
+    or None for the NumPy steps); ``rule`` (a ``_Convergence``) stops the block when
+    the sum of its landmarks' batch objectives has stopped rising.
+    """
+    from itertools import groupby  # noqa: PLC0415  (stdlib; keeps the module header short)
+
+    T = np.array(T, dtype=np.float64)
+    fused = None if step is None else step.steps
+    s = 0
+    for c, visit in groupby(order, key=lambda pair: pair[0]):
+        chunk = span.visit(c)
+        batches = [j for _, j in visit]
+        visit_length = len(batches)
+        while batches:
+            n = len(batches) if rule is None else min(len(batches), window - s % window)
+            now, batches = batches[:n], batches[n:]
+            sums = None if fused is None else fused(
+                span, c, now, chunk, T, eta, 1 + s, s0=s0, tau=tau, max_step=max_step,
+                space=space, visit_length=visit_length)
+            if sums is None:
+                sums = block_steps_one_at_a_time(T, span, c, now, chunk, eta, 1 + s, s0=s0,
+                                                 tau=tau, space=space, max_step=max_step)
+            for block_sums, j in zip(sums, now, strict=True):
+                s += 1
+                if step_bar is not None and s % 100 == 0:
+                    step_bar.update(100)
+                if rule is not None:
+                    b = len(span.chunks.batch_rows(c, j))
+                    value = float(np.sum(np.maximum(block_sums[:, 0], 0.0)
+                                         * np.exp(-2.0 * block_sums[:, 2] / eta)))
+                    if rule.converged(s, value, 0.0, eta, b):
+                        return T, s
+    return T, s
+
+
 __all__ = ["block_objective_and_gradient", "block_step_numpy", "move_block",
            "pivots_with_drops", "greedy_order", "block_visit_steps", "block_work",
-           "compiled_block_visit", "SPACE_CODES", "PIVOT_TOL"]
+           "compiled_block_visit", "BlockStep", "block_steps_one_at_a_time",
+           "optimise_block", "SPACE_CODES", "PIVOT_TOL"]
