@@ -4,22 +4,27 @@ import numba
 import numpy as np
 import pytest
 
-from landmarking.landmarks._gp_batches import (
-    RIDGE,
+from landmarking import GPLandmarks
+from landmarking.datasets import make_concentric_circles
+from landmarking.gp._block_kernels import SPACE_CODES, block_work, compiled_block_visit
+from landmarking.gp._numpy import _numpy_step
+from landmarking.gp.batches import (
+    _batch_order,
     _batches,
-    _CholeskyFactor,
+    _BatchGram,
+    _Chunks,
     _kernel_columns,
-    _numpy_step,
+    _Preceding,
 )
-from landmarking.landmarks._gp_block_step import (
-    SPACE_CODES,
+from landmarking.gp.blocks import (
+    BlockStep,
     block_objective_and_gradient,
     block_step_numpy,
-    block_work,
-    compiled_block_visit,
     greedy_order,
     move_block,
+    optimise_block,
 )
+from landmarking.gp.objective import RIDGE, _CholeskyFactor
 
 
 def _data(n=300, d=5, seed=0, dtype=np.float64):
@@ -230,7 +235,6 @@ def test_greedy_order_picks_the_largest_conditional_variance_first():
 
 def _block_fit_state(X, earlier, eta, batch_size, seed=0, chunk_size=None):
     from landmarking._blocks import chunk_bounds
-    from landmarking.landmarks._gp_batches import _BatchGram, _Chunks, _Preceding
 
     n_total = len(earlier) + 6
     landmarks = np.zeros((n_total, X.shape[1]))
@@ -244,9 +248,6 @@ def _block_fit_state(X, earlier, eta, batch_size, seed=0, chunk_size=None):
 def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
     from scipy import sparse
 
-    from landmarking.landmarks._gp_block_step import BlockStep, optimise_block
-    from landmarking.landmarks.gp import _batch_order as batch_order
-
     X = np.abs(_data(600, 6, seed=7))
     eta = 2.0
     earlier = X[[0, 300]] + 0.01
@@ -254,7 +255,7 @@ def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
     results = []
     for data, step in ((X, BlockStep()), (X, None), (sparse.csr_matrix(X), BlockStep())):
         chunks, span = _block_fit_state(data, earlier, eta, 50, chunk_size=chunk_size)
-        order = batch_order(np.random.default_rng([0, 2]), chunks.batches_per_chunk, 60)
+        order = _batch_order(np.random.default_rng([0, 2]), chunks.batches_per_chunk, 60)
         chunks.plan(order)
         T, taken = optimise_block(T0, span, eta, order, s0=10.0, tau=0.51,
                                   space="nonnegative", step=step, max_step=3 * np.sqrt(eta))
@@ -264,3 +265,98 @@ def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
     np.testing.assert_allclose(results[0], results[1], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(results[2], results[1], rtol=1e-9, atol=1e-9)
     assert np.abs(results[0] - T0).max() > 0.01
+
+
+# ---------------------------------------------------------------- GPLandmarks(block_size=B)
+
+@pytest.fixture(scope="module")
+def circles():
+    return make_concentric_circles(600, random_state=0)[0]
+
+
+def _fit(X, **params):
+    settings = dict(n_landmarks=6, n_steps=80, batch_size=100, random_state=0)
+    return GPLandmarks(**{**settings, **params}).fit(X)
+
+
+def test_block_size_one_is_the_sequential_fit(circles):
+    default = _fit(circles)
+    ones = _fit(circles, block_size=1)
+    np.testing.assert_array_equal(ones.landmarks_, default.landmarks_)
+    np.testing.assert_array_equal(ones.objective_, default.objective_)
+
+
+def test_blocks_put_their_landmarks_in_greedy_order_so_prefixes_are_landmark_sets(circles):
+    gp = _fit(circles, n_landmarks=7, block_size=3)
+    # Inside each block (0-2, 3-5, 6) the posterior variance given the landmarks
+    # before does not rise: the greedy choice on all the data.
+    for lo, hi in ((0, 3), (3, 6)):
+        assert np.all(np.diff(gp.objective_[lo:hi]) <= 1e-12)
+    Phi = np.exp(-((circles[:, None] - gp.landmarks_[None]) ** 2).sum(-1) / gp.kernel_width_)
+    order, _ = greedy_order(Phi[:, :6].T @ Phi[:, :6], 3, RIDGE * len(circles))
+    assert order.tolist() == [0, 1, 2]
+    assert gp.n_steps_.tolist() == [80] * 7
+    assert len(gp.landmark_seconds_) == 7
+
+
+def test_blocks_put_landmarks_on_the_circles(circles):
+    from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
+
+    gp = _fit(circles, n_landmarks=12, n_steps=200, block_size=4)
+    distance, _ = landmark_to_data_distances(gp.landmarks_, circles)
+    assert distance.max() < 3 * nearest_neighbor_spacing(circles)
+    # and spread: no two landmarks closer than two spacings
+    gaps = np.sqrt(((gp.landmarks_[:, None] - gp.landmarks_[None]) ** 2).sum(-1))
+    assert gaps[np.triu_indices(12, 1)].min() > 2 * nearest_neighbor_spacing(circles)
+
+
+def test_extend_and_warm_start_continue_block_by_block(circles):
+    whole = _fit(circles, n_landmarks=8, block_size=2)
+    part = _fit(circles, n_landmarks=4, block_size=2)
+    part.extend(circles, 4)
+    np.testing.assert_array_equal(part.landmarks_, whole.landmarks_)
+    warm = _fit(circles, n_landmarks=4, block_size=2, warm_start=True)
+    warm.set_params(n_landmarks=8).fit(circles)
+    np.testing.assert_array_equal(warm.landmarks_, whole.landmarks_)
+    np.testing.assert_allclose(warm.objective_, whole.objective_, rtol=1e-12)
+
+
+def test_a_block_fit_is_the_same_bits_on_one_and_two_threads(circles):
+    assert numba.config.NUMBA_NUM_THREADS >= 2, "needs two numba threads to mean anything"
+    one = _fit(circles.astype(np.float32), block_size=3, n_jobs=1)
+    two = _fit(circles.astype(np.float32), block_size=3, n_jobs=2)
+    np.testing.assert_array_equal(one.landmarks_, two.landmarks_)
+    np.testing.assert_array_equal(one.objective_, two.objective_)
+
+
+def test_blocks_with_auto_steps_stop_and_with_a_checkpoint_report_each_block(circles):
+    calls = []
+    gp = GPLandmarks(n_landmarks=6, n_steps="auto", batch_size=100, block_size=3,
+                     random_state=0)
+    gp.fit(circles, checkpoint=lambda landmarks, objective, seconds: calls.append(
+        len(landmarks)))
+    assert 100 <= gp.n_steps_.min() and gp.n_steps_.max() <= 1000
+    assert calls == [3, 6]
+
+
+@pytest.mark.parametrize("block_size, error, match", [
+    (0, ValueError, "block_size must be >= 1"),
+    (-2, ValueError, "block_size must be >= 1"),
+    (2.0, TypeError, "block_size must be an integer"),
+    (7, ValueError, "block_size=7 is larger than n_landmarks=6"),
+])
+def test_bad_block_sizes_get_clear_errors(circles, block_size, error, match):
+    with pytest.raises(error, match=match):
+        _fit(circles, block_size=block_size)
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])
+def test_bad_n_jobs_get_clear_errors(circles, n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be None, a positive number"):
+        _fit(circles, block_size=2, n_jobs=n_jobs)
+
+
+def test_blocks_on_a_torch_device_are_refused_with_the_fix(circles):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="block_size=2 runs on the CPU only"):
+        _fit(circles, block_size=2, device=torch.device("cpu"))

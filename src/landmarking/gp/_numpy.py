@@ -46,8 +46,10 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
 
+from .._parallel import thread_limits
 from . import objective
 from .batches import _BatchGram, _BatchGrams, _Chunks, _Others, _Preceding
+from .blocks import BlockStep, optimise_block
 from .objective import (
     NUMPY_OPS,
     _conditional_objective,
@@ -263,7 +265,7 @@ class _NumpyFit:
     batches' factors."""
 
     def __init__(self, chunks, n_landmarks, n_features, batch_size, *, eta, space,
-                 max_steps, s0, tau, auto):
+                 max_steps, s0, tau, auto, n_jobs=None):
         self.chunks = chunks
         self.gram_factors = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
                                        FACTOR_CACHE_BYTES)
@@ -275,19 +277,38 @@ class _NumpyFit:
         # Ctrl-C arriving during it (the run then goes on instead of stopping).
         self.blas = ThreadpoolController()
         self.landmark = None
+        self.block_step = None
+        self.n_jobs = n_jobs
 
     def start(self, k, t0, order):
-        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step)."""
+        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step);
+        with t0 of shape (B, d), landmarks k to k + B - 1 as one block."""
         self.landmark = (k, t0, order)
         self.chunks.plan(order)
 
     def run(self, step_bar=None):
-        """The steps of the landmark started; returns (its position, steps run)."""
+        """The steps of the landmark (or block) started; returns (its position, or
+        the block's (B, d), and the steps run)."""
         k, t0, order = self.landmark
+        span = _Preceding(self.chunks, self.gram_factors, k)
+        if np.ndim(t0) == 2:
+            # The block step runs on numba's threads and calls no BLAS.
+            if self.block_step is None:
+                self.block_step = BlockStep()
+            settings = dict(self.settings)
+            rule = (objective._Convergence(len(order)) if settings.pop("auto") else None)
+            with thread_limits(self.n_jobs):
+                return optimise_block(t0, span, self.eta, order, step=self.block_step,
+                                      max_step=objective.MAX_STEP_WIDTHS * np.sqrt(self.eta),
+                                      rule=rule, step_bar=step_bar, **settings)
         with self.blas.limit(limits=1, user_api="blas"):
-            return _optimise_landmark(t0, _Preceding(self.chunks, self.gram_factors, k),
-                                      self.eta, order, step=self.step, step_bar=step_bar,
-                                      **self.settings)
+            return _optimise_landmark(t0, span, self.eta, order, step=self.step,
+                                      step_bar=step_bar, **self.settings)
+
+    def reorder(self, k, order):
+        """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
+        are their kept kernel columns."""
+        self.chunks.reorder_columns(k, order)
 
     def add_column(self, k, t):
         """Nothing to do: a chunk's kernel table gains landmark k's column (read from

@@ -293,6 +293,17 @@ class _Chunks:
             self.kept[c][2] = k
         return self.kept[c][0], self.kept[c][1][:, :k]
 
+    def reorder_columns(self, k, order):
+        """Landmarks k, k + 1, ... were reordered (``landmarks[k:k + B] =
+        old[k + order]``): their kept columns follow (each column is computed alone,
+        so a moved column is the same bits as one computed in its new place)."""
+        for entry in self.kept.values():
+            _, Phi, done = entry
+            if done >= k + len(order):
+                Phi[:, k:k + len(order)] = Phi[:, k + np.asarray(order)]
+            elif done > k:
+                entry[2] = k  # part of the block: recomputed at the next visit
+
     def gram(self, k):
         """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
         if not self.keep:
