@@ -109,7 +109,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         steps improves on the window before by less than ``AUTO_TOL`` (1%) of
         itself, after at least ``AUTO_MIN_STEPS`` (100) and at most
         ``AUTO_MAX_STEPS`` (1000) steps; its steps are a prefix of the 1000 steps
-        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``.
+        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``. With
+        ``block_size > 1``, steps per block.
     batch_size : int, default=1000
         Points per minibatch (|B_s|); all points when the data has fewer.
     s0, tau : float, default=10, 0.51
@@ -118,9 +119,12 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     kernel_width : float, "auto" or "variance", default="auto"
         eta in phi_x(t) = exp(-||t - x||^2 / eta), in squared data units.
         "variance" is the paper's heuristic, the sum of the per-dimension variances;
-        it is far too wide for low-dimensional manifolds. "auto" follows the data's
-        local spacing: the median squared distance to the 20th nearest neighbour in
-        a subsample of 2,000 points. The value used is ``kernel_width_``.
+        it is far too wide for low-dimensional manifolds. "auto" is the variance
+        rule unless that is more than 5 times the local rule (the median squared
+        distance to the 20th nearest neighbour in a subsample of 2,000 points),
+        which then follows the spacing along the manifold
+        (:func:`landmarking.kernels.auto_kernel_width`). The value used is
+        ``kernel_width_``.
     space : {"euclidean", "nonnegative", "sphere"}, default="euclidean"
         Where landmarks live: anywhere; the nonnegative orthant (images); or the
         unit sphere within the nonnegative orthant (square-root histograms).
