@@ -40,7 +40,6 @@ Speed
 """
 
 from contextlib import contextmanager
-from itertools import groupby
 
 import numpy as np
 from scipy import sparse
@@ -48,7 +47,15 @@ from threadpoolctl import ThreadpoolController
 
 from .._parallel import thread_limits
 from . import objective
-from .batches import _BatchGram, _BatchGrams, _Chunks, _Others, _Preceding
+from .batches import (
+    _BatchGram,
+    _BatchGrams,
+    _Chunks,
+    _Others,
+    _Preceding,
+    _visit_arrays,
+    _visit_pieces,
+)
 from .blocks import BlockStep, optimise_block
 from .objective import (
     NUMPY_OPS,
@@ -160,30 +167,17 @@ class _CompiledStep:
         phi^T phi and nearest squared distance; or None, having done nothing, where
         the compiled visit does not apply (CSR chunks, factors not kept).
         """
-        Xc, xsq_c, Phi_c = chunk
-        if sparse.issparse(Xc):
+        arrays = _visit_arrays(span, c, batches, chunk, visit_length)
+        if arrays is None:
             return None
-        Ls = span.batch_factors(c, batches, Phi_c)
-        if Ls is None:
-            return None
-        chunks = span.chunks
-        k = Phi_c.shape[1]
-        positions = chunks.positions(c)
-        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
-        perm = chunks.permutations[c] if ordered is None else positions
-        if ordered is not None:
-            Xc, xsq_c = ordered
-        # The kept table's first k columns are not C-ordered; the kernel reads them
-        # from the whole C-ordered table.
-        table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
-        self._work(int(np.diff(chunks.batch_bounds[c]).max()))
+        Xc, xsq_c, perm, positions, bounds, table, k, Ls, in_order = arrays
+        self._work(int(np.diff(bounds).max()))
         sums = np.empty((len(batches), 3))
         visit = self.visit_kernel(Xc.dtype)
-        visit(Xc, xsq_c, perm, positions,
-              chunks.batch_bounds[c], np.asarray(batches, dtype=np.int64),
+        visit(Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64),
               table, k, Ls, t, float(eta), int(first),
               float(s0), float(tau), float(max_step), self.space_codes[space],
-              ordered is not None, self.phi, self.m, sums)
+              in_order, self.phi, self.m, sums)
         return sums
 
 
@@ -211,32 +205,26 @@ def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=
     steps in one call (up to the rule's next check), else they run one at a time.
     """
     max_step = objective.MAX_STEP_WIDTHS * np.sqrt(eta)
-    window = objective.AUTO_WINDOW
     t = np.asarray(t, dtype=np.float64).copy()
     rule = objective._Convergence(len(order)) if auto else None
     fused = getattr(step, "steps", None)
     s = 0
-    for c, visit in groupby(order, key=lambda step: step[0]):
-        chunk = span.visit(c)
-        batches = [j for _, j in visit]
-        visit_length = len(batches)
-        while batches:
-            n = len(batches) if rule is None else min(len(batches), window - s % window)
-            now, batches = batches[:n], batches[n:]
-            sums = None if fused is None else fused(
-                span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
-                max_step=max_step, space=space, visit_length=visit_length)
-            if sums is None:
-                t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
-                                               s0=s0, tau=tau, space=space, step=step,
-                                               max_step=max_step)
-            for (f, _, nearest_d2), j in zip(sums, now, strict=True):
-                s += 1
-                if step_bar is not None and s % 100 == 0:
-                    step_bar.update(100)
-                if rule is not None and rule.converged(
-                        s, max(f, 0.0), nearest_d2, eta, len(span.chunks.batch_rows(c, j))):
-                    return t, s
+    for c, chunk, now, visit_length, s in _visit_pieces(
+            span, order, objective.AUTO_WINDOW if auto else None):
+        sums = None if fused is None else fused(
+            span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
+            max_step=max_step, space=space, visit_length=visit_length)
+        if sums is None:
+            t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
+                                           s0=s0, tau=tau, space=space, step=step,
+                                           max_step=max_step)
+        for (f, _, nearest_d2), j in zip(sums, now, strict=True):
+            s += 1
+            if step_bar is not None and s % 100 == 0:
+                step_bar.update(100)
+            if rule is not None and rule.converged(
+                    s, max(f, 0.0), nearest_d2, eta, len(span.chunks.batch_rows(c, j))):
+                return t, s
     return t, s
 
 

@@ -81,11 +81,10 @@ threads with sums whose order does not depend on the thread count.
 ``_numpy._optimise_landmark`` does for one landmark.
 """
 
-from itertools import groupby
 
 import numpy as np
-from scipy import sparse
 
+from .batches import _visit_arrays, _visit_pieces
 from .objective import (
     AUTO_WINDOW,
     MIN_RELATIVE_F,
@@ -289,27 +288,17 @@ class BlockStep:
               visit_length):
         """As :meth:`._numpy._CompiledStep.steps` for a block T (B, d), moved in place; returns
         (n_steps, B, 3) or None."""
-        Xc, xsq_c, Phi_c = chunk
-        if sparse.issparse(Xc):
+        arrays = _visit_arrays(span, c, batches, chunk, visit_length)
+        if arrays is None:
             return None
-        Ls = span.batch_factors(c, batches, Phi_c)
-        if Ls is None:
-            return None
-        chunks = span.chunks
-        k = Phi_c.shape[1]
-        positions = chunks.positions(c)
-        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
-        perm = chunks.permutations[c] if ordered is None else positions
-        if ordered is not None:
-            Xc, xsq_c = ordered
-        table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
-        work = self._work(T.shape[0], int(np.diff(chunks.batch_bounds[c]).max()), Xc.shape[1],
-                          k, Xc.dtype)
+        # The block kernel reads a batch's rows through perm either way.
+        Xc, xsq_c, perm, positions, bounds, table, k, Ls, _ = arrays
+        work = self._work(T.shape[0], int(np.diff(bounds).max()), Xc.shape[1], k, Xc.dtype)
         sums = np.empty((len(batches), T.shape[0], 3))
         self.visit(Xc.dtype)(
-            Xc, xsq_c, perm, positions, chunks.batch_bounds[c],
-            np.asarray(batches, dtype=np.int64), table, k, Ls, T, float(eta), int(first),
-            float(s0), float(tau), float(max_step), self.space_codes[space], work, sums)
+            Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64), table,
+            k, Ls, T, float(eta), int(first), float(s0), float(tau), float(max_step),
+            self.space_codes[space], work, sums)
         return sums
 
 
@@ -344,28 +333,22 @@ def optimise_block(T, span, eta, order, *, s0, tau, space, step, max_step, rule=
     T = np.array(T, dtype=np.float64)
     fused = None if step is None else step.steps
     s = 0
-    for c, visit in groupby(order, key=lambda pair: pair[0]):
-        chunk = span.visit(c)
-        batches = [j for _, j in visit]
-        visit_length = len(batches)
-        while batches:
-            n = (len(batches) if rule is None
-                 else min(len(batches), AUTO_WINDOW - s % AUTO_WINDOW))
-            now, batches = batches[:n], batches[n:]
-            sums = None if fused is None else fused(
-                span, c, now, chunk, T, eta, 1 + s, s0=s0, tau=tau, max_step=max_step,
-                space=space, visit_length=visit_length)
-            if sums is None:
-                sums = block_steps_one_at_a_time(T, span, c, now, chunk, eta, 1 + s, s0=s0,
-                                                 tau=tau, space=space, max_step=max_step)
-            for block_sums, j in zip(sums, now, strict=True):
-                s += 1
-                if step_bar is not None and s % 100 == 0:
-                    step_bar.update(100)
-                if rule is not None:
-                    b = len(span.chunks.batch_rows(c, j))
-                    value = float(np.sum(np.maximum(block_sums[:, 0], 0.0)
-                                         * np.exp(-2.0 * block_sums[:, 2] / eta)))
-                    if rule.converged(s, value, 0.0, eta, b):
-                        return T, s
+    for c, chunk, now, visit_length, s in _visit_pieces(
+            span, order, None if rule is None else AUTO_WINDOW):
+        sums = None if fused is None else fused(
+            span, c, now, chunk, T, eta, 1 + s, s0=s0, tau=tau, max_step=max_step,
+            space=space, visit_length=visit_length)
+        if sums is None:
+            sums = block_steps_one_at_a_time(T, span, c, now, chunk, eta, 1 + s, s0=s0,
+                                             tau=tau, space=space, max_step=max_step)
+        for block_sums, j in zip(sums, now, strict=True):
+            s += 1
+            if step_bar is not None and s % 100 == 0:
+                step_bar.update(100)
+            if rule is not None:
+                # The block's batch objective: the sum of its landmarks' true pivots.
+                value = float(np.sum(np.maximum(block_sums[:, 0], 0.0)
+                                     * np.exp(-2.0 * block_sums[:, 2] / eta)))
+                if rule.converged(s, value, 0.0, eta, len(span.chunks.batch_rows(c, j))):
+                    return T, s
     return T, s
