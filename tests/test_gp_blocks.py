@@ -360,3 +360,14 @@ def test_blocks_on_a_torch_device_are_refused_with_the_fix(circles):
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="block_size=2 runs on the CPU only"):
         _fit(circles, block_size=2, device=torch.device("cpu"))
+
+
+def test_a_block_fit_without_the_kept_kernel_table_agrees_to_rounding(circles, monkeypatch):
+    from landmarking.gp import _numpy
+
+    kept = _fit(circles, n_landmarks=6, block_size=3, n_steps=60)
+    monkeypatch.setattr(_numpy, "KERNEL_TABLE_BYTES", 0)
+    recomputed = _fit(circles, n_landmarks=6, block_size=3, n_steps=60)
+    # The kept table gets a block's columns computed together (float64 distances),
+    # the recomputed one column by column: the same landmarks to rounding.
+    np.testing.assert_allclose(recomputed.landmarks_, kept.landmarks_, rtol=1e-5, atol=1e-6)

@@ -300,6 +300,54 @@ def _block_sums(Xc, xsq, rows, Phi, prows, k, L, T, eta, work, sums_q):
     return n
 
 
+@numba.njit(cache=True, fastmath=_FASTMATH, nogil=True, parallel=True)
+def kernel_columns_together(Xc, xsq, T, eta, out):
+    """out[i, j] = exp(-||x_i - t_j||^2 / eta) for all rows of a chunk and a block's
+    landmarks T (B, d) at once: each row read once for the whole block (the
+    sequential fit computes a column per pass over the data). Rows split over
+    threads; dot products in the data's precision, distances in float64."""
+    n, d = Xc.shape
+    B = T.shape[0]
+    Tc = np.empty((B, d), dtype=Xc.dtype)
+    t_sq = np.empty(B)
+    for j in range(B):
+        s = 0.0
+        for c in range(d):
+            Tc[j, c] = T[j, c]
+            s += T[j, c] * T[j, c]
+        t_sq[j] = s
+    scale = -1.0 / eta
+    zero = Xc.dtype.type(0)
+    for i in prange(n):
+        xs = np.float64(xsq[i])
+        for j in range(B):
+            acc = zero
+            for c in range(d):
+                acc += Xc[i, c] * Tc[j, c]
+            out[i, j] = np.exp(max(xs - 2.0 * acc + t_sq[j], 0.0) * scale)
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH, nogil=True, parallel=True)
+def cross_gram(Phi, k, end, out):
+    """out += Phi[:, :end]^T Phi[:, k:end] (end x (end - k)), float64: threads take
+    fixed blocks of _FLUSH * 64 rows whose partial sums are added in order, so the
+    total does not depend on the thread count."""
+    n = Phi.shape[0]
+    B = end - k
+    rows = _FLUSH * 64
+    n_blocks = (n + rows - 1) // rows
+    parts = np.zeros((n_blocks, end, B))
+    for block in prange(n_blocks):
+        part = parts[block]
+        for i in range(block * rows, min(n, (block + 1) * rows)):
+            for j in range(B):
+                p = np.float64(Phi[i, k + j])
+                for a in range(end):
+                    part[a, j] += np.float64(Phi[i, a]) * p
+    for block in range(n_blocks):
+        out += parts[block]
+
+
 def block_visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first,
                       s0, tau, max_step, space, work, sums):
     """The steps of one block on one chunk visit, in one call.
@@ -349,4 +397,5 @@ def compiled_block_visit(dtype):
     return numba.njit(cache=True, nogil=True)(block_visit_steps)
 
 
-__all__ = ["block_visit_steps", "block_work", "compiled_block_visit", "SPACE_CODES"]
+__all__ = ["block_visit_steps", "block_work", "compiled_block_visit", "kernel_columns_together",
+           "cross_gram", "SPACE_CODES"]

@@ -267,6 +267,7 @@ class _NumpyFit:
         self.landmark = None
         self.block_step = None
         self.n_jobs = n_jobs
+        self.running_gram = None
 
     def start(self, k, t0, order):
         """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step);
@@ -293,18 +294,56 @@ class _NumpyFit:
             return _optimise_landmark(t0, span, self.eta, order, step=self.step,
                                       step_bar=step_bar, **self.settings)
 
+    def block_gram(self, k, end):
+        """Phi^T Phi (end x end) over all rows after the block k..end-1, whose
+        kernel columns are computed together (one read of the data for the block,
+        :func:`._block_kernels.kernel_columns_together`) and whose cross products
+        with the others extend the Gram matrix kept from the blocks before. Where
+        the kernel table is not kept, :meth:`gram` (columns one at a time)."""
+        if not self.chunks.keep:
+            return self.gram(end)
+        from ._block_kernels import cross_gram, kernel_columns_together
+
+        if self.running_gram is None or len(self.running_gram) != k:
+            self.chunks.close()
+            self.running_gram = self.chunks.gram(k)
+        eta = self.eta
+
+        def columns(Xc, xsq, landmarks):
+            out = np.empty((Xc.shape[0], len(landmarks)), dtype=Xc.dtype)
+            with thread_limits(self.n_jobs):
+                kernel_columns_together(np.ascontiguousarray(Xc), xsq, landmarks, eta, out)
+            return out
+
+        cross = np.zeros((end, end - k))
+        with thread_limits(self.n_jobs):
+            for table in self.chunks.block_columns(k, end, columns):
+                cross_gram(table, k, end, cross)
+        gram = np.zeros((end, end))
+        gram[:k, :k] = self.running_gram
+        gram[:, k:] = cross
+        gram[k:, :] = cross.T
+        self.running_gram = gram
+        return gram
+
     def reorder(self, k, order):
         """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
-        are their kept kernel columns."""
+        are their kept kernel columns and the kept Gram matrix."""
         self.chunks.reorder_columns(k, order)
+        if self.running_gram is not None:
+            index = np.concatenate([np.arange(k), k + np.asarray(order)])
+            self.running_gram = self.running_gram[np.ix_(index, index)]
 
     def add_column(self, k, t):
         """Nothing to do: a chunk's kernel table gains landmark k's column (read from
         the landmark table) when the chunk is next visited."""
 
     def gram(self, k):
-        """Phi^T Phi (k x k) over all rows, for the first k landmarks."""
+        """Phi^T Phi (k x k) over all rows, for the first k landmarks (after blocks,
+        the Gram matrix kept from them)."""
         self.chunks.close()
+        if self.running_gram is not None and len(self.running_gram) == k:
+            return self.running_gram.copy()
         return self.chunks.gram(k)
 
 

@@ -341,6 +341,27 @@ class _Chunks:
             self.kept[c][2] = k
         return self.kept[c][0], self.kept[c][1][:, :k]
 
+    def block_columns(self, k, end, columns):
+        """The kept tables of all chunks with the block k..end-1's columns computed
+        together by ``columns(Xc, xsq, landmarks)`` (one read of each chunk for the
+        block), the earlier ones one at a time as usual; returns the tables (rows in
+        each chunk's permutation order, ``end`` columns). Only where the table is
+        kept (:attr:`keep`)."""
+        tables = []
+        n_chunks = len(self.bounds) - 1
+        self.planned = [c for c in range(n_chunks)
+                        if c not in self.kept or self.kept[c][2] < end]
+        for c in range(n_chunks):
+            if c not in self.kept or self.kept[c][2] < end:
+                Xc = self._next_read(c)
+                xsq, Phi = self._kept_columns(c, k, Xc)
+                Phi = self.kept[c][1]
+                Phi[:, k:end] = columns(Xc, xsq, self.landmarks[k:end])[self.permutations[c]]
+                self.kept[c][2] = end
+            tables.append(self.kept[c][1][:, :end])
+        self.close()
+        return tables
+
     def reorder_columns(self, k, order):
         """Landmarks k, k + 1, ... were reordered (``landmarks[k:k + B] =
         old[k + order]``): their kept columns follow (each column is computed alone,

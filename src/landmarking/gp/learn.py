@@ -190,7 +190,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                 if end > k + 1:
                     # Greedy order inside the block: every prefix of the list stays a
                     # landmark set (largest posterior variance on all the data first).
-                    picked, _ = greedy_order(fit.gram(end), k, RIDGE * n_samples)
+                    picked, _ = greedy_order(fit.block_gram(k, end), k, RIDGE * n_samples)
                     landmarks[k:end] = landmarks[k:end][picked]
                     fit.reorder(k, picked)
                 for j in range(k, end):
