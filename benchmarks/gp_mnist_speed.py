@@ -218,14 +218,14 @@ def blocks_main(args):
     GPLandmarks(n_landmarks=4, n_steps=20, block_size=2, random_state=0).fit(small)
     GPLandmarks(n_landmarks=2, n_steps=20, random_state=0).fit(small)
 
-    def gp_fit(seed, block_size, n_steps):
+    def gp_fit(seed, block_size, n_steps, n_jobs=args.n_jobs[0]):
         gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=n_steps, batch_size=b,
-                         block_size=block_size, n_jobs=args.n_jobs, random_state=seed)
+                         block_size=block_size, n_jobs=n_jobs, random_state=seed)
         seconds = _timed(lambda: gp.fit(X_train))
         return gp, seconds
 
     if args.sweep:
-        print(f"\nsweep (seed {args.seeds[0]}, n_jobs={args.n_jobs}):")
+        print(f"\nsweep (seed {args.seeds[0]}, n_jobs={args.n_jobs[0]}):")
         print(f"{'B':>4} {'steps/block':>11} {'seconds':>8} {'test acc':>9} {'lambda':>7} "
               f"{'held-out obj':>12}", flush=True)
         for block_size in args.sweep_blocks:
@@ -241,9 +241,13 @@ def blocks_main(args):
 
     rows = {}
     for seed in args.seeds:
-        gp, seconds = gp_fit(seed, args.block_size, args.block_steps)
+        fits = []
+        for n_jobs in args.n_jobs:
+            # The same landmarks on any number of threads: timed for each.
+            gp, seconds = gp_fit(seed, args.block_size, args.block_steps, n_jobs)
+            fits.append((f"GP B={args.block_size} S={args.block_steps} n_jobs={n_jobs}",
+                         gp.landmarks_, seconds))
         eta = gp.kernel_width_
-        fits = [(f"GP B={args.block_size} S={args.block_steps}", gp.landmarks_, seconds)]
         if args.sequential:
             seq, seq_seconds = gp_fit(seed, 1, 1000)
             fits.append(("GP sequential (1000 steps)", seq.landmarks_, seq_seconds))
@@ -264,8 +268,12 @@ def blocks_main(args):
                 model.fit(X_train)
                 fits.append((type(model).__name__, model.landmarks_,
                              time.perf_counter() - start))
+        scored = {}
         for name, landmarks, secs in fits:
-            accuracy, lam = classify_lambdas(landmarks, eta, splits, args.lambdas)
+            key = landmarks.tobytes()  # the block fits on 1 and 2 threads: the same bits
+            if key not in scored:
+                scored[key] = classify_lambdas(landmarks, eta, splits, args.lambdas)
+            accuracy, lam = scored[key]
             rows.setdefault(name, []).append((secs, accuracy, lam))
             print(f"seed {seed}: {name:<28} {secs:8.2f} s  test accuracy {accuracy:.4f} "
                   f"(lambda {lam:g})", flush=True)
@@ -277,14 +285,19 @@ def blocks_main(args):
         print(f"| {name} | {secs:.2f} | {accs:.4f} | "
               + ", ".join(f"{v[0]:.2f} s {v[1]:.4f}" for v in values) + " |")
     names = list(rows)
-    gp_s, gp_a = (np.mean([v[i] for v in rows[names[0]]]) for i in (0, 1))
     km_name = next(n for n in names if n.startswith("KMeans"))
     mbk_name = next(n for n in names if n.startswith("MiniBatch"))
     km_s, km_a = (np.mean([v[i] for v in rows[km_name]]) for i in (0, 1))
     mbk_s = np.mean([v[0] for v in rows[mbk_name]])
-    print(f"\nGP / KMeans time: {gp_s / km_s:.3f} (target <= 0.2); GP / MiniBatchKMeans "
-          f"time: {gp_s / mbk_s:.2f} (moonshot <= 1); accuracy GP - KMeans: "
-          f"{100 * (gp_a - km_a):+.2f} points (target >= -0.1)")
+    print()
+    for name in names:
+        if not name.startswith("GP"):
+            continue
+        gp_s, gp_a = (np.mean([v[i] for v in rows[name]]) for i in (0, 1))
+        print(f"{name}: / KMeans time {gp_s / km_s:.3f} (target <= 0.2); / MiniBatchKMeans "
+              f"time {gp_s / mbk_s:.2f} (moonshot <= 1); accuracy - KMeans "
+              f"{100 * (gp_a - km_a):+.2f} points (target >= -0.1)")
+    gp_s = min(np.mean([v[0] for v in rows[name]]) for name in names if name.startswith("GP B"))
     n_blocks = -(-n_landmarks // args.block_size)
     per_step = gp_s / (n_blocks * args.block_steps)
     B, d = args.block_size, X.shape[1]
@@ -294,7 +307,8 @@ def blocks_main(args):
     # weighted sums (2 b d B each) and the projection on the earlier span (4 b k B).
     step_bytes = batch_bytes + b * (n_landmarks / 2) * X.itemsize
     step_flops = 4 * b * d * B + 4 * b * (n_landmarks / 2) * B
-    print(f"time per block step: {per_step * 1e6:.0f} us; reading its {step_bytes / 1e6:.2f} MB "
+    print(f"time per block step (whole fit / steps, the faster n_jobs): "
+          f"{per_step * 1e6:.0f} us; reading its {step_bytes / 1e6:.2f} MB "
           f"at the two-core bandwidth takes {step_bytes / bandwidth2 * 1e6:.0f} us "
           f"({per_step * bandwidth2 / step_bytes:.1f}x that), its {step_flops / 1e6:.1f} "
           f"Mflop at the GEMM rate {step_flops / flops * 1e6:.0f} us "
@@ -319,7 +333,8 @@ def main():
     parser.add_argument("--sweep", action="store_true", help="the block sweep of issue 23")
     parser.add_argument("--block-size", type=int, default=10)
     parser.add_argument("--block-steps", type=int, default=300)
-    parser.add_argument("--n-jobs", type=int, default=-1)
+    parser.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2],
+                        help="threads of the block fits (each timed; the first for --sweep)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--sequential", action="store_true",
                         help="with --blocks, also the sequential fit")
