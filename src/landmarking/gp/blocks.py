@@ -84,6 +84,7 @@ threads with sums whose order does not depend on the thread count.
 
 import numpy as np
 
+from .._typing import ArrayLike, NDArray
 from .batches import _visit_arrays, _visit_pieces
 from .objective import (
     AUTO_WINDOW,
@@ -97,7 +98,8 @@ from .objective import (
 __all__ = ["block_objective_and_gradient", "greedy_order"]
 
 
-def block_objective_and_gradient(T, X, Phi, eta, *, ridge=RIDGE):
+def block_objective_and_gradient(T: ArrayLike, X: ArrayLike, Phi: ArrayLike, eta: float, *,
+                                 ridge: float = RIDGE) -> tuple[float, NDArray[np.float64]]:
     """J(T) = log det(Phi_B^T M Phi_B) on a batch, and its gradient (B, d).
 
     A direct evaluation with true (not relative) kernel values, for tests and
@@ -227,7 +229,8 @@ def move_block(T, S, active, fraction, max_step, nearest, space):
     return T
 
 
-def greedy_order(gram, k, ridge):
+def greedy_order(gram: ArrayLike, k: int,
+                 ridge: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The order of a block's landmarks by the greedy choice on all the data.
 
     ``gram`` is Phi^T Phi (k + B square) over all the data, the earlier k landmarks
