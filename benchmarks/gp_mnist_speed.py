@@ -242,11 +242,12 @@ def blocks_main(args):
     rows = {}
     for seed in args.seeds:
         fits = []
-        for n_jobs in args.n_jobs:
-            # The same landmarks on any number of threads: timed for each.
-            gp, seconds = gp_fit(seed, args.block_size, args.block_steps, n_jobs)
-            fits.append((f"GP B={args.block_size} S={args.block_steps} n_jobs={n_jobs}",
-                         gp.landmarks_, seconds))
+        for block_steps in args.block_steps:
+            for n_jobs in args.n_jobs:
+                # The same landmarks on any number of threads: timed for each.
+                gp, seconds = gp_fit(seed, args.block_size, block_steps, n_jobs)
+                fits.append((f"GP B={args.block_size} S={block_steps} n_jobs={n_jobs}",
+                             gp.landmarks_, seconds))
         eta = gp.kernel_width_
         if args.sequential:
             seq, seq_seconds = gp_fit(seed, 1, 1000)
@@ -297,9 +298,10 @@ def blocks_main(args):
         print(f"{name}: / KMeans time {gp_s / km_s:.3f} (target <= 0.2); / MiniBatchKMeans "
               f"time {gp_s / mbk_s:.2f} (moonshot <= 1); accuracy - KMeans "
               f"{100 * (gp_a - km_a):+.2f} points (target >= -0.1)")
-    gp_s = min(np.mean([v[0] for v in rows[name]]) for name in names if name.startswith("GP B"))
+    first = f"GP B={args.block_size} S={args.block_steps[0]} n_jobs="
+    gp_s = min(np.mean([v[0] for v in rows[name]]) for name in names if name.startswith(first))
     n_blocks = -(-n_landmarks // args.block_size)
-    per_step = gp_s / (n_blocks * args.block_steps)
+    per_step = gp_s / (n_blocks * args.block_steps[0])
     B, d = args.block_size, X.shape[1]
     batch_bytes = b * d * X.itemsize
     # Per step: the batch once (b x d), its rows of the kernel table (b x k, k the
@@ -307,7 +309,7 @@ def blocks_main(args):
     # weighted sums (2 b d B each) and the projection on the earlier span (4 b k B).
     step_bytes = batch_bytes + b * (n_landmarks / 2) * X.itemsize
     step_flops = 4 * b * d * B + 4 * b * (n_landmarks / 2) * B
-    print(f"time per block step (whole fit / steps, the faster n_jobs): "
+    print(f"time per block step (whole fit / steps, S={args.block_steps[0]}, the faster n_jobs): "
           f"{per_step * 1e6:.0f} us; reading its {step_bytes / 1e6:.2f} MB "
           f"at the two-core bandwidth takes {step_bytes / bandwidth2 * 1e6:.0f} us "
           f"({per_step * bandwidth2 / step_bytes:.1f}x that), its {step_flops / 1e6:.1f} "
@@ -332,7 +334,9 @@ def main():
                         help="the block benchmark of issue 23 (see the docstring)")
     parser.add_argument("--sweep", action="store_true", help="the block sweep of issue 23")
     parser.add_argument("--block-size", type=int, default=10)
-    parser.add_argument("--block-steps", type=int, default=300)
+    parser.add_argument("--block-steps", type=int, nargs="+", default=[300],
+                        help="steps per block (each timed and scored; the first for the "
+                             "time per step)")
     parser.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2],
                         help="threads of the block fits (each timed; the first for --sweep)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
