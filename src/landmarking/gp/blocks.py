@@ -81,7 +81,6 @@ threads with sums whose order does not depend on the thread count.
 ``_numpy._optimise_landmark`` does for one landmark.
 """
 
-
 import numpy as np
 
 from .._typing import ArrayLike, NDArray
