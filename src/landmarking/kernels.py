@@ -17,7 +17,7 @@ from scipy import sparse
 from sklearn.utils.extmath import row_norms
 
 from ._blocks import (
-    block_bounds,
+    chunk_bounds,
     is_lazy,
     map_row_blocks,
     reduce_row_blocks,
@@ -148,13 +148,15 @@ AUTO_MANIFOLD_RATIO = 5.0
 
 #: Rows per block of the variance rule's pass over the data, so that a block's
 #: float64 deviations stay small (MNIST 50,000: 0.2 s, against 0.5 s and more for
-#: one block of all rows on the shared machine; the same width to 1e-13).
+#: one block of all rows on the shared machine; the same width to 1e-13). The
+#: same blocks for every kind of input (not a Zarr or Dask array's own chunks), so
+#: that the width, and "auto" with it, is the same bits in every container.
 VARIANCE_BLOCK_ROWS = 4096
 
 
 def variance_kernel_width(X: MatrixLike) -> float:
     """The paper's heuristic: eta = sum of the per-dimension variances of X."""
-    _, std = column_mean_std(X, block_bounds(X, VARIANCE_BLOCK_ROWS))
+    _, std = column_mean_std(X, chunk_bounds(X, VARIANCE_BLOCK_ROWS))
     return float(np.sum(std**2))
 
 
