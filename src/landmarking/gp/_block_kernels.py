@@ -266,6 +266,18 @@ def _weighted_sums(Xc, rows, WT, n, S):
 
 
 @numba.njit(cache=True, nogil=True)
+def _cast_block(T, Tc, t_sq):
+    """Tc = T in the data's precision (Tc's dtype), t_sq = squared norms of T's rows
+    in float64."""
+    for j in range(T.shape[0]):
+        s = 0.0
+        for c in range(T.shape[1]):
+            Tc[j, c] = T[j, c]
+            s += T[j, c] * T[j, c]
+        t_sq[j] = s
+
+
+@numba.njit(cache=True, nogil=True)
 def _block_sums(Xc, xsq, rows, Phi, prows, k, L, T, eta, work, sums_q):
     """One block step's sums; returns n, the number of active landmarks (listed in
     work.active[:n], their targets in work.S[:n])."""
@@ -278,12 +290,7 @@ def _block_sums(Xc, xsq, rows, Phi, prows, k, L, T, eta, work, sums_q):
     PhiB = PhiBf[:B * b].reshape((B, b))
     UT = UTf[:B * b].reshape((B, b))
     WT = WTf[:B * b].reshape((B, b))
-    for j in range(B):
-        s = 0.0
-        for c in range(d):
-            Tc[j, c] = T[j, c]
-            s += T[j, c] * T[j, c]
-        t_sq[j] = s
+    _cast_block(T, Tc, t_sq)
     _distances(Xc, xsq, rows, Tc, t_sq, D2)
     _kernel_and_cross(D2, Phi, prows, k, eta, PhiB, nearest, phi_sq, cross)
     if k:
@@ -310,12 +317,7 @@ def kernel_columns_together(Xc, xsq, T, eta, out):
     B = T.shape[0]
     Tc = np.empty((B, d), dtype=Xc.dtype)
     t_sq = np.empty(B)
-    for j in range(B):
-        s = 0.0
-        for c in range(d):
-            Tc[j, c] = T[j, c]
-            s += T[j, c] * T[j, c]
-        t_sq[j] = s
+    _cast_block(T, Tc, t_sq)
     scale = -1.0 / eta
     zero = Xc.dtype.type(0)
     for i in prange(n):
