@@ -141,6 +141,13 @@ def test_columns_of_the_weights_sum_to_one_and_far_starts_still_step():
     assert np.all(np.isfinite(S))
     # The far landmark's target is a weighted mean of the data: near the data.
     assert np.linalg.norm(S[1] - X.mean(0)) < 50
+    # Weights summing to one per landmark: shifting data and landmarks shifts the
+    # targets by the same vector.
+    shift = np.array([5.0, -3.0, 2.0, 7.0])
+    moved = X + shift
+    S_moved, *_ = block_step_numpy(moved, np.einsum("ij,ij->i", moved, moved), Phi[:, :2],
+                                   factors[0].L[:2, :2], T + shift, eta)
+    np.testing.assert_allclose(S_moved, S + shift, rtol=1e-8, atol=1e-8)
 
 
 def test_a_duplicated_landmark_in_the_block_does_not_move_and_the_other_steps_alone():
