@@ -13,10 +13,10 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.cholesky import pivoted_cholesky
 from landmarking.datasets import make_concentric_circles
 from landmarking.kernels import local_kernel_width
-from landmarking.landmarks.baselines import kl_nmf_weights
 
 GAUSSIAN_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks]
 SEQUENTIAL_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks]
