@@ -1,0 +1,155 @@
+"""Where a GP fit's minibatches come from: a seeded sample of all rows, whatever the storage.
+
+The steps of :func:`landmarking.gp.learn.learn_gp_landmarks` read minibatches that
+are consecutive slices of a seeded random order of *the sample*, a set of rows that
+depends only on the number of rows, the batch size, the steps per landmark and the
+seed, never on the container or its chunks:
+
+- **All rows**, when a landmark's steps can visit every batch (``N // batch_size
+  <= steps``): the rows in the order of a permutation drawn from ``(seed, 0xB47C,
+  0)``. This is the paper's sampling and the layout fits in memory have always
+  used, so their landmarks are unchanged.
+- **steps x batch_size rows drawn without replacement from all N rows**, in a
+  random order, otherwise. Each batch is then a uniform sample of all rows
+  (however the rows are ordered: by time, by source, by class), and every
+  landmark's steps visit each batch of the sample once, in their own order: a
+  landmark sees as many points as when its batches were drawn from all the data,
+  and every landmark sees the same ones, so that their kernel columns are kept for
+  those rows only.
+
+The sample's rows are read front to back (:func:`landmarking._blocks.gather_rows`:
+one pass over a memory map, each Zarr chunk or Dask block read once, a piece of at
+most ``working_memory / 16`` at a time) and held in memory in row order, with the
+random order as a permutation of them. So the kernel columns (whose rounding in a
+BLAS matrix-vector product depends on where a row sits in the array) are computed on
+the same rows in the same layout from a NumPy array, a memory map, a Zarr store or a
+Dask array in any chunking, and the landmarks are the same bit for bit. The column
+means and deviations that place the starting points are summed in row order in
+blocks (:func:`sample_mean_std`), giving the bits of one pass over the sample.
+
+Memory of the sample: ``P x n_features`` values of the data's working dtype (float32
+stays float32), ``P = N`` or ``steps x batch_size``, plus ``2 P`` integers for its
+order; an array in memory whose sample is all its rows is used as it is (no copy).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from ._blocks import gather_rows, is_in_memory
+from ._memory import BLOCKS_PER_BUDGET, working_memory_bytes
+from .kernels import column_mean_std
+
+__all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
+
+#: The stream that has always drawn the permutation of a single chunk of all rows.
+PERMUTATION_STREAM = 0xB47C
+#: The stream of the rows of a sample smaller than the data.
+SAMPLE_STREAM = 0x5A4D
+
+
+def sample_size(n_samples, batch_size, steps):
+    """Rows in the sample: all ``n_samples`` when the steps of one landmark can visit
+    every batch (``n_samples // batch_size <= steps``), else ``steps * batch_size``."""
+    n_batches = max(1, n_samples // batch_size)
+    return n_samples if n_batches <= steps else steps * batch_size
+
+
+@dataclass
+class Sample:
+    """The rows a fit's minibatches come from.
+
+    Attributes
+    ----------
+    X : ndarray or CSR matrix (P, n_features)
+        The rows, in row order, in memory (the input itself when that is an array in
+        memory and the sample is all its rows).
+    rows : ndarray (P,) of int or None
+        Their indices in the input, sorted; None when they are all rows.
+    order : ndarray (P,) of int
+        The random order: batch j is rows ``order[j * b:(j + 1) * b]`` of ``X`` (the
+        last batch takes the remainder).
+    n_samples : int
+        Rows of the input.
+    """
+
+    X: object
+    rows: np.ndarray | None
+    order: np.ndarray
+    n_samples: int
+
+    @property
+    def n_rows(self):
+        return self.X.shape[0]
+
+    @property
+    def bounds(self):
+        """The sample as one chunk: ``[0, P]``."""
+        return np.array([0, self.n_rows], dtype=np.int64)
+
+    @property
+    def permutations(self):
+        """The order of the one chunk, as ``batches._Chunks`` takes it."""
+        return [self.order]
+
+
+def draw_sample(X, *, batch_size, steps, seed):
+    """The sample of X for ``batch_size`` and ``steps`` per landmark, drawn from ``seed``.
+
+    Parameters
+    ----------
+    X : validated array (any kind :func:`landmarking._blocks.check_rows` accepts)
+    batch_size : int
+    steps : int
+        Steps per landmark (the most a landmark may run).
+    seed : int
+
+    Returns
+    -------
+    Sample
+    """
+    n = X.shape[0]
+    size = sample_size(n, batch_size, steps)
+    if size == n:
+        # The permutation a single chunk of all rows has always been cut by.
+        order = np.random.default_rng([seed, PERMUTATION_STREAM, 0]).permutation(n)
+        rows = None
+        values = X if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X) \
+            else gather_rows(X, np.arange(n))
+        return Sample(values, rows, order, n)
+    drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
+    rows = np.sort(drawn)
+    order = np.searchsorted(rows, drawn)
+    return Sample(gather_rows(X, rows), rows, order, n)
+
+
+def _c_ordered(X):
+    return (X.dtype in (np.float32, np.float64) and X.flags.c_contiguous
+            and type(X) is np.ndarray)
+
+
+def sample_mean_std(X):
+    """Per-column mean and standard deviation (float64) of an in-memory sample.
+
+    The sums run over the rows in order, in blocks of at most ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of float64 with the running sum carried into the next
+    block (a reduction down the columns of a C-ordered array adds the rows one by
+    one), so the result has the bits of :func:`landmarking.kernels.column_mean_std`
+    on the whole sample in one block, and its memory is one block. A single column
+    (whose sum NumPy adds pairwise) and sparse rows are summed in one block.
+    """
+    n, d = X.shape
+    block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
+    if sparse.issparse(X) or d == 1 or block >= n:
+        return column_mean_std(X, np.array([0, n]))
+    total = np.zeros(d)
+    for start in range(0, n, block):
+        total = np.add.reduce(np.vstack([total[None], X[start:start + block]]), axis=0,
+                              dtype=np.float64)
+    mean = total / n
+    m2 = np.zeros(d)
+    for start in range(0, n, block):
+        m2 = np.add.reduce(np.vstack([m2[None], (X[start:start + block] - mean) ** 2]),
+                           axis=0)
+    return mean, np.sqrt(m2 / n)

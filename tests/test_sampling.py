@@ -1,0 +1,101 @@
+"""The GP fit's sample: uniform over all rows, the same bits from every container."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn import config_context
+
+from landmarking._blocks import gather_rows
+from landmarking._memory import working_memory_bytes
+from landmarking._sampling import draw_sample, sample_mean_std, sample_size
+from landmarking.kernels import column_mean_std
+
+da = pytest.importorskip("dask.array", reason="the scale extra (dask) is not installed")
+zarr = pytest.importorskip("zarr", reason="the scale extra (zarr) is not installed")
+
+
+def _containers(X, folder):
+    """X as NumPy, a memory map, Zarr and Dask arrays, each Zarr/Dask in two chunkings."""
+    np.save(folder / "X.npy", X)
+    kinds = {"numpy": X, "memmap": np.load(folder / "X.npy", mmap_mode="r")}
+    for rows in (700, 2500):
+        z = zarr.create_array(store=str(folder / f"X{rows}.zarr"), shape=X.shape,
+                              chunks=(rows, X.shape[1]), dtype=X.dtype)
+        z[:] = X
+        kinds[f"zarr-{rows}"] = z
+        kinds[f"dask-{rows}"] = da.from_zarr(z).rechunk((rows + 333, -1))
+    return kinds
+
+
+@pytest.mark.parametrize("steps", [40, 200])  # a sample of 4,000 rows; all 10,000 rows
+def test_sample_is_the_same_from_every_container_and_chunking(tmp_path, steps):
+    X = np.random.default_rng(0).random((10_000, 6)).astype(np.float32)
+    reference = draw_sample(X, batch_size=100, steps=steps, seed=3)
+    assert reference.n_rows == sample_size(10_000, 100, steps) == min(10_000, steps * 100)
+    with config_context(working_memory=0.5):  # many small pieces
+        for name, kind in _containers(X, tmp_path).items():
+            got = draw_sample(kind, batch_size=100, steps=steps, seed=3)
+            np.testing.assert_array_equal(got.X, reference.X, err_msg=name)
+            np.testing.assert_array_equal(got.order, reference.order, err_msg=name)
+            assert type(got.X) is np.ndarray and got.X.flags.c_contiguous
+
+
+def test_sample_of_all_rows_is_the_permutation_fits_have_always_used():
+    X = np.random.default_rng(1).random((900, 3))
+    sample = draw_sample(X, batch_size=50, steps=100, seed=7)
+    assert sample.X is X and sample.rows is None
+    np.testing.assert_array_equal(
+        sample.order, np.random.default_rng([7, 0xB47C, 0]).permutation(900))
+
+
+def test_batches_of_label_sorted_rows_mix_the_labels():
+    # 20,000 rows sorted by ten labels: 2,000-row storage chunks would each hold one.
+    labels = np.repeat(np.arange(10), 2000)
+    X = labels[:, None] + np.random.default_rng(2).random((20_000, 4))
+    b = 500
+    sample = draw_sample(X, batch_size=b, steps=10, seed=0)  # 5,000 of 20,000 rows
+    assert sample.n_rows == 5000
+    drawn = labels[sample.rows[sample.order]].reshape(-1, b)
+    shares = np.stack([np.bincount(batch, minlength=10) / b for batch in drawn])
+    # Every batch holds every label near its share of 1/10 (sd 0.013 for 500 rows).
+    assert shares.min() > 0.04 and shares.max() < 0.17, shares
+    # Each batch draws from the whole array, not from a few neighbouring rows.
+    spans = [np.ptp(sample.rows[sample.order[j * b:(j + 1) * b]]) for j in range(10)]
+    assert min(spans) > 0.95 * 20_000
+
+
+def test_sample_mean_std_has_the_bits_of_one_pass(tmp_path):
+    X = (np.random.default_rng(3).random((30_011, 7)) * 50 + 9).astype(np.float32)
+    whole = column_mean_std(X, np.array([0, len(X)]))
+    with config_context(working_memory=0.25):  # 16 KiB blocks: 292 rows
+        blocked = sample_mean_std(X)
+    for got, want in zip(blocked, whole, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_gather_reads_a_memmap_in_pieces_of_the_budget(tmp_path):
+    X = np.random.default_rng(4).random((100_000, 20))
+    np.save(tmp_path / "X.npy", X)
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    rows = np.arange(0, 100_000, 10)
+    tracemalloc.start()
+    with config_context(working_memory=16):  # 1 MiB pieces
+        got = gather_rows(mm, rows)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    np.testing.assert_array_equal(got, X[rows])
+    assert peak < got.nbytes + 3 * 2**20, peak  # the result and a piece or two
+
+
+@pytest.mark.parametrize("value", [0, -5, float("nan"), "1GB", True])
+def test_bad_working_memory_is_refused_with_the_fix(value, tmp_path):
+    X = np.zeros((10, 2), dtype=np.float32)
+    np.save(tmp_path / "X.npy", X)
+    with config_context(working_memory=value):
+        with pytest.raises(ValueError, match=r"working_memory must be a positive number "
+                           r"of MiB.*got .*sklearn.set_config\(working_memory=1024\)"):
+            working_memory_bytes()
+        with pytest.raises(ValueError, match="working_memory must be a positive number"):
+            draw_sample(np.load(tmp_path / "X.npy", mmap_mode="r"), batch_size=2, steps=1,
+                        seed=0)
