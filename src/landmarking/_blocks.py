@@ -283,17 +283,14 @@ def gather_rows(X, rows):
     BLOCKS_PER_BUDGET`` bytes, each within consecutive blocks of X (the storage
     chunks of a Zarr or Dask array), so that every chunk is read once and a piece
     of consecutive rows is one slice. The result, ``len(rows)`` rows of
-    :func:`working_dtype` (CSR for sparse input), is the only thing that grows with
-    the number of rows asked for.
+    :func:`working_dtype` (CSR for sparse input), and one piece are all it holds.
     """
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) > 1 and np.any(np.diff(rows) <= 0):
         raise ValueError("gather_rows needs sorted row indices without repeats.")
-    if not _is_out_of_core(X):
-        if len(rows) == X.shape[0]:
-            return _as_block(X, working_dtype(X))
-        return _as_block(X[rows], working_dtype(X))
     dtype = working_dtype(X)
+    if not _is_out_of_core(X):
+        return _as_block(X if len(rows) == X.shape[0] else X[rows], dtype)
     out = np.empty((len(rows), X.shape[1]), dtype=dtype)
     piece_rows = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET
                      // (dtype.itemsize * max(1, X.shape[1])))
@@ -304,12 +301,20 @@ def gather_rows(X, rows):
     while start < len(rows):
         stop = cuts[np.searchsorted(cuts, start + piece_rows, side="right") - 1]
         stop = stop if stop > start else min(start + piece_rows, len(rows))
-        part = rows[start:stop]
-        if part[-1] - part[0] == len(part) - 1:
-            part = slice(int(part[0]), int(part[-1]) + 1)
-        out[start:stop] = take_rows(X, part)
+        out[start:stop] = _read_sorted(X, rows[start:stop])
         start = stop
     return out
+
+
+def _read_sorted(X, rows):
+    """Sorted rows of an out-of-core X, as stored (one slice where they are consecutive)."""
+    if rows[-1] - rows[0] == len(rows) - 1:
+        part = X[int(rows[0]):int(rows[-1]) + 1]
+    elif _is_zarr(X):
+        part = X.oindex[rows, :]
+    else:
+        part = X[rows]
+    return part.compute() if _is_dask(X) else part
 
 
 def row_blocks(X, *, bounds=None, block_rows=None):

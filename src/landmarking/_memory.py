@@ -40,10 +40,12 @@ __all__ = ["InsufficientMemoryError", "available_memory", "check_memory", "forma
            "working_memory_bytes", "BLOCKS_PER_BUDGET"]
 
 #: A pass over out-of-core data holds one block of at most ``working_memory /
-#: BLOCKS_PER_BUDGET`` bytes at a time (64 MiB with scikit-learn's default of 1024
-#: MiB): the block's float64 temporaries, a block read ahead and what a fit keeps
-#: (its sample, kernel table and factors) then stay well inside the budget.
-BLOCKS_PER_BUDGET = 16
+#: BLOCKS_PER_BUDGET`` bytes at a time (16 MiB with scikit-learn's default of 1024
+#: MiB): the block's float64 temporaries (two or three of its size), a block read
+#: ahead and what a fit keeps (its sample, kernel table and factors) then stay well
+#: inside the budget, and a memory map is never read as one block of all rows. Small
+#: blocks cost a memory map nothing: its pages are read ahead by the kernel.
+BLOCKS_PER_BUDGET = 64
 
 
 class InsufficientMemoryError(MemoryError, ValueError):

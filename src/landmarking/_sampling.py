@@ -19,13 +19,17 @@ seed, never on the container or its chunks:
 
 The sample's rows are read front to back (:func:`landmarking._blocks.gather_rows`:
 one pass over a memory map, each Zarr chunk or Dask block read once, a piece of at
-most ``working_memory / 16`` at a time) and held in memory in row order, with the
+most ``working_memory / 64`` at a time) and held in memory in row order, with the
 random order as a permutation of them. So the kernel columns (whose rounding in a
 BLAS matrix-vector product depends on where a row sits in the array) are computed on
 the same rows in the same layout from a NumPy array, a memory map, a Zarr store or a
 Dask array in any chunking, and the landmarks are the same bit for bit. The column
 means and deviations that place the starting points are summed in row order in
 blocks (:func:`sample_mean_std`), giving the bits of one pass over the sample.
+
+With ``chunk_size`` (``GPLandmarks(chunk_size=...)``) a fit keeps the earlier
+sampling instead: X as it is, cut into chunks of that many rows, each with its own
+permutation, visited one after another; its landmarks depend on the chunks.
 
 Memory of the sample: ``P x n_features`` values of the data's working dtype (float32
 stays float32), ``P = N`` or ``steps x batch_size``, plus ``2 P`` integers for its
@@ -37,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ._blocks import gather_rows, is_in_memory
+from ._blocks import chunk_bounds, gather_rows, is_in_memory
 from ._memory import BLOCKS_PER_BUDGET, working_memory_bytes
 from .kernels import column_mean_std
 
@@ -67,34 +71,49 @@ class Sample:
         memory and the sample is all its rows).
     rows : ndarray (P,) of int or None
         Their indices in the input, sorted; None when they are all rows.
-    order : ndarray (P,) of int
+    order : ndarray (P,) of int or None
         The random order: batch j is rows ``order[j * b:(j + 1) * b]`` of ``X`` (the
-        last batch takes the remainder).
+        last batch takes the remainder). None for the chunked sampling, whose
+        permutations ``batches._Chunks`` draws per chunk.
     n_samples : int
         Rows of the input.
+    chunks : ndarray of int or None
+        Chunk offsets of the chunked sampling (``chunk_size`` given), else None.
     """
 
     X: object
     rows: np.ndarray | None
-    order: np.ndarray
+    order: np.ndarray | None
     n_samples: int
+    chunks: np.ndarray | None = None
 
     @property
     def n_rows(self):
+        """Rows the fit's steps and objectives see: P."""
         return self.X.shape[0]
 
     @property
     def bounds(self):
-        """The sample as one chunk: ``[0, P]``."""
+        """The chunks of the fit: the sample as one chunk ``[0, P]``, or the chunks
+        of the chunked sampling."""
+        if self.chunks is not None:
+            return self.chunks
         return np.array([0, self.n_rows], dtype=np.int64)
 
     @property
     def permutations(self):
-        """The order of the one chunk, as ``batches._Chunks`` takes it."""
-        return [self.order]
+        """The order of the one chunk, as ``batches._Chunks`` takes it (None: drawn
+        there per chunk)."""
+        return None if self.order is None else [self.order]
+
+    def mean_std(self):
+        """Per-column mean and deviation of the rows, for the starting points."""
+        if self.order is None:
+            return column_mean_std(self.X, self.chunks)
+        return sample_mean_std(self.X)
 
 
-def draw_sample(X, *, batch_size, steps, seed):
+def draw_sample(X, *, batch_size, steps, seed, chunk_size=None):
     """The sample of X for ``batch_size`` and ``steps`` per landmark, drawn from ``seed``.
 
     Parameters
@@ -104,12 +123,16 @@ def draw_sample(X, *, batch_size, steps, seed):
     steps : int
         Steps per landmark (the most a landmark may run).
     seed : int
+    chunk_size : int or None
+        When given, the chunked sampling: X itself in chunks of this many rows.
 
     Returns
     -------
     Sample
     """
     n = X.shape[0]
+    if chunk_size is not None:
+        return Sample(X, None, None, n, chunks=chunk_bounds(X, chunk_size))
     size = sample_size(n, batch_size, steps)
     if size == n:
         # The permutation a single chunk of all rows has always been cut by.
