@@ -46,12 +46,12 @@ import numpy as np
 from landmarking import GPLandmarks
 from landmarking.datasets import load_mnist
 from landmarking.evaluation import select_by_validation
+from landmarking.gp import _numpy as gp_module
+from landmarking.gp.objective import step_size
 from landmarking.kernels import gaussian_features
-from landmarking.landmarks import gp as gp_module
-from landmarking.landmarks.gp import step_size
 
 _COLD = ("import time, numba, numpy, landmarking; t = time.perf_counter(); "
-         "from landmarking.landmarks import _gp_kernels as K; "
+         "from landmarking.gp import _kernels as K; "
          "[f(d) for f in (K.compiled_batch_step, K.compiled_visit_steps) "
          "for d in (numpy.float32, numpy.float64)]; print(time.perf_counter() - t)")
 
@@ -149,7 +149,7 @@ def main():
     cold, cached = kernel_start_seconds()
     print(f"step kernel: first call compiles in {cold:.2f} s (both precisions); "
           f"later processes load it from numba's cache in {cached:.2f} s")
-    from landmarking.landmarks import _gp_kernels  # loaded before the timed fits
+    from landmarking.gp import _kernels as _gp_kernels  # loaded before the timed fits
 
     for compile_kernel in (_gp_kernels.compiled_batch_step, _gp_kernels.compiled_visit_steps):
         compile_kernel(X_train.dtype)

@@ -2,7 +2,7 @@
 
 Times, interleaved in rounds (A, B, C, D, A, B, C, D, ...) so that a change of
 load hits all alike, on a fit's own state (the chunk's kept kernel table and batch
-factors, k finished landmarks, :mod:`landmarking.landmarks._gp_batches`):
+factors, k finished landmarks, :mod:`landmarking.gp.batches`):
 
 - the limit: one read of a batch-sized block not in cache (b x d float32,
   ``np.add.reduce(block, axis=0)`` over consecutive blocks of the training images);
@@ -29,8 +29,9 @@ from _gp_common import parse_args, print_table
 from threadpoolctl import threadpool_limits
 
 from landmarking.datasets import load_mnist
-from landmarking.landmarks import _gp_batches as gp_module
-from landmarking.landmarks.gp import FACTOR_CACHE_BYTES, KERNEL_TABLE_BYTES, MAX_STEP_WIDTHS
+from landmarking.gp import _numpy as gp_module
+from landmarking.gp.batches import _BatchGram, _Chunks, _Preceding
+from landmarking.gp.objective import MAX_STEP_WIDTHS
 
 
 def _extra(parser):
@@ -51,10 +52,10 @@ def main():
     # the fit's own (one chunk, batches from the seeded permutation).
     n_landmarks = max(args.landmarks) + 1
     landmarks = X[rng.choice(n, n_landmarks, replace=False)].astype(np.float64)
-    chunks = gp_module._Chunks(X, np.array([0, n]), b, landmarks, eta, args.seed,
-                               KERNEL_TABLE_BYTES)
-    gram = gp_module._BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
-                                FACTOR_CACHE_BYTES)
+    chunks = _Chunks(X, np.array([0, n]), b, landmarks, eta, args.seed,
+                     gp_module.KERNEL_TABLE_BYTES)
+    gram = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
+                      gp_module.FACTOR_CACHE_BYTES)
     batches = list(range(chunks.n_batches))
     t0 = X[rng.integers(n)].astype(np.float64) + 0.05
     compiled = gp_module._CompiledStep(d, b)
@@ -62,7 +63,7 @@ def main():
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
         for k in args.landmarks:
-            span = gp_module._Preceding(chunks, gram, k)
+            span = _Preceding(chunks, gram, k)
             chunk = span.visit(0)
             Xc, xsq, Phi = chunk
             span.batch_factors(0, batches, Phi)

@@ -4,7 +4,7 @@ Issue 12. For each seed, on each data set:
 
 - ``GPLandmarks(n_steps=1000)`` and ``GPLandmarks(n_steps="auto")`` with the largest
   size; landmarks are sequential, so their first k are the k-landmark fits;
-- one refinement sweep (:func:`landmarking.landmarks.gp.refine_gp_landmarks`) of the
+- one refinement sweep (:func:`landmarking.gp.refine_gp_landmarks`) of the
   fixed-step landmarks at each size, with ``--refine-steps`` steps per landmark
   (default "auto": the same stopping rule; the step schedule continues after the
   sequential pass).
@@ -37,8 +37,8 @@ from _gp_common import parse_args, print_table
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_gtzan, load_mnist
 from landmarking.evaluation import cross_validated_accuracy, select_by_validation
+from landmarking.gp import refine_gp_landmarks
 from landmarking.kernels import gaussian_features
-from landmarking.landmarks.gp import refine_gp_landmarks
 
 
 def _extra(parser):

@@ -13,8 +13,8 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from landmarking.cholesky import pivoted_cholesky
 from landmarking.landmarks.baselines import kl_nmf_weights
-from landmarking.landmarks.cholesky import pivoted_cholesky
 
 GAUSSIAN_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks]
 SEQUENTIAL_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks]

@@ -18,7 +18,7 @@ from landmarking.embedding._lll_diagnostics import (
     LandmarkSpanWarning,
     landmark_reconstruction_error,
 )
-from landmarking.landmarks._gp_diagnostics import (
+from landmarking.gp.diagnostics import (
     KernelWidthWarning,
     diagnose_kernel_width,
 )

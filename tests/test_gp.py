@@ -1,4 +1,4 @@
-"""Tests of GP manifold landmarking (landmarking.landmarks.gp)."""
+"""Tests of GP manifold landmarking (landmarking.gp)."""
 
 import numpy as np
 import pytest
@@ -6,9 +6,17 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
+from landmarking.gp import _numpy, batches, objective
+from landmarking.gp._numpy import _CompiledStep, _numpy_step
+from landmarking.gp.batches import _batch_order, _batches
+from landmarking.gp.learn import _initial_point
+from landmarking.gp.objective import (
+    RIDGE,
+    _CholeskyFactor,
+    gp_objective_and_gradient,
+    step_size,
+)
 from landmarking.kernels import gaussian_features, squared_distances
-from landmarking.landmarks import gp as gp_module
-from landmarking.landmarks.gp import gp_objective_and_gradient, step_size
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spaces import is_feasible, project
 
@@ -53,7 +61,7 @@ def test_gradient_is_eq10_double_sum():
     Phi = gaussian_features(X, X[:2], eta)
     t = rng.normal(size=3)
     phi = np.exp(-np.sum((X - t) ** 2, axis=1) / eta)
-    gram = Phi.T @ Phi + gp_module.RIDGE * len(X) * np.eye(2)
+    gram = Phi.T @ Phi + RIDGE * len(X) * np.eye(2)
     M = np.eye(len(X)) - Phi @ np.linalg.solve(gram, Phi.T)
     double_sum = -sum(
         4 * M[i, j] / eta * (t - (X[i] + X[j]) / 2) * phi[i] * phi[j]
@@ -81,15 +89,15 @@ def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
     for c, start in enumerate(starts):
         rows = start + np.random.default_rng([seed, 0xB47C, c]).permutation(
             min(chunk_size, len(X) - start))
-        bounds = gp_module._batches(len(rows), batch_size)
+        bounds = _batches(len(rows), batch_size)
         chunks.append([rows[bounds[j]:bounds[j + 1]] for j in range(len(bounds) - 1)])
         batches.append(len(bounds) - 1)
     mean, std = X.mean(axis=0), X.std(axis=0)
     landmarks = []
     for k in range(n_landmarks):
         rng = np.random.default_rng([seed, k])
-        t = gp_module._initial_point(k, "gaussian", mean, std, rng, space)
-        order = gp_module._batch_order(rng, batches, n_steps)
+        t = _initial_point(k, "gaussian", mean, std, rng, space)
+        order = _batch_order(rng, batches, n_steps)
         for s, (c, j) in enumerate(order, start=1):
             B = X[chunks[c][j]]
             Phi = (gaussian_features(B, np.array(landmarks), eta) if landmarks
@@ -99,7 +107,7 @@ def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
             if f > 1e-10 * phi @ phi:
                 step = step_size(s, s0, tau) * eta / (4 * f) * grad
                 length = np.linalg.norm(step)
-                limit = (gp_module.MAX_STEP_WIDTHS * np.sqrt(eta)
+                limit = (objective.MAX_STEP_WIDTHS * np.sqrt(eta)
                          + np.sqrt(np.min(np.sum((B - t) ** 2, axis=1))))
                 if length > limit:
                     step *= limit / length
@@ -265,7 +273,7 @@ def test_float32_stays_float32():
 
 def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
     X, _ = make_concentric_circles(300, random_state=0)
-    real = gp_module._optimise_landmark
+    real = _numpy._optimise_landmark
     calls = []
 
     def interrupting(*args, **kwargs):
@@ -274,7 +282,7 @@ def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gp_module, "_optimise_landmark", interrupting)
+    monkeypatch.setattr(_numpy, "_optimise_landmark", interrupting)
     gp = GPLandmarks(n_landmarks=5, random_state=0, **FAST)
     with pytest.raises(KeyboardInterrupt):
         gp.fit(X)
@@ -329,8 +337,7 @@ def test_sklearn_compatible(estimator, check):
 # --- the compiled step against today's NumPy step ------------------------------------
 
 def _numpy_step_only(monkeypatch):
-    monkeypatch.setattr(gp_module, "_batch_step",
-                        lambda n_features, batch_size: gp_module._numpy_step)
+    monkeypatch.setattr(_numpy, "_batch_step", lambda n_features, batch_size: _numpy_step)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-9), (np.float32, 1e-4)])
@@ -342,10 +349,10 @@ def test_compiled_step_matches_numpy_step_on_one_batch(dtype, rtol):
     Phi = gaussian_features(Xc, landmarks.astype(dtype), 2.0)
     rows = rng.permutation(400)[:150]
     Phi_B = Phi[rows].astype(np.float64)
-    factor = gp_module._CholeskyFactor.of_gram(Phi_B.T @ Phi_B, gp_module.RIDGE * 150)
+    factor = _CholeskyFactor.of_gram(Phi_B.T @ Phi_B, RIDGE * 150)
     t = Xc[7].astype(np.float64) + 0.1
-    fast = gp_module._CompiledStep(30, 150)(Xc, xsq, rows, Phi, factor, t, 2.0)
-    slow = gp_module._numpy_step(Xc, xsq, rows, Phi, factor, t, 2.0)
+    fast = _CompiledStep(30, 150)(Xc, xsq, rows, Phi, factor, t, 2.0)
+    slow = _numpy_step(Xc, xsq, rows, Phi, factor, t, 2.0)
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-12)
     assert fast[1] > 0 and fast[1] < fast[2]  # f = phi^T M phi < phi^T phi
@@ -391,14 +398,12 @@ def test_chunks_in_permutation_order_give_the_scattered_rows_landmarks(monkeypat
     # A long visit (here: all steps on the one chunk) reads a copy of the chunk in
     # its permutation's order (a batch's rows consecutive) when the copy fits
     # IN_ORDER_BYTES; without the copy the batch's rows are read where they are.
-    from landmarking.landmarks import _gp_batches
-
     X = np.random.default_rng(5).normal(size=(800, 37))
     X = X.astype(dtype)
     params = dict(n_landmarks=5, n_steps=150, batch_size=120, kernel_width=60.0,
                   random_state=2)
     ordered = GPLandmarks(**params).fit(X)
-    monkeypatch.setattr(_gp_batches, "IN_ORDER_BYTES", 0)
+    monkeypatch.setattr(batches, "IN_ORDER_BYTES", 0)
     scattered = GPLandmarks(**params).fit(X)
     scale = np.abs(scattered.landmarks_).max()
     np.testing.assert_allclose(ordered.landmarks_, scattered.landmarks_, rtol=0,
@@ -407,7 +412,9 @@ def test_chunks_in_permutation_order_give_the_scattered_rows_landmarks(monkeypat
 
 @pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
 def test_compiled_move_matches_python_move_and_projection(space):
-    from landmarking.landmarks._gp_kernels import SPACE_CODES, _move
+    # The compiled twin of the move (numba) against the one formula every backend
+    # calls (objective.moved_landmark with NumPy's primitives).
+    from landmarking.gp._kernels import SPACE_CODES, _move
 
     rng = np.random.default_rng(15)
     # The last case moves every entry below zero: on the sphere, the axis of the
@@ -422,6 +429,9 @@ def test_compiled_move_matches_python_move_and_projection(space):
         if np.linalg.norm(move) > limit:
             move *= limit / np.linalg.norm(move)
         expected = project(t + move, space)
+        formula = objective.moved_landmark(t, weighted, f, fraction, max_step, nearest, space,
+                                           objective.NUMPY_OPS)
+        np.testing.assert_array_equal(formula, expected)
         moved = t.copy()
         _move(moved, weighted.copy(), f, fraction, max_step, nearest, SPACE_CODES[space])
         np.testing.assert_allclose(moved, expected, rtol=1e-12, atol=1e-15)
@@ -457,7 +467,7 @@ def test_auto_steps_stop_at_the_mean_of_a_single_blob():
     X = rng.normal(size=(4000, 3)) + np.array([5.0, -2.0, 1.0])
     gp = GPLandmarks(n_landmarks=1, n_steps="auto", kernel_width=4.0, random_state=0).fit(X)
     steps = int(gp.n_steps_[0])
-    assert gp_module.AUTO_MIN_STEPS <= steps < gp_module.AUTO_MAX_STEPS // 2
+    assert objective.AUTO_MIN_STEPS <= steps < objective.AUTO_MAX_STEPS // 2
     assert np.linalg.norm(gp.landmarks_[0] - X.mean(axis=0)) < 0.15
     # The auto run is the fixed run stopped early: same draws, same steps.
     fixed = GPLandmarks(n_landmarks=1, n_steps=steps, kernel_width=4.0, random_state=0).fit(X)
@@ -466,12 +476,12 @@ def test_auto_steps_stop_at_the_mean_of_a_single_blob():
 
 
 def test_auto_steps_never_exceed_the_maximum(monkeypatch):
-    monkeypatch.setattr(gp_module, "AUTO_MAX_STEPS", 160)
+    monkeypatch.setattr(objective, "AUTO_MAX_STEPS", 160)
     X, _ = make_concentric_circles(600, random_state=0)
     gp = GPLandmarks(n_landmarks=4, n_steps="auto", batch_size=100, random_state=0).fit(X)
     assert np.all(gp.n_steps_ <= 160) and gp.n_steps_.shape == (4,)
     # A rule that can never be met runs every landmark to the maximum, and no further.
-    monkeypatch.setattr(gp_module, "AUTO_TOL", -np.inf)
+    monkeypatch.setattr(objective, "AUTO_TOL", -np.inf)
     gp = GPLandmarks(n_landmarks=2, n_steps="auto", batch_size=100, random_state=0).fit(X)
     np.testing.assert_array_equal(gp.n_steps_, [160, 160])
 
@@ -520,8 +530,8 @@ def test_refinement_without_kept_tables_gives_the_same_landmarks(monkeypatch):
     params = dict(n_landmarks=4, n_steps=100, batch_size=150, chunk_size=300, refine=1,
                   kernel_width=4.0, random_state=0)
     kept = GPLandmarks(**params).fit(X)
-    monkeypatch.setattr(gp_module, "KERNEL_TABLE_BYTES", 0)
-    monkeypatch.setattr(gp_module, "FACTOR_CACHE_BYTES", 0)
+    monkeypatch.setattr(_numpy, "KERNEL_TABLE_BYTES", 0)
+    monkeypatch.setattr(_numpy, "FACTOR_CACHE_BYTES", 0)
     recomputed = GPLandmarks(**params).fit(X)
     np.testing.assert_allclose(recomputed.landmarks_, kept.landmarks_, rtol=1e-7, atol=1e-9)
     np.testing.assert_array_equal(recomputed.refine_accepted_, kept.refine_accepted_)

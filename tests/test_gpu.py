@@ -21,9 +21,11 @@ from landmarking._blocks import check_rows
 from landmarking._torch import check_device, device_memory, tensor_to_host
 from landmarking._torch_kernels import gaussian_features_torch
 from landmarking.datasets import make_noisy_swiss_roll, make_sphere_orthant
+from landmarking.gp import _torch as _gp_torch
+from landmarking.gp import objective
+from landmarking.gp.learn import learn_gp_landmarks
 from landmarking.io import read_result
 from landmarking.kernels import gaussian_features
-from landmarking.landmarks import _gp_torch
 
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (the gpu extra: pip install 'landmarking[gpu]')")
@@ -84,6 +86,29 @@ def test_torch_cpu_projects_like_the_numpy_path(space):
         np.testing.assert_allclose(np.linalg.norm(torch_fit.landmarks_, axis=1), 1.0)
 
 
+@pytest.mark.parametrize("space", ["nonnegative", "sphere"])
+def test_torch_projection_is_the_numpy_projection(space):
+    from landmarking.spaces import project
+
+    rng = np.random.default_rng(3)
+    points = [rng.normal(size=7), rng.uniform(0, 2, 7), -rng.uniform(0.1, 1, 7)]
+    for t in points:
+        moved = _gp_torch._project(torch, torch.as_tensor(t), space).numpy()
+        np.testing.assert_allclose(moved, project(t, space), rtol=1e-15, atol=0)
+
+
+def test_patched_auto_rule_reaches_the_torch_path(monkeypatch):
+    # The driver and both backends read the rule's constants from objective when
+    # they run: a patched maximum (and a rule that never stops) holds on the device.
+    monkeypatch.setattr(objective, "AUTO_MAX_STEPS", 160)
+    monkeypatch.setattr(objective, "AUTO_TOL", -np.inf)
+    X = _roll(400)
+    params = dict(n_landmarks=2, n_steps="auto", batch_size=100, random_state=0)
+    torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
+    np.testing.assert_array_equal(torch_fit.n_steps_, [160, 160])
+    _assert_same_fit(GPLandmarks(**params).fit(X), torch_fit, 1e-4)
+
+
 def test_torch_cpu_sparse_input_equals_the_numpy_path():
     rng = np.random.default_rng(12)
     X = np.abs(rng.normal(size=(500, 6))) * (rng.random((500, 6)) < 0.5)
@@ -121,7 +146,8 @@ def test_torch_cpu_coincident_starts_stay_finite():
 
 def test_inverse_factors_on_the_device_invert_the_numpy_factors():
     from landmarking._blocks import chunk_bounds
-    from landmarking.landmarks._gp_batches import RIDGE, _BatchGram, _Chunks
+    from landmarking.gp.batches import _BatchGram, _Chunks
+    from landmarking.gp.objective import RIDGE
 
     X = _roll(700)
     landmarks = np.vstack([X[:4] + 0.05, X[:1]])  # the last one duplicates the first
@@ -322,15 +348,16 @@ def test_cuda_landmarks_equal_the_numpy_path(dtype):
 
 
 @needs_cuda
-def test_cuda_graphs_replay_the_eager_steps():
+def test_cuda_graphs_replay_the_eager_steps(monkeypatch):
     X = _roll(600)
     from landmarking.kernels import resolve_kernel_width
 
     width = resolve_kernel_width(X, "auto", random_state=0)
     kwargs = dict(kernel_width=width, n_steps=120, batch_size=150, seed=3,
                   device=torch.device("cuda"))
-    graphs = _gp_torch.learn_gp_landmarks_torch(X, 4, **kwargs)[0]
-    eager = _gp_torch.learn_gp_landmarks_torch(X, 4, cuda_graphs=False, **kwargs)[0]
+    graphs = learn_gp_landmarks(X, 4, **kwargs)[0]
+    monkeypatch.setattr(_gp_torch, "CUDA_GRAPHS", False)
+    eager = learn_gp_landmarks(X, 4, **kwargs)[0]
     np.testing.assert_allclose(graphs, eager, rtol=0, atol=1e-10)
 
 

@@ -76,8 +76,8 @@ def _estimators():
 def test_the_walk_finds_the_public_api():
     labels = {label for label, _ in CALLABLES}
     # A sample from every corner, so that a broken walk cannot pass vacuously.
-    for label in ["landmarking.landmarks.gp.GPLandmarks.fit",
-                  "landmarking.landmarks.gp.learn_gp_landmarks",
+    for label in ["landmarking.gp.estimator.GPLandmarks.fit",
+                  "landmarking.gp.learn.learn_gp_landmarks",
                   "landmarking.landmarks.baselines.RandomLandmarks.transform",
                   "landmarking.embedding.laplacian.LaplacianEigenmaps.__init__",
                   "landmarking.neighbors.query_neighbors",

@@ -15,7 +15,7 @@ __version__ = "0.2.0.dev0"
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "GPLandmarks": ".landmarks.gp",
+    "GPLandmarks": ".gp.estimator",
     "RandomLandmarks": ".landmarks.baselines",
     "ActiveLearningLandmarks": ".landmarks.baselines",
     "RPCholeskyLandmarks": ".landmarks.baselines",
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
     from .embedding.model_selection import sweep_lll  # noqa: F401
     from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
+    from .gp.estimator import GPLandmarks  # noqa: F401
     from .landmarks.baselines import (  # noqa: F401
         ActiveLearningLandmarks,
         KMeansLandmarks,
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
         RandomLandmarks,
         RPCholeskyLandmarks,
     )
-    from .landmarks.gp import GPLandmarks  # noqa: F401
     from .persistence import load, save  # noqa: F401
 
 

@@ -174,15 +174,20 @@ def tensor_to_host(X):
 
 
 @contextmanager
-def device_memory(device, *, lower):
+def device_memory(device, *, lower=None, message=None):
     """Re-raise the device running out of memory as a ``MemoryError`` naming the fix.
+
+    The one place that recognises an exhausted device (torch's ``OutOfMemoryError``,
+    or the CPU allocator's ``RuntimeError``); every torch path goes through it.
 
     Parameters
     ----------
     device : torch.device
-    lower : str
+    lower : str, optional
         What to lower (a parameter and its effect), e.g. "batch_size (points per
         step)"; the message adds the fallback device='cpu'.
+    message : str, optional
+        The whole message instead, for a caller whose fix is not one thing to lower.
     """
     torch = import_torch(device)
     exhausted = tuple({getattr(torch, "OutOfMemoryError", None),
@@ -191,16 +196,16 @@ def device_memory(device, *, lower):
     try:
         yield
     except exhausted as exc:
-        raise MemoryError(
+        raise MemoryError(message or (
             f"out of memory on {device}: {_first_line(exc)}. Lower {lower}, or use "
-            "device='cpu' (the NumPy path, which streams the data from the host)."
+            "device='cpu' (the NumPy path, which streams the data from the host).")
         ) from exc
     except RuntimeError as exc:
         # The CPU allocator reports exhaustion as a plain RuntimeError.
         if "can't allocate memory" not in str(exc) and "not enough memory" not in str(exc):
             raise
-        raise MemoryError(
-            f"out of memory on {device}: {_first_line(exc)}. Lower {lower}."
+        raise MemoryError(message or (
+            f"out of memory on {device}: {_first_line(exc)}. Lower {lower}.")
         ) from exc
 
 

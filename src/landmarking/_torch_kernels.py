@@ -14,6 +14,7 @@ from scipy import sparse
 
 from ._blocks import map_row_blocks, rows_per_block
 from ._torch import device_memory, to_tensor
+from .kernels import _features_inputs
 
 __all__ = ["squared_distances_torch", "gaussian_features_torch", "features_block_torch"]
 
@@ -70,8 +71,6 @@ def gaussian_features_torch(X, T, width, device, *, chunk_size=None, out=None):
         When the host result would not fit, or a block does not fit on the device
         (naming the block size to lower).
     """
-    from .kernels import _features_inputs
-
     X, T, dtype = _features_inputs(X, T, out)
     if chunk_size is None:
         chunk_size = rows_per_block(8 * (X.shape[1] + T.shape[0]))

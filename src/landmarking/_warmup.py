@@ -52,7 +52,7 @@ def _steps():
                               move_rule=rule, random_state=0).fit(X)
 
     def gp():
-        from .landmarks.gp import GPLandmarks
+        from .gp.estimator import GPLandmarks
 
         for data in (X, X32):
             # refine=1 takes steps one at a time (the other compiled kernel)

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from .datasets import make_concentric_circles
 from .evaluation import landmark_to_data_distances, nearest_neighbor_spacing
-from .landmarks.gp import GPLandmarks
+from .gp.estimator import GPLandmarks
 from .plotting import plot_image_grid, plot_landmarks
 
 __all__ = ["run_demo", "landmark_table"]

@@ -94,6 +94,7 @@ from ._typing import StrPath
 from .embedding.laplacian import LaplacianEigenmaps
 from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
+from .gp.estimator import GPLandmarks
 from .io import InputError, current_umask
 from .landmarks.baselines import (
     ActiveLearningLandmarks,
@@ -102,7 +103,6 @@ from .landmarks.baselines import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
-from .landmarks.gp import GPLandmarks
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]
 

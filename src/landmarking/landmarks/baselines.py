@@ -44,13 +44,13 @@ from .._blocks import (
     to_memory,
     working_dtype,
 )
+from .._landmark_features import LandmarkTransformerMixin
 from .._memory import check_memory
 from .._parallel import check_n_jobs, resolve_n_jobs, thread_limits
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import check_enough_samples, check_positive_int
+from ..cholesky import pivoted_cholesky
 from ..kernels import resolve_kernel_width
-from ._base import LandmarkTransformerMixin
-from .cholesky import pivoted_cholesky
 
 __all__ = ["RandomLandmarks", "ActiveLearningLandmarks", "RPCholeskyLandmarks",
            "KMeansLandmarks", "NMFLandmarks", "kl_nmf_weights"]

@@ -1,13 +1,16 @@
-"""GP landmarks on a torch device: the steps of :mod:`.gp` with the batch on the device.
+"""The torch backend of GP landmarking: the steps on a torch device.
 
-``GPLandmarks(device=...)`` runs :func:`learn_gp_landmarks_torch`, the torch
-counterpart of :func:`landmarking.landmarks.gp.learn_gp_landmarks` (whose module
-docstring defines the symbols). Everything random comes from the NumPy generators
-the NumPy path uses: the batch layout of :class:`._gp_batches._Chunks` (a
-permutation of each chunk's rows drawn from ``(seed, c)``), each landmark's start
-and its order of batches from ``(seed, k)``. On ``torch.device("cpu")`` the
-landmarks therefore equal the NumPy path's to rounding (1e-4 relative,
-``tests/test_gpu.py``).
+``GPLandmarks(device=...)`` runs :func:`.learn.learn_gp_landmarks` with this
+backend (:func:`.backend.gp_backend`): :func:`torch_fit` gives the driver the
+interface every backend offers. The symbols are those of :mod:`.objective`, whose
+formulae the steps apply on tensors (the move through :func:`.objective.moved_landmark`
+with torch's primitives, the stopping rule through :func:`.objective.window_stops`).
+This is the only GP module that uses torch. Everything random comes from the NumPy
+generators the driver draws for both backends: the batch layout of
+:class:`.batches._Chunks` (a permutation of each chunk's rows drawn from
+``(seed, c)``), each landmark's start and its order of batches from ``(seed, k)``.
+On ``torch.device("cpu")`` the landmarks therefore equal the NumPy path's to
+rounding (1e-4 relative, ``tests/test_gpu.py``).
 
 What lives on the device
 ------------------------
@@ -43,44 +46,44 @@ as the NumPy path limits BLAS: a step is too small to gain from threads, and
 torch's threads lose badly when the cores are busy (seven times slower measured
 on 2 shared cores).
 
-Precision follows the compiled NumPy step (:mod:`._gp_kernels`): the products
+Precision follows the compiled NumPy step (:mod:`._kernels`): the products
 with the batch in X's dtype, the distances, kernel values, solve and weights in
 float64.
 """
 
 import logging
-import time
 from contextlib import contextmanager
+from functools import partial
+from types import SimpleNamespace
 
 import numpy as np
 from scipy import sparse
-from tqdm.auto import tqdm
 
-from .._blocks import chunk_bounds, row_blocks, working_dtype
+from .._blocks import row_blocks, working_dtype
 from .._torch import device_memory, import_torch, to_tensor
 from .._torch_kernels import squared_distances_torch
-from ..kernels import column_mean_std
-from ._gp_batches import RIDGE, _Chunks, _row_norms
-from .gp import (
-    AUTO_MAX_STEPS,
-    AUTO_MIN_STEPS,
-    AUTO_TOL,
-    AUTO_WINDOW,
-    MAX_STEP_WIDTHS,
-    _batch_order,
-    _initial_point,
-    _landmark_table,
-    _objectives,
+from . import objective
+from .batches import _row_norms
+from .objective import (
+    RIDGE,
+    batch_objective,
+    first_check_window,
+    moved_landmark,
     step_size,
+    takes_step,
+    window_stops,
 )
 
-__all__ = ["learn_gp_landmarks_torch"]
+__all__ = ["torch_fit"]
 
 log = logging.getLogger(__name__)
 
 #: Bytes of float64 temporaries per block of a pass over all rows or all batches
 #: on the device (the Gram pass, the factor growth).
 PASS_BYTES = 256 * 2**20
+#: On a CUDA device, replay blocks of steps as a CUDA graph (the same arithmetic,
+#: fewer launches); a test turns it off to compare with the eager steps.
+CUDA_GRAPHS = True
 
 
 class _DeviceFit:
@@ -96,7 +99,10 @@ class _DeviceFit:
         self.torch, self.device = torch, device
         self.dtype = getattr(torch, working_dtype(X).name)
         self.eta, self.space, self.auto = float(eta), space, auto
-        self.max_step = MAX_STEP_WIDTHS * np.sqrt(eta)
+        self.max_step = objective.MAX_STEP_WIDTHS * np.sqrt(eta)
+        # The primitives of the move (objective.moved_landmark) on tensors.
+        self.ops = SimpleNamespace(norm=torch.linalg.vector_norm, sqrt=torch.sqrt,
+                                   maximum=torch.maximum, project=partial(_project, torch))
         self.n_samples, self.n_features = X.shape
         self.sparse = sparse.issparse(X)
         self._upload(X)
@@ -116,8 +122,7 @@ class _DeviceFit:
         self.previous = torch.zeros((), **f64)
         self.windows = torch.zeros((), dtype=torch.int64, device=device)
         self.done = torch.zeros((), dtype=torch.bool, device=device)
-        first = max(AUTO_MIN_STEPS, 2 * AUTO_WINDOW)
-        self.first_check = -(-first // AUTO_WINDOW)  # windows before the first check
+        self.first_check = first_check_window()
 
     # ------------------------------------------------------------------ set-up
 
@@ -254,43 +259,30 @@ class _DeviceFit:
         weights = phi * (phi - Phi_B @ coef)
         f = weights.sum()
         m = (weights.to(self.dtype) @ XB).double()
-        # t <- Proj(t + a_s (m / f - t)), the move clipped to max_step plus the
-        # distance to the batch; no move when f is tiny against phi^T phi.
+        # t <- Proj(t + a_s (m / f - t)) (objective.moved_landmark), where
+        # objective.takes_step allows it: a tensor condition, no host read.
         a = self.a.index_select(0, self.s)[0]
-        move = a * (m / f - t)
-        limit = self.max_step + torch.sqrt(nearest)
-        move = move * torch.clamp(limit / torch.linalg.vector_norm(move), max=1.0)
-        moves = f > 1e-10 * (phi @ phi)
-        t.copy_(torch.where(moves, self._project(t + move), t))
+        moved = moved_landmark(t, m, f, a, self.max_step, nearest, self.space, self.ops)
+        t.copy_(torch.where(takes_step(f, phi @ phi), moved, t))
         if self.auto:
             b = self.count.index_select(0, g)[0]
-            self.window_sum.add_(f.clamp_min(0) * torch.exp(-2.0 * nearest / self.eta) / b)
+            self.window_sum.add_(batch_objective(f.clamp_min(0), nearest, self.eta, b,
+                                                 torch.exp))
         self.s.add_(1)
 
-    def _project(self, t):
-        if self.space == "euclidean":
-            return t
-        clipped = t.clamp_min(0)
-        if self.space == "nonnegative":
-            return clipped
-        # The sphere within the orthant; no positive entry: the axis of the largest.
-        norm = self.torch.linalg.vector_norm(clipped)
-        axis = self.torch.zeros_like(t).scatter_(0, self.torch.argmax(t)[None], 1.0)
-        return self.torch.where(norm > 0, clipped / self.torch.where(norm > 0, norm, 1.0),
-                                axis)
-
     def window_end(self):
-        """The rule of ``_Convergence`` at the end of a window of AUTO_WINDOW steps."""
-        now = self.window_sum / AUTO_WINDOW
+        """The rule of ``n_steps="auto"`` (:func:`.objective.window_stops`) at the end
+        of a window of ``AUTO_WINDOW`` steps, on the device."""
+        now = self.window_sum / objective.AUTO_WINDOW
         checked = self.windows + 1 >= self.first_check
-        self.done |= checked & (now > 0) & (now - self.previous <= AUTO_TOL * now)
+        self.done |= checked & window_stops(now, self.previous)
         self.previous.copy_(now)
         self.window_sum.zero_()
         self.windows.add_(1)
 
     def block(self):
         """AUTO_WINDOW steps (and the stopping rule with ``n_steps="auto"``)."""
-        for _ in range(AUTO_WINDOW):
+        for _ in range(objective.AUTO_WINDOW):
             self.step()
         if self.auto:
             self.window_end()
@@ -303,7 +295,7 @@ class _Runner:
     def __init__(self, fit, max_steps, cuda_graphs):
         self.fit, self.graph = fit, None
         if (cuda_graphs and fit.device.type == "cuda" and not fit.sparse
-                and max_steps >= AUTO_WINDOW):
+                and max_steps >= objective.AUTO_WINDOW):
             self.graph = self._capture()
 
     def _capture(self):
@@ -327,15 +319,15 @@ class _Runner:
 
     def run(self, max_steps, step_bar=None):
         """Steps until ``max_steps`` or the stopping rule; returns the steps taken."""
-        fit, s = self.fit, 0
-        while s + AUTO_WINDOW <= max_steps:
+        fit, s, window = self.fit, 0, objective.AUTO_WINDOW
+        while s + window <= max_steps:
             if self.graph is not None:
                 self.graph.replay()
             else:
                 fit.block()
-            s += AUTO_WINDOW
+            s += window
             if step_bar is not None:
-                step_bar.update(AUTO_WINDOW)
+                step_bar.update(window)
             if fit.auto and bool(fit.done):
                 return s
         for _ in range(max_steps - s):
@@ -343,86 +335,86 @@ class _Runner:
         return max_steps
 
 
-def learn_gp_landmarks_torch(X, n_landmarks, *, kernel_width, device, n_steps=1000,
-                             batch_size=1000, s0=10.0, tau=0.51, space="euclidean",
-                             init="gaussian", previous_landmarks=None, seed=0,
-                             chunk_size=None, callback=None, return_n_steps=False,
-                             verbose=False, cuda_graphs=True):
-    """:func:`landmarking.landmarks.gp.learn_gp_landmarks` on a torch device.
+class _TorchFit:
+    """A sequential fit on a torch device: the backend interface of
+    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`."""
 
-    Same parameters and returns, plus:
+    def __init__(self, fit, max_steps):
+        self.fit, self.max_steps = fit, max_steps
+        self.runner = _Runner(fit, max_steps, CUDA_GRAPHS)
+
+    def start(self, k, t0, order):
+        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step)."""
+        self.fit.start(t0, order)
+
+    def run(self, step_bar=None):
+        """The steps of the landmark started; returns (its position, steps run)."""
+        with _one_cpu_thread(self.fit.torch, self.fit.device):
+            taken = self.runner.run(self.max_steps, step_bar)
+        return self.fit.t.cpu().numpy(), taken
+
+    def add_column(self, k, t):
+        """Landmark k is finished at t: its kernel column and a row of every factor."""
+        self.fit.add_column(k, t)
+
+    def gram(self, k):
+        """Phi^T Phi (k x k, float64) over all rows, on the host."""
+        return self.fit.gram(k)
+
+
+def table_bytes():
+    """The host layout keeps no kernel table: it lives on the device."""
+    return 0
+
+
+@contextmanager
+def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_steps, s0, tau,
+              auto):
+    """The backend interface of a sequential fit on ``device`` (a context: an
+    exhausted device raises a ``MemoryError`` naming what to lower).
 
     Parameters
     ----------
+    X : validated data (dense or CSR, any container :func:`landmarking._blocks.row_blocks`
+        reads)
+    chunks : :class:`.batches._Chunks`, the batch layout; its landmark table holds
+        ``n_previous`` finished landmarks, whose kernel columns are computed here.
     device : torch.device
-        Where the data, the kernel table, the factors and the steps live. The
-        landmarks equal the NumPy path's for the same seed to rounding.
-    cuda_graphs : bool, default=True
-        On a CUDA device, replay blocks of steps as a CUDA graph (the same
-        arithmetic, fewer launches).
+    batch_size, eta, space, max_steps, s0, tau, auto : the fit's settings.
 
     Notes
     -----
     Device memory: X (n_samples x n_features of its dtype; a sparse X as its
     nonzeros), the kernel table (n_samples x n_landmarks of X's dtype) and the
-    batch factors (n_batches x n_landmarks^2 float64). A ``MemoryError`` names
-    what to lower when they do not fit.
+    batch factors (n_batches x n_landmarks^2 float64).
     """
     torch = import_torch(device)
-    n_samples, n_features = X.shape
-    landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
-    auto = isinstance(n_steps, str)
-    max_steps = AUTO_MAX_STEPS if auto else n_steps
-    bounds = chunk_bounds(X, chunk_size)
-    layout = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed, 0)
-    mean, std = column_mean_std(X, bounds)
+    n_samples = X.shape[0]
+    n_landmarks = len(chunks.landmarks)
     itemsize = working_dtype(X).itemsize
     lower = (f"the device memory the fit needs: X ({_size(X, itemsize)} on the device; "
              f"float32 data halves it), the kernel table (n_landmarks: "
              f"{_gib(n_samples * n_landmarks * itemsize)}) or the batch factors "
-             f"({_gib(layout.n_batches * n_landmarks**2 * 8)}; a larger batch_size "
+             f"({_gib(chunks.n_batches * n_landmarks**2 * 8)}; a larger batch_size "
              "means fewer)")
-    seconds, steps = [], []
-
     with device_memory(device, lower=lower), torch.inference_mode():
-        fit = _DeviceFit(torch, device, X, layout, n_landmarks, kernel_width, space,
-                         max_steps, s0, tau, auto)
+        fit = _DeviceFit(torch, device, X, chunks, n_landmarks, eta, space, max_steps, s0,
+                         tau, auto)
         for k in range(n_previous):
-            fit.add_column(k, landmarks[k])
-        runner = _Runner(fit, max_steps, cuda_graphs)
+            fit.add_column(k, chunks.landmarks[k])
+        yield _TorchFit(fit, max_steps)
 
-        def result(done):
-            objectives = _objectives(fit.gram(done), n_samples, 0)
-            out = (landmarks[:done].copy() if done < n_landmarks else landmarks, objectives,
-                   np.asarray(seconds))
-            return out + (np.asarray(steps, dtype=np.int64),) if return_n_steps else out
 
-        outer = tqdm(range(n_previous, n_landmarks), desc="landmarks", disable=not verbose,
-                     unit="landmark")
-        try:
-            for k in outer:
-                begin = time.perf_counter()
-                rng = np.random.default_rng([seed, k])
-                t0 = _initial_point(k, init, mean, std, rng, space)
-                fit.start(t0, _batch_order(rng, layout.batches_per_chunk, max_steps))
-                with tqdm(total=max_steps, desc=f"landmark {k + 1}", leave=False,
-                          disable=not verbose, unit="step") as step_bar, \
-                        _one_cpu_thread(torch, device):
-                    taken = runner.run(max_steps, step_bar)
-                landmarks[k] = fit.t.cpu().numpy()
-                fit.add_column(k, landmarks[k])
-                seconds.append(time.perf_counter() - begin)
-                steps.append(taken)
-                if callback is not None and k < n_landmarks - 1:
-                    callback(landmarks[:k + 1], np.full(len(seconds), np.nan),
-                             np.asarray(seconds))
-            out = result(n_landmarks)
-            if callback is not None and n_landmarks > n_previous:
-                callback(landmarks, out[1][n_previous:], np.asarray(seconds))
-        except KeyboardInterrupt as interrupt:
-            interrupt.partial_result = result(n_previous + len(seconds))
-            raise
-    return out
+def _project(torch, t, space):
+    """:func:`landmarking.spaces.project` of one point onto a space other than
+    "euclidean", on tensors, with no host read (pinned to it by ``tests/test_gpu.py``)."""
+    clipped = t.clamp_min(0)
+    if space == "nonnegative":
+        return clipped
+    # The sphere within the orthant; no positive entry: the axis of the largest.
+    norm = torch.linalg.vector_norm(clipped)
+    axis = torch.zeros_like(t).scatter_(0, torch.argmax(t)[None], 1.0)
+    return torch.where(norm > 0, clipped / torch.where(norm > 0, norm, 1.0), axis)
 
 
 @contextmanager

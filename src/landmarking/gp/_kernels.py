@@ -30,7 +30,7 @@ LLVM vectorise the reductions); no assumption about NaN or infinity is made, and
 the move of the landmark is compiled without it. The landmarks agree with the
 NumPy step to 1e-4 relative for float32 data (tests/test_gp.py).
 
-Imported lazily by :mod:`landmarking.landmarks._gp_batches` (``import landmarking``
+Imported lazily by :mod:`landmarking.gp._numpy` (``import landmarking``
 does not load numba). :func:`batch_step` and :func:`visit_steps` are plain Python
 here; :func:`compiled_batch_step` and :func:`compiled_visit_steps` compile them
 for one data precision on first use (explicit signatures, cached on disk), so a
@@ -265,7 +265,8 @@ def batch_step(Xc, xsq, rows, Phi, prows, k, L, t_cast, t_sq, eta, phi, m_out):
 @numba.njit(cache=True, nogil=True)
 def _move(t, m, f, fraction, max_step, nearest, space):
     """t <- Proj_S(t + a (m / f - t)), the move limited to ``max_step`` plus the
-    distance to the batch, as ``gp._optimise_landmark`` and ``spaces.project`` do
+    distance to the batch: the compiled twin of :func:`.objective.moved_landmark`
+    (with ``spaces.project``), which ``tests/test_gp.py`` pins it to
     it; m is overwritten; no fastmath."""
     d = t.shape[0]
     length_sq = 0.0

@@ -20,9 +20,13 @@ first objective of 0.01 to 0.3; a width 1,000 times smaller covers one point or
 none, and one 100 to 1,000 times larger gives 0.96 to 1.0.
 """
 
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
+
+from .._typing import ArrayLike
 
 __all__ = ["KernelWidthWarning", "diagnose_kernel_width", "warn_if_kernel_width_is_off",
            "MIN_COVERED_POINTS", "MAX_FIRST_OBJECTIVE"]
@@ -37,7 +41,8 @@ class KernelWidthWarning(UserWarning):
     """The fitted GP landmarks show that the kernel width does not suit the data."""
 
 
-def diagnose_kernel_width(objective, n_samples, kernel_width):
+def diagnose_kernel_width(objective: ArrayLike, n_samples: int,
+                          kernel_width: float) -> str | None:
     """A sentence naming the measure and the fix when the width is off, else None.
 
     Parameters
@@ -84,7 +89,8 @@ def diagnose_kernel_width(objective, n_samples, kernel_width):
     return None
 
 
-def warn_if_kernel_width_is_off(objective, n_samples, kernel_width, *, stacklevel=3):
+def warn_if_kernel_width_is_off(objective: ArrayLike, n_samples: int, kernel_width: float, *,
+                                stacklevel: int = 3) -> str | None:
     """Issue a :class:`KernelWidthWarning` when :func:`diagnose_kernel_width` finds one."""
     message = diagnose_kernel_width(objective, n_samples, kernel_width)
     if message is not None:

@@ -1,17 +1,17 @@
-"""The per-batch and per-chunk state of a GP landmark fit, and one step's sums.
+"""The minibatch layout of a GP landmark fit and its per-batch and per-chunk state.
 
-Private to :mod:`landmarking.landmarks.gp` (whose docstring defines the symbols):
+Used by both backends (the layout: chunks, batches, the order of batches) and by
+the NumPy backend (kernel tables and factors); the symbols are those of
+:mod:`.objective`:
 
 - :class:`_Chunks`: the data's chunks, each cut into batches by a seeded
   permutation of its rows, with the kernel values Phi of the finished landmarks;
-- :class:`_CholeskyFactor`, :class:`_BatchGram`: each batch's factor of
-  ``Phi_B^T Phi_B + ridge I``, grown by one column per landmark;
+- :func:`_batch_order`: the (chunk, batch) of each step of a landmark;
+- :class:`_BatchGram`: each batch's factor of ``Phi_B^T Phi_B + ridge I``
+  (:class:`.objective._CholeskyFactor`), grown by one column per landmark;
 - :class:`_Preceding`, :class:`_Others`, :class:`_BatchGrams`: the span a landmark
   is optimised against: the landmarks before it (the sequential pass) or all the
-  others (the refinement);
-- :func:`_numpy_step` and :class:`_CompiledStep`: a step's sums on one batch, with
-  NumPy operations (CSR chunks, and the reference) or in one compiled call; and
-  :meth:`_CompiledStep.steps`, all the steps of a chunk visit in one compiled call.
+  others (the refinement).
 
 Phi on a chunk is kept with its rows in the order of the chunk's permutation, so
 that a batch's rows of Phi are one slice (read as one stream) while its rows of X
@@ -23,14 +23,12 @@ from itertools import groupby
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import solve_triangular
 
 from .._blocks import is_in_memory, reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
 from ..kernels import squared_distances
+from .objective import RIDGE, _CholeskyFactor
 
-#: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
-RIDGE = 1e-8
 #: A visit with at least this many steps per batch of its chunk reads a copy of the
 #: chunk in the order of its permutation (a batch's rows consecutive: about twice
 #: as fast to read as scattered rows), when the copy takes at most
@@ -42,47 +40,6 @@ IN_ORDER_STEPS_PER_BATCH = 4
 #: last chunk visited is kept (memory maps, Zarr and Dask arrays are never copied
 #: whole).
 IN_ORDER_BYTES = 2 * 2**30
-
-
-class _CholeskyFactor:
-    """A lower-triangular factor L of ``Phi^T Phi + ridge I`` that grows by columns."""
-
-    def __init__(self, capacity, ridge, L=None):
-        self.L = np.zeros((capacity, capacity)) if L is None else L
-        self.size = 0
-        self.ridge = ridge
-
-    @classmethod
-    def of_gram(cls, gram, ridge):
-        """The factor of a whole Gram matrix (k x k) at once."""
-        k = len(gram)
-        factor = cls(k, ridge)
-        try:
-            factor.L[:] = np.linalg.cholesky(gram + ridge * np.eye(k))
-            factor.size = k
-        except np.linalg.LinAlgError:
-            # Duplicated columns whose rounding beats the ridge: column by column,
-            # with the residual floored at the ridge as in append.
-            for col in range(k):
-                factor.append(gram[:col, col], gram[col, col])
-        return factor
-
-    def append(self, cross, diag):
-        """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
-        k = self.size
-        row = solve_triangular(self.L[:k, :k], cross, lower=True) if k else cross[:0]
-        residual = diag + self.ridge - row @ row
-        # Rounding can make the residual of a duplicated column slightly negative;
-        # the ridge is the smallest value it can truly have.
-        self.L[k, :k] = row
-        self.L[k, k] = np.sqrt(max(residual, self.ridge))
-        self.size = k + 1
-
-    def solve(self, rhs):
-        """(Phi^T Phi + ridge I)^-1 rhs, by two triangular solves."""
-        L = self.L[: self.size, : self.size]
-        y = solve_triangular(L, rhs, lower=True, check_finite=False)
-        return solve_triangular(L.T, y, lower=False, check_finite=False)
 
 
 class _BatchGram:
@@ -146,138 +103,24 @@ class _Preceding:
         return self.gram.L[first[c]:first[c + 1]]
 
 
-def _kernel_on_batch(XB, xsq_B, t_cast, t_sq, eta):
-    """phi_x(t) on a batch, divided by its largest value; returns (phi, log scale).
-
-    The true kernel values are ``phi * exp(-shift / eta)``. ``XB`` may be dense or
-    CSR.
-    """
-    d2 = np.asarray(XB @ t_cast).ravel()
-    d2 *= -2
-    d2 += xsq_B
-    d2 += t_sq
-    np.maximum(d2, 0, out=d2)
-    shift = float(d2.min())
-    d2 -= shift
-    d2 *= -1.0 / eta
-    return np.exp(d2, out=d2), shift
-
-
-def _weighted_sum(weights, XB):
-    """sum_i weights_i x_i for a dense or CSR batch."""
-    if sparse.issparse(XB):
-        return np.asarray(XB.T @ weights).ravel()
-    # weights @ XB, not XB.T @ weights: numpy runs the latter far slower.
-    return weights @ XB
-
-
-def _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta, positions=None):
-    """The step's sums with NumPy operations: for CSR chunks, and the reference
-    the compiled step is tested against.
-
-    The batch is ``Xc[rows]``; its kernel values of the finished landmarks are
-    ``Phi_c[positions]`` (``Phi_c[rows]`` when ``positions`` is None).
-
-    Returns (sum_i phi_i u_i x_i, f = phi^T M phi, phi^T phi, nearest squared
-    distance), with phi relative to the batch's nearest point.
-    """
-    XB = Xc[rows]
-    phi, nearest_d2 = _kernel_on_batch(XB, xsq_c[rows], t.astype(Xc.dtype), t @ t, eta)
-    if factor.size:
-        Phi_B = Phi_c[rows if positions is None else positions, :factor.size]
-        coef = factor.solve(Phi_B.T @ phi)
-        u = phi - Phi_B @ coef.astype(phi.dtype)
-    else:
-        u = phi
-    weights = phi * u
-    f = float(weights.sum(dtype=np.float64))
-    return _weighted_sum(weights, XB), f, float(phi @ phi), nearest_d2
-
-
-class _CompiledStep:
-    """The step's sums in one compiled pass (:func:`._gp_kernels.batch_step`) for
-    dense chunks; the NumPy step for CSR chunks. Same returns as :func:`_numpy_step`.
-
-    :meth:`steps` runs all the steps of a chunk visit in one compiled call
-    (:func:`._gp_kernels.visit_steps`)."""
-
-    def __init__(self, n_features, batch_size):
-        # numba loads on the first fit, not on import
-        from ._gp_kernels import SPACE_CODES, compiled_batch_step, compiled_visit_steps
-
-        # Compiled per data precision on first use (one precision per fit).
-        self.kernel, self.visit_kernel = compiled_batch_step, compiled_visit_steps
-        self.space_codes = SPACE_CODES
-        self.phi = np.empty(batch_size)
-        self.m = np.empty(n_features)
-        self.no_factor = np.zeros((1, 1))
-
-    def _work(self, b):
-        if len(self.phi) < b:
-            self.phi = np.empty(b)
-
-    def __call__(self, Xc, xsq_c, rows, Phi_c, factor, t, eta, positions=None):
-        if sparse.issparse(Xc):
-            return _numpy_step(Xc, xsq_c, rows, Phi_c, factor, t, eta, positions)
-        self._work(len(rows))
-        k = factor.size
-        L = factor.L if k else self.no_factor
-        positions = rows if positions is None else _as_rows(positions)
-        step = self.kernel(Xc.dtype)
-        f, phi_sq, nearest = step(Xc, xsq_c, rows, Phi_c, positions, k, L,
-                                  t.astype(Xc.dtype), float(t @ t), float(eta),
-                                  self.phi, self.m)
-        return self.m, f, phi_sq, nearest
-
-    def steps(self, span, c, batches, chunk, t, eta, first, *, s0, tau, max_step, space,
-              visit_length):
-        """Steps on batches ``batches`` (in order) of chunk c, numbered from
-        ``first``, in one compiled call that moves t (float64, in place).
-
-        ``chunk`` is ``span.visit(c)``; ``visit_length`` the number of steps of the
-        whole visit (``batches`` may be part of it). Returns (n_steps, 3): each step's f,
-        phi^T phi and nearest squared distance; or None, having done nothing, where
-        the compiled visit does not apply (CSR chunks, factors not kept).
-        """
-        Xc, xsq_c, Phi_c = chunk
-        if sparse.issparse(Xc):
-            return None
-        Ls = span.batch_factors(c, batches, Phi_c)
-        if Ls is None:
-            return None
-        chunks = span.chunks
-        k = Phi_c.shape[1]
-        positions = chunks.positions(c)
-        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
-        perm = chunks.permutations[c] if ordered is None else positions
-        if ordered is not None:
-            Xc, xsq_c = ordered
-        # The kept table's first k columns are not C-ordered; the kernel reads them
-        # from the whole C-ordered table.
-        table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
-        self._work(int(np.diff(chunks.batch_bounds[c]).max()))
-        sums = np.empty((len(batches), 3))
-        visit = self.visit_kernel(Xc.dtype)
-        visit(Xc, xsq_c, perm, positions,
-              chunks.batch_bounds[c], np.asarray(batches, dtype=np.int64),
-              table, k, Ls, t, float(eta), int(first),
-              float(s0), float(tau), float(max_step), self.space_codes[space],
-              ordered is not None, self.phi, self.m, sums)
-        return sums
-
-
-def _as_rows(positions):
-    """Row indices (int64) from a slice or an index array."""
-    if isinstance(positions, slice):
-        return np.arange(positions.start, positions.stop, dtype=np.int64)
-    return np.asarray(positions, dtype=np.int64)
-
 def _batches(n_samples, batch_size):
     """Start offsets of the consecutive batches; the last one takes the remainder."""
     n_batches = max(1, n_samples // batch_size)
     bounds = np.arange(n_batches + 1) * batch_size
     bounds[-1] = n_samples
     return bounds
+
+def _batch_order(rng, batches_per_chunk, n_steps):
+    """(chunk, batch) for each step: the chunks in a random order, the batches of
+    each chunk in a random order, repeated until there are ``n_steps``."""
+    order = []
+    while len(order) < n_steps:
+        for c in rng.permutation(len(batches_per_chunk)):
+            order.extend((int(c), int(j)) for j in rng.permutation(batches_per_chunk[c]))
+            if len(order) >= n_steps:
+                break
+    return order[:n_steps]
+
 
 def _kernel_columns(block, landmarks, eta, xsq=None):
     """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
@@ -556,12 +399,3 @@ class _Others:
         return None
 
 
-def _conditional_objective(gram, k, column, n_samples):
-    """(1/N) phi^T M_{-k} phi on all the data: the posterior variance of a landmark
-    with kernel column inner products ``column`` (Phi^T phi, then phi^T phi), given
-    every landmark but k."""
-    others = np.delete(np.arange(len(gram)), k)
-    G = gram[np.ix_(others, others)] + RIDGE * n_samples * np.eye(len(others))
-    cross = column[others]
-    total = column[-1] - (cross @ np.linalg.solve(G, cross) if len(others) else 0.0)
-    return max(total, 0.0) / n_samples

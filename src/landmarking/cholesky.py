@@ -18,7 +18,7 @@ from scipy import sparse
 from sklearn.utils.extmath import row_norms
 from tqdm.auto import tqdm
 
-from ..kernels import squared_distances
+from .kernels import squared_distances
 
 __all__ = ["pivoted_cholesky", "PIVOT_RULES"]
 

@@ -1,0 +1,401 @@
+"""The GP landmarking estimator: :class:`GPLandmarks`.
+
+A thin scikit-learn estimator: it checks its parameters (the table
+``_parameter_rules``) and its data, resolves the kernel width and the seed, calls
+:func:`.learn.learn_gp_landmarks` (and :func:`.refine.refine_gp_landmarks`), and
+stores what they return. The mathematics is in :mod:`.objective`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from numbers import Real
+from typing import Any, Literal, Self
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._blocks import check_rows
+from .._checkpoint import check_checkpoint, landmark_checkpoint
+from .._landmark_features import LandmarkTransformerMixin
+from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, StrPath
+from .._validation import (
+    SPACES,
+    Integer,
+    Options,
+    check_enough_samples,
+    check_feasible_for_space,
+    check_params,
+    check_positive_int,
+)
+from ..kernels import resolve_kernel_width
+from .backend import gp_backend
+from .diagnostics import warn_if_kernel_width_is_off
+from .learn import learn_gp_landmarks
+from .refine import refine_gp_landmarks
+
+__all__ = ["GPLandmarks"]
+
+
+def _is_number(value):
+    return not isinstance(value, bool) and isinstance(value, Real)
+
+
+class _Either:
+    """A rule of the parameter table: the value ``special`` ("auto", None) or one
+    ``rule`` accepts. Any other value gets ``rule``'s error, or ``message`` for a
+    string when one is given (the words this estimator has always used)."""
+
+    def __init__(self, special, rule, message=None):
+        self.special, self.rule, self.message = special, rule, message
+
+    def _is_special(self, value):
+        return value is None if self.special is None else (
+            isinstance(value, str) and value == self.special)
+
+    def accepts(self, value):
+        return self._is_special(value) or self.rule.accepts(value)
+
+    def describe(self):
+        return f"{self.special!r} or {self.rule.describe()}"
+
+    def check(self, value, name):
+        if self._is_special(value):
+            return value
+        if self.message is not None and isinstance(value, str):
+            raise ValueError(self.message.format(value=value))
+        return self.rule.check(value, name)
+
+
+class _Condition:
+    """A rule of the parameter table: a test and the ``ValueError`` message (with
+    the value) of a value that fails it."""
+
+    def __init__(self, test, message):
+        self.test, self.message = test, message
+
+    def accepts(self, value):
+        return bool(self.test(value))
+
+    def describe(self):
+        return self.message.split(",")[0]
+
+    def check(self, value, name):
+        if not self.accepts(value):
+            raise ValueError(self.message.format(value=value))
+        return value
+
+
+class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
+    """Landmarks on the data manifold by Gaussian-process landmarking.
+
+    Landmarks are chosen one after another; each maximises the posterior variance
+    of a Gaussian process with the plug-in manifold kernel given the landmarks
+    before it (Liang & Paisley 2015), by stochastic projected ascent on minibatches.
+    They are points of the ambient space (not data points) that lie on the data,
+    spread along it, in order of importance. See :mod:`landmarking.gp.objective`
+    for the mathematics and the scale-free step.
+
+    Parameters
+    ----------
+    n_landmarks : int, default=10
+        Number of landmarks to learn.
+    n_steps : int or "auto", default=1000
+        Steps of stochastic ascent per landmark (the paper's S). "auto" stops a
+        landmark when the mean batch objective over the last ``AUTO_WINDOW`` (50)
+        steps improves on the window before by less than ``AUTO_TOL`` (1%) of
+        itself, after at least ``AUTO_MIN_STEPS`` (100) and at most
+        ``AUTO_MAX_STEPS`` (1000) steps; its steps are a prefix of the 1000 steps
+        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``.
+    batch_size : int, default=1000
+        Points per minibatch (|B_s|); all points when the data has fewer.
+    s0, tau : float, default=10, 0.51
+        Step schedule a_s = (s0 + s)^-tau, the fraction of the way to the weighted
+        mean m moved at step s; tau in (0.5, 1] for Robbins-Monro convergence.
+    kernel_width : float, "auto" or "variance", default="auto"
+        eta in phi_x(t) = exp(-||t - x||^2 / eta), in squared data units.
+        "variance" is the paper's heuristic, the sum of the per-dimension variances;
+        it is far too wide for low-dimensional manifolds. "auto" follows the data's
+        local spacing: the median squared distance to the 20th nearest neighbour in
+        a subsample of 2,000 points. The value used is ``kernel_width_``.
+    space : {"euclidean", "nonnegative", "sphere"}, default="euclidean"
+        Where landmarks live: anywhere; the nonnegative orthant (images); or the
+        unit sphere within the nonnegative orthant (square-root histograms).
+    init : "gaussian" or array of shape (n_landmarks, n_features), default="gaussian"
+        Starting points: draws from a Gaussian with the data's mean and
+        per-dimension variance (the paper's), or one given row per landmark.
+    chunk_size : int or None, default=None
+        Rows per chunk the minibatches are drawn from. Each landmark visits the
+        chunks in a random order and, within a chunk, its batches (slices of a
+        fixed random permutation of the chunk's rows) in a random order, so one
+        chunk at a time is read. None: the storage chunks of a Zarr or Dask array,
+        and all rows as one chunk for other input (the paper's sampling). The
+        landmarks depend on the chunks: the same data in any container with the
+        same chunks gives the same landmarks. Data sorted by class should be
+        shuffled, or cut into small chunks, since the last chunk a landmark visits
+        weighs most.
+    refine : int, default=0
+        Sweeps of joint refinement after the sequential pass (see
+        :func:`refine_gp_landmarks`): each landmark in turn is re-optimised with
+        the same steps against the span of all the others, and its new position
+        kept only if it raises its posterior variance given the others on all the
+        data. The order and meaning of the list stay; with ``refine > 0`` a longer
+        list is no longer an extension of a shorter one.
+    warm_start : bool, default=False
+        When True and the estimator is fitted, ``fit`` keeps the landmarks it has
+        and continues the list up to ``n_landmarks``.
+    random_state : int, RandomState or None, default=None
+        Seeds the batches and the starting points.
+    device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
+        Where the sequential pass and ``transform`` run: "cpu" is the NumPy path;
+        "cuda" a GPU through PyTorch (``pip install "landmarking[gpu]"``); "auto"
+        "cuda" when one is available, else "cpu"; a ``torch.device("cpu")`` the
+        torch path on the CPU. Every device gives the NumPy path's landmarks to
+        rounding for the same seed; ``refine`` runs on the NumPy path. See the
+        guide's page "On a GPU".
+    verbose : bool, default=False
+        Progress bars over landmarks and steps.
+
+    Attributes
+    ----------
+    landmarks_ : ndarray of shape (n_landmarks, n_features)
+        The landmarks, in order of selection.
+    objective_ : ndarray of shape (n_landmarks,)
+        The objective each landmark reached: (1/N) phi^T M phi on all the data.
+    kernel_width_ : float
+        The kernel width eta used.
+    landmark_seconds_ : ndarray of shape (n_landmarks,)
+        Wall time spent on each landmark in the sequential pass.
+    n_steps_ : ndarray of shape (n_landmarks,)
+        Steps each landmark ran in the sequential pass (``n_steps``, or fewer
+        with ``n_steps="auto"``).
+    refine_n_steps_ : ndarray of shape (refine, n_landmarks)
+        Steps each landmark ran in each refinement sweep (empty when
+        ``refine=0``).
+    refine_accepted_ : ndarray of shape (refine, n_landmarks), bool
+        Whether each refined position was kept.
+    refine_seconds_ : float
+        Wall time of the refinement.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame given to ``fit``.
+    seed_ : int
+        The seed drawn from ``random_state``; landmark k depends only on it, k and
+        the landmarks before it.
+    device_ : str
+        Where the last ``fit`` or ``extend`` ran: "cpu" or e.g. "cuda:0".
+
+    Examples
+    --------
+    >>> from landmarking import GPLandmarks
+    >>> from landmarking.datasets import make_concentric_circles
+    >>> X, _ = make_concentric_circles(500, random_state=0)
+    >>> gp = GPLandmarks(n_landmarks=6, n_steps=200, random_state=0).fit(X)
+    >>> gp.landmarks_.shape, gp.transform(X).shape
+    ((6, 2), (500, 6))
+    """
+
+    _parameter_rules = {
+        "n_landmarks": Integer(),
+        "n_steps": _Either("auto", Integer(),
+                           "n_steps must be a positive int or 'auto', got {value!r}."),
+        "refine": Integer(minimum=0),
+        "batch_size": Integer(),
+        "space": Options(*SPACES),
+        "chunk_size": _Either(None, Integer()),
+        "s0": _Condition(lambda s0: _is_number(s0) and not s0 < 0,
+                         "s0 must be a number >= 0, got {value!r}."),
+        "tau": _Condition(lambda tau: _is_number(tau) and 0 < tau <= 1,
+                          "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
+                          "convergence), got {value!r}."),
+    }
+
+    def __init__(self, *, n_landmarks: int = 10, n_steps: int | Literal["auto"] = 1000,
+                 batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
+                 kernel_width: float | Literal["auto", "variance"] = "auto",
+                 space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
+                 init: Literal["gaussian"] | ArrayLike = "gaussian",
+                 chunk_size: int | None = None,
+                 refine: int = 0, warm_start: bool = False,
+                 random_state: RandomStateLike = None, device: DeviceLike = "cpu",
+                 verbose: bool = False) -> None:
+        self.n_landmarks = n_landmarks
+        self.n_steps = n_steps
+        self.batch_size = batch_size
+        self.s0 = s0
+        self.tau = tau
+        self.kernel_width = kernel_width
+        self.space = space
+        self.init = init
+        self.chunk_size = chunk_size
+        self.refine = refine
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    def fit(self, X: MatrixLike, y: Any = None, *, previous_landmarks: ArrayLike | None = None,
+            checkpoint: StrPath | Callable[..., Any] | None = None) -> Self:
+        """Learn ``n_landmarks`` landmarks of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A NumPy array, a scipy sparse matrix (CSR; the landmarks are dense), a
+            memory map, a Zarr array or a Dask array; never read whole into memory
+            (see :func:`learn_gp_landmarks` for the memory used).
+        y : ignored
+        previous_landmarks : array of shape (k, n_features), optional
+            Landmarks of an earlier run with the same data, settings and seed
+            (e.g. loaded from a file); kept as the first k rows while the run
+            continues, giving what one longer run would give.
+        checkpoint : str, path or callable, optional
+            Save the run as it goes, so that a killed process (out of memory, a
+            preempted node) loses at most the last second of work. A path to an
+            ``.npz``: the landmarks so far, rewritten atomically after finished
+            landmarks (at most once a second, and at the end) and marked
+            ``complete=False`` until the run ends; resume with the same
+            ``random_state`` and ``fit(X, previous_landmarks=read_result(path)
+            ["landmarks"])``. A callable: called as ``checkpoint(landmarks,
+            objective, seconds)`` after each finished landmark, with all so far
+            (the objectives are NaN until the last call: they come from one pass
+            over the data at the end).
+
+        Returns
+        -------
+        self
+        """
+        device = gp_backend(self.device).name
+        check_checkpoint(checkpoint)
+        X = self._validate_fit_data(X)
+        if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
+            previous_landmarks = self.landmarks_
+            previous_record = self._record()
+        else:
+            previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
+            self.seed_ = int(check_random_state(self.random_state).randint(2**31 - 1))
+            self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
+                                                      random_state=self.seed_)
+        previous = self._check_previous(previous_landmarks, X.shape[1])
+        self._run(X, previous, previous_record, device, checkpoint=checkpoint)
+        return self
+
+    def extend(self, X: MatrixLike, n_more: int) -> Self:
+        """Learn ``n_more`` landmarks after the ones already fitted (same X).
+
+        The first landmarks stay as they are; the result equals a single fit with
+        ``n_landmarks + n_more`` landmarks and the same seed.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "landmarks_")
+        device = gp_backend(self.device).name
+        n_more = check_positive_int(n_more, "n_more")
+        X = check_rows(X, estimator=self, reset=False)
+        check_feasible_for_space(X, self.space)
+        total = len(self.landmarks_) + n_more
+        if not isinstance(self.init, str) and len(self.init) < total:
+            raise ValueError(
+                f"init has {len(self.init)} starting points but {total} landmarks are "
+                "needed; pass more rows in init or use init='gaussian'."
+            )
+        self._run(X, self.landmarks_, self._record(), device, n_landmarks=total)
+        return self
+
+    def _record(self):
+        return self.objective_, self.landmark_seconds_, self.n_steps_
+
+    def _run(self, X, previous, previous_record, device, n_landmarks=None, checkpoint=None):
+        n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
+        self.device_ = device
+        callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_record[0],
+                                       previous_record[1])
+        settings = dict(kernel_width=self.kernel_width_, n_steps=self.n_steps,
+                        batch_size=self.batch_size, s0=self.s0, tau=self.tau,
+                        space=self.space, seed=self.seed_, chunk_size=self.chunk_size)
+        try:
+            landmarks, *record = learn_gp_landmarks(
+                X, n_landmarks, init=self.init, previous_landmarks=previous,
+                return_n_steps=True, callback=callback, device=self.device,
+                verbose=self.verbose, **settings)
+        except KeyboardInterrupt as interrupt:
+            # Keep what was finished so that a caller can save it and continue.
+            partial = getattr(interrupt, "partial_result", None)
+            if partial is not None:
+                self._store(partial[0], partial[1:], previous_record)
+            raise
+        finally:
+            if callback is not None:
+                callback.close()  # writes what the last throttled call held back
+        self._store(landmarks, record, previous_record)
+        self.refine_n_steps_ = np.zeros((self.refine, n_landmarks), dtype=np.int64)
+        self.refine_accepted_ = np.zeros((self.refine, n_landmarks), dtype=bool)
+        self.refine_seconds_ = 0.0
+        if self.refine:
+            start = time.perf_counter()
+            (self.landmarks_, self.objective_, self.refine_n_steps_,
+             self.refine_accepted_) = refine_gp_landmarks(
+                X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose, **settings)
+            self.refine_seconds_ = time.perf_counter() - start
+        warn_if_kernel_width_is_off(self.objective_, X.shape[0], self.kernel_width_,
+                                    stacklevel=4)
+
+    def _store(self, landmarks, record, previous_record):
+        self.landmarks_ = landmarks
+        # The objectives come for all landmarks (previous ones included), from one
+        # pass at the end of the run; seconds and steps for the new ones.
+        self.objective_ = record[0]
+        self.landmark_seconds_, self.n_steps_ = (
+            np.concatenate([before, now])
+            for before, now in zip(previous_record[1:], record[1:], strict=True))
+
+    def _validate_fit_data(self, X):
+        check_params(self, self._parameter_rules)
+        reset = not (self.warm_start and hasattr(self, "landmarks_"))
+        X = check_rows(X, estimator=self, reset=reset)
+        check_enough_samples(X.shape[0], 2, "GPLandmarks")
+        check_feasible_for_space(X, self.space)
+        if not isinstance(self.init, str):
+            self._check_init(X.shape[1])
+        elif self.init != "gaussian":
+            raise ValueError(
+                f"init must be 'gaussian' or an array of starting points, got {self.init!r}."
+            )
+        return X
+
+    def _check_init(self, n_features):
+        init = np.asarray(self.init)
+        if (init.ndim != 2 or init.shape[1] != n_features
+                or init.shape[0] < self.n_landmarks or not np.all(np.isfinite(init))):
+            raise ValueError(
+                f"init must be 'gaussian' or a finite array of shape (n_landmarks, "
+                f"n_features) = ({self.n_landmarks}, {n_features}); got shape {init.shape}."
+            )
+
+    def _check_previous(self, previous, n_features):
+        if previous is None:
+            return None
+        previous = np.asarray(previous, dtype=np.float64)
+        if previous.ndim != 2 or previous.shape[1] != n_features:
+            raise ValueError(
+                f"previous_landmarks must have shape (k, {n_features}), got {previous.shape}."
+            )
+        if previous.shape[0] > self.n_landmarks:
+            raise ValueError(
+                f"there are already {previous.shape[0]} landmarks but n_landmarks is "
+                f"{self.n_landmarks}; ask for more landmarks to continue the list."
+            )
+        return previous
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,255 @@
+"""GP manifold landmarking (Liang & Paisley, ICML 2015).
+
+Symbols of the paper, used throughout this module:
+
+- ``x_i``: a data point; ``t``: a landmark being optimised; ``eta``: the kernel width.
+- ``phi_x(t) = exp(-||t - x||^2 / eta)``: the Gaussian kernel between point and landmark.
+- ``Phi``: the b x k matrix of kernel values between the b points of a minibatch and the
+  k landmarks already chosen.
+- ``M = I - Phi (Phi^T Phi)^-1 Phi^T``: projection out of the span of Phi (never formed).
+- ``f(t) = phi(t)^T M phi(t)``: the objective (eq. 7), the squared length of phi(t)
+  outside the span of the existing landmarks' columns: the GP posterior variance of the
+  plug-in manifold kernel. New landmarks are drawn to dense, unexplained data.
+- ``u = M phi``; the gradient (eq. 10) is
+  ``grad f = -(4 / eta) (t (phi^T u) - sum_i x_i phi_i u_i) = (4 f / eta) (m - t)``
+  with ``m = sum_i x_i phi_i u_i / f``, a weighted mean of the batch.
+
+The scale-free step
+-------------------
+The paper's step ``t + rho_s grad f`` has units of data / eta, so the same data in
+other units gives other landmarks. Here the step moves a dimensionless fraction
+``a_s = (s0 + s)^-tau`` (the paper's Robbins-Monro schedule) of the way to ``m``::
+
+    t <- Proj_S(t + a_s (m - t)),
+
+which is the gradient step with rate ``rho_s = a_s eta / (4 f)``. ``m`` is a weighted
+mean of data points, so multiplying the data by c and shifting it multiplies and
+shifts ``m`` and therefore every landmark; ``eta`` from the data scales by c^2. The
+weights may be negative (points already explained by earlier landmarks repel), which
+can send ``m`` far away when f is small: each step is therefore limited to
+``MAX_STEP_WIDTHS * sqrt(eta)`` plus the distance to the batch's nearest point (so
+that a start far from the data can still reach it), again a length in data units.
+
+Kernel values are computed relative to the batch's nearest point (a common factor
+of phi that cancels from ``m``), so a landmark far from the data, whose kernel values
+would underflow to zero, still gets an exact step toward it.
+
+This module holds these formulae once, for every backend: :func:`step_size`, the
+move of a step (:func:`moved_landmark`, with its guard :func:`takes_step`), the
+stopping rule of ``n_steps="auto"`` (:class:`_Convergence`, :func:`window_stops`),
+the reference objective and gradient (:func:`gp_objective_and_gradient`) and the
+objectives on all the data from a Gram matrix (:func:`_objectives`). The NumPy
+backend (:mod:`._numpy`) and the torch backend (:mod:`._torch`) call them with
+their own array primitives; the compiled visit (:mod:`._kernels`) has a compiled
+twin of the move, which ``tests/test_gp.py`` pins to :func:`moved_landmark`.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from .._typing import ArrayLike, NDArray
+from ..spaces import project
+
+__all__ = ["gp_objective_and_gradient", "step_size"]
+
+#: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
+RIDGE = 1e-8
+#: A step moves a landmark by at most this many kernel lengths sqrt(eta).
+MAX_STEP_WIDTHS = 3.0
+#: ``n_steps="auto"``: at most this many steps per landmark (the paper's fixed S) ...
+AUTO_MAX_STEPS = 1000
+#: ... at least this many ...
+AUTO_MIN_STEPS = 100
+#: ... and stop when the mean batch objective over a window of this many steps ...
+AUTO_WINDOW = 50
+#: ... improves on the window before by less than this fraction of itself.
+AUTO_TOL = 0.01
+#: A step moves the landmark only when f exceeds this fraction of phi^T phi (else m
+#: is noise: the batch is explained by the landmarks before).
+MIN_RELATIVE_F = 1e-10
+
+
+def step_size(s: int | np.ndarray, s0: float, tau: float) -> float | np.ndarray:
+    """Robbins-Monro step fraction a_s = (s0 + s)^-tau for step s = 1, 2, ..."""
+    return (s0 + s) ** -tau
+
+
+def gp_objective_and_gradient(t: ArrayLike, X: ArrayLike, Phi: np.ndarray, eta: float, *,
+                              ridge: float = RIDGE) -> tuple[float, NDArray[np.float64]]:
+    """The objective f(t) (eq. 7) and its gradient (eq. 10) on a batch X.
+
+    A direct, readable evaluation (no caching), used by tests and for reporting.
+
+    Parameters
+    ----------
+    t : ndarray (d,)
+    X : ndarray (b, d), the batch
+    Phi : ndarray (b, k), kernel values of the existing landmarks on the batch
+    eta : float, kernel width
+
+    Returns
+    -------
+    f : float
+    grad : ndarray (d,)
+    """
+    t = np.asarray(t, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    phi = np.exp(-np.sum((X - t) ** 2, axis=1) / eta)
+    u = phi.copy()
+    if Phi.shape[1]:
+        Phi = np.asarray(Phi, dtype=np.float64)
+        gram = Phi.T @ Phi + ridge * len(X) * np.eye(Phi.shape[1])
+        u -= Phi @ np.linalg.solve(gram, Phi.T @ phi)
+    f = float(phi @ u)
+    grad = -(4.0 / eta) * (t * f - X.T @ (phi * u))
+    return f, grad
+
+
+def max_steps(n_steps):
+    """Steps per landmark: ``n_steps``, or ``AUTO_MAX_STEPS`` for "auto" (read when
+    called, so that every backend sees the same value)."""
+    return AUTO_MAX_STEPS if isinstance(n_steps, str) else n_steps
+
+
+def takes_step(f, phi_sq):
+    """Whether a step with batch objective f and phi^T phi moves the landmark."""
+    return f > MIN_RELATIVE_F * phi_sq
+
+
+def moved_landmark(t, weighted, f, fraction, max_step, nearest_d2, space, ops):
+    """The step's new landmark ``Proj_S(t + a (m - t))``, with m = weighted / f.
+
+    The move is limited to ``max_step`` plus the distance to the batch's nearest
+    point (``sqrt(nearest_d2)``), then projected onto ``space``. Written once for
+    every backend: ``ops`` gives the array primitives (``norm`` of a vector,
+    ``sqrt``, elementwise ``maximum``, ``project(t, space)``): :data:`NUMPY_OPS`
+    here, torch's in :mod:`._torch`. The caller applies :func:`takes_step`.
+    """
+    move = fraction * (weighted / f - t)
+    limit = max_step + ops.sqrt(nearest_d2)
+    # limit / max(length, limit) is exactly 1 when the move is short enough.
+    move = move * (limit / ops.maximum(ops.norm(move), limit))
+    t = t + move
+    return t if space == "euclidean" else ops.project(t, space)
+
+
+#: The NumPy primitives of :func:`moved_landmark`.
+NUMPY_OPS = SimpleNamespace(norm=np.linalg.norm, sqrt=np.sqrt, maximum=np.maximum,
+                            project=project)
+
+
+def window_stops(now, before):
+    """The test of ``n_steps="auto"`` between the mean batch objective of the last
+    window (``now``) and of the one before: it has stopped rising."""
+    return (now > 0) & (now - before <= AUTO_TOL * now)
+
+
+def first_check_window():
+    """The number of the first window (counted from 1) at whose end the rule is
+    checked: after at least ``AUTO_MIN_STEPS`` steps and two windows."""
+    return -(-max(AUTO_MIN_STEPS, 2 * AUTO_WINDOW) // AUTO_WINDOW)
+
+
+def batch_objective(f, nearest_d2, eta, b, exp):
+    """f / b with the true kernel values (the relative ones times exp(-2 shift /
+    eta)): an unbiased estimate of the objective on all data."""
+    return f * exp(-2.0 * nearest_d2 / eta) / b
+
+
+class _Convergence:
+    """The rule of ``n_steps="auto"`` on the host: stop when the mean batch objective
+    (:func:`batch_objective`) over the last ``AUTO_WINDOW`` steps has stopped rising
+    (:func:`window_stops`), checked at the end of each window from
+    :func:`first_check_window` on.
+    """
+
+    def __init__(self, max_steps):
+        self.values = np.zeros(max_steps)
+
+    def converged(self, s, f, nearest_d2, eta, b):
+        self.values[s - 1] = batch_objective(f, nearest_d2, eta, b, np.exp)
+        if s % AUTO_WINDOW or s // AUTO_WINDOW < first_check_window():
+            return False
+        before = self.values[s - 2 * AUTO_WINDOW:s - AUTO_WINDOW].mean()
+        now = self.values[s - AUTO_WINDOW:s].mean()
+        return bool(window_stops(now, before))
+
+
+class _CholeskyFactor:
+    """A lower-triangular factor L of ``Phi^T Phi + ridge I`` that grows by columns."""
+
+    def __init__(self, capacity, ridge, L=None):
+        self.L = np.zeros((capacity, capacity)) if L is None else L
+        self.size = 0
+        self.ridge = ridge
+
+    @classmethod
+    def of_gram(cls, gram, ridge):
+        """The factor of a whole Gram matrix (k x k) at once."""
+        k = len(gram)
+        factor = cls(k, ridge)
+        try:
+            factor.L[:] = np.linalg.cholesky(gram + ridge * np.eye(k))
+            factor.size = k
+        except np.linalg.LinAlgError:
+            # Duplicated columns whose rounding beats the ridge: column by column,
+            # with the residual floored at the ridge as in append.
+            for col in range(k):
+                factor.append(gram[:col, col], gram[col, col])
+        return factor
+
+    def append(self, cross, diag):
+        """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
+        k = self.size
+        row = solve_triangular(self.L[:k, :k], cross, lower=True) if k else cross[:0]
+        residual = diag + self.ridge - row @ row
+        # Rounding can make the residual of a duplicated column slightly negative;
+        # the ridge is the smallest value it can truly have.
+        self.L[k, :k] = row
+        self.L[k, k] = np.sqrt(max(residual, self.ridge))
+        self.size = k + 1
+
+    def solve(self, rhs):
+        """(Phi^T Phi + ridge I)^-1 rhs, by two triangular solves."""
+        L = self.L[: self.size, : self.size]
+        y = solve_triangular(L, rhs, lower=True, check_finite=False)
+        return solve_triangular(L.T, y, lower=False, check_finite=False)
+
+
+def _objectives(gram, n_samples, start):
+    """(1/N) phi_k^T M phi_k on all the data for landmarks k >= start.
+
+    From the Gram matrix of all kernel columns, Phi^T Phi: the Schur complement of
+    landmark k against the landmarks before it, with the fit's ridge.
+    """
+    factor = _CholeskyFactor(len(gram), RIDGE * n_samples)
+    objectives = []
+    for k in range(len(gram)):
+        if k >= start:
+            objectives.append(_full_objective(gram[k, k], gram[:k, k], factor, n_samples))
+        factor.append(gram[:k, k], gram[k, k])
+    return np.asarray(objectives)
+
+
+def _full_objective(square_norm, cross, full_factor, n_samples):
+    """(1/N) phi^T M phi on all the data: the posterior variance at the landmark.
+
+    ``square_norm`` is phi^T phi and ``cross`` is Phi^T phi over all N points.
+    """
+    total = square_norm
+    if full_factor.size:
+        total -= cross @ full_factor.solve(cross)
+    return max(total, 0.0) / n_samples
+
+
+def _conditional_objective(gram, k, column, n_samples):
+    """(1/N) phi^T M_{-k} phi on all the data: the posterior variance of a landmark
+    with kernel column inner products ``column`` (Phi^T phi, then phi^T phi), given
+    every landmark but k."""
+    others = np.delete(np.arange(len(gram)), k)
+    G = gram[np.ix_(others, others)] + RIDGE * n_samples * np.eye(len(others))
+    cross = column[others]
+    total = column[-1] - (cross @ np.linalg.solve(G, cross) if len(others) else 0.0)
+    return max(total, 0.0) / n_samples
