@@ -8,7 +8,7 @@ from sklearn import config_context
 
 from landmarking._blocks import gather_rows
 from landmarking._memory import working_memory_bytes
-from landmarking._sampling import draw_sample, sample_mean_std, sample_size
+from landmarking.gp.sampling import draw_sample, sample_mean_std, sample_size
 from landmarking.kernels import column_mean_std
 
 da = pytest.importorskip("dask.array", reason="the scale extra (dask) is not installed")
@@ -99,3 +99,38 @@ def test_bad_working_memory_is_refused_with_the_fix(value, tmp_path):
         with pytest.raises(ValueError, match="working_memory must be a positive number"):
             draw_sample(np.load(tmp_path / "X.npy", mmap_mode="r"), batch_size=2, steps=1,
                         seed=0)
+
+
+def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, monkeypatch):
+    # Rows stored by label in 2,000-row chunks (each nearly one label), as real
+    # stores often are. The statistic is on the rows the fit's steps drew.
+    from landmarking import GPLandmarks
+    from landmarking.gp import learn
+
+    labels = np.repeat(np.arange(10), 2000)
+    X = (labels[:, None] + np.random.default_rng(5).random((20_000, 4))).astype(np.float32)
+    z = zarr.create_array(store=str(tmp_path / "sorted.zarr"), shape=X.shape,
+                          chunks=(2000, 4), dtype="float32")
+    z[:] = X
+    seen = {}
+    draw, order = learn.draw_sample, learn._batch_order
+    monkeypatch.setattr(learn, "draw_sample",
+                        lambda *a, **k: seen.setdefault("sample", draw(*a, **k)))
+    monkeypatch.setattr(learn, "_batch_order",
+                        lambda *a: seen.setdefault("orders", []).append(order(*a))
+                        or seen["orders"][-1])
+    gp = GPLandmarks(n_landmarks=3, n_steps=15, batch_size=500, kernel_width=1.0,
+                     random_state=0).fit(z)
+    sample = seen["sample"]
+    assert sample.n_rows == 7500 and len(seen["orders"]) == 3
+    bounds = np.arange(0, sample.n_rows + 1, 500)
+    drawn = [labels[sample.rows[sample.order[bounds[j]:bounds[j + 1]]]]
+             for steps in seen["orders"] for _, j in steps]
+    assert len(drawn) == 45
+    shares = np.stack([np.bincount(batch, minlength=10) / 500 for batch in drawn])
+    assert shares.min() > 0.04 and shares.max() < 0.17, shares
+    # The same landmarks as the rows in memory (the sample does not see the chunks).
+    monkeypatch.undo()
+    np.testing.assert_array_equal(
+        gp.landmarks_, GPLandmarks(n_landmarks=3, n_steps=15, batch_size=500,
+                                   kernel_width=1.0, random_state=0).fit(X).landmarks_)

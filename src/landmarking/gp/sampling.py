@@ -1,6 +1,6 @@
 """Where a GP fit's minibatches come from: a seeded sample of all rows, whatever the storage.
 
-The steps of :func:`landmarking.gp.learn.learn_gp_landmarks` read minibatches that
+The steps of :func:`.learn.learn_gp_landmarks` read minibatches that
 are consecutive slices of a seeded random order of *the sample*, a set of rows that
 depends only on the number of rows, the batch size, the steps per landmark and the
 seed, never on the container or its chunks:
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ._blocks import chunk_bounds, gather_rows, is_in_memory
-from ._memory import BLOCKS_PER_BUDGET, working_memory_bytes
-from .kernels import column_mean_std
+from .._blocks import chunk_bounds, gather_rows, is_in_memory
+from .._memory import BLOCKS_PER_BUDGET, working_memory_bytes
+from ..kernels import column_mean_std
 
 __all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
 
@@ -74,7 +74,7 @@ class Sample:
     order : ndarray (P,) of int or None
         The random order: batch j is rows ``order[j * b:(j + 1) * b]`` of ``X`` (the
         last batch takes the remainder). None for the chunked sampling, whose
-        permutations ``batches._Chunks`` draws per chunk.
+        permutations :class:`.batches._Chunks` draws per chunk.
     n_samples : int
         Rows of the input.
     chunks : ndarray of int or None
@@ -102,8 +102,8 @@ class Sample:
 
     @property
     def permutations(self):
-        """The order of the one chunk, as ``batches._Chunks`` takes it (None: drawn
-        there per chunk)."""
+        """The order of the one chunk, as :class:`.batches._Chunks` takes it (None:
+        drawn there per chunk)."""
         return None if self.order is None else [self.order]
 
     def mean_std(self):
