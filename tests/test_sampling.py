@@ -134,3 +134,15 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     np.testing.assert_array_equal(
         gp.landmarks_, GPLandmarks(n_landmarks=3, n_steps=15, batch_size=500,
                                    kernel_width=1.0, random_state=0).fit(X).landmarks_)
+
+
+def test_a_sample_too_large_for_memory_is_refused_with_the_way_out(tmp_path, monkeypatch):
+    from landmarking import _memory
+
+    X = np.zeros((5000, 3), dtype=np.float32)
+    np.save(tmp_path / "X.npy", X)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 10_000)
+    with pytest.raises(MemoryError, match=r"the GP fit's sample of 2,000 rows x 3 .*needs "
+                       r"about .*lower n_steps \(20\) or batch_size \(100\)"):
+        draw_sample(np.load(tmp_path / "X.npy", mmap_mode="r"), batch_size=100, steps=20,
+                    seed=0)

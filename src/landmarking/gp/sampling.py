@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from .._blocks import chunk_bounds, gather_rows, is_in_memory
-from .._memory import BLOCKS_PER_BUDGET, working_memory_bytes
+from .._blocks import chunk_bounds, gather_rows, is_in_memory, working_dtype
+from .._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
 from ..kernels import column_mean_std
 
 __all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
@@ -137,14 +137,23 @@ def draw_sample(X, *, batch_size, steps, seed, chunk_size=None):
     if size == n:
         # The permutation a single chunk of all rows has always been cut by.
         order = np.random.default_rng([seed, PERMUTATION_STREAM, 0]).permutation(n)
-        rows = None
-        values = X if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X) \
-            else gather_rows(X, np.arange(n))
-        return Sample(values, rows, order, n)
+        if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
+            return Sample(X, None, order, n)
+        _check_room(X, size, batch_size, steps)
+        return Sample(gather_rows(X, np.arange(n)), None, order, n)
+    _check_room(X, size, batch_size, steps)
     drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
     rows = np.sort(drawn)
     order = np.searchsorted(rows, drawn)
     return Sample(gather_rows(X, rows), rows, order, n)
+
+
+def _check_room(X, size, batch_size, steps):
+    """Refuse at once, with the way out, a sample that will not fit in memory."""
+    nbytes = size * X.shape[1] * working_dtype(X).itemsize
+    check_memory(nbytes, what=f"the GP fit's sample of {size:,} rows x {X.shape[1]}",
+                 way_out=f"lower n_steps ({steps}) or batch_size ({batch_size}): the sample "
+                 "is at most n_steps x batch_size rows")
 
 
 def _c_ordered(X):
