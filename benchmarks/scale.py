@@ -382,8 +382,9 @@ def sorted_table(args):
     for n in (int(n) for n in args.mnist_sizes.split(",")):
         reference = None
         for kind in ("shuffled", "memmap", "zarr"):
+            seeds = args.zarr_seeds if kind == "zarr" else args.seeds
             out = subprocess.run([sys.executable, __file__, "sorted-one", "--store", args.store,
-                                  "--n", str(n), "--kind", kind, "--seeds", args.seeds],
+                                  "--n", str(n), "--kind", kind, "--seeds", seeds],
                                  check=True, capture_output=True, text=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             acc = [x["accuracy"] for x in r["results"]]
@@ -397,8 +398,9 @@ def sorted_table(args):
                   flush=True)
         same = all(np.array_equal(np.load(Path(args.store) / f"mnist_{n}_memmap_{s}.npy"),
                                   np.load(Path(args.store) / f"mnist_{n}_zarr_{s}.npy"))
-                   for s in args.seeds.split(","))
-        print(f"\nn={n:,}: memory-map and Zarr landmarks identical for every seed: {same}")
+                   for s in args.zarr_seeds.split(","))
+        print(f"\nn={n:,}: memory-map and Zarr landmarks identical for seeds "
+              f"{args.zarr_seeds}: {same}")
 
 
 def containers(args):
@@ -463,6 +465,9 @@ def main():
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--kind", default="numpy")
     p.add_argument("--mnist-sizes", default="20000,60000")
+    # The Zarr fits equal the memory map's bit for bit (checked for these seeds), so
+    # its accuracy is theirs; fewer Zarr seeds save time on a shared machine.
+    p.add_argument("--zarr-seeds", default="0,1,2")
     args = p.parse_args()
     full_speed_blas()
     OUT.mkdir(parents=True, exist_ok=True)
