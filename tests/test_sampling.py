@@ -146,3 +146,20 @@ def test_a_sample_too_large_for_memory_is_refused_with_the_way_out(tmp_path, mon
                        r"about .*lower n_steps \(20\) or batch_size \(100\)"):
         draw_sample(np.load(tmp_path / "X.npy", mmap_mode="r"), batch_size=100, steps=20,
                     seed=0)
+
+
+def test_torch_path_fits_the_same_sample_of_a_memory_map(tmp_path):
+    # The sample (300 of 900 rows) is what the device gets, not the whole input.
+    torch = pytest.importorskip("torch")
+    from landmarking import GPLandmarks
+    from landmarking.datasets import make_noisy_swiss_roll
+
+    X, _ = make_noisy_swiss_roll(900, random_state=3)
+    np.save(tmp_path / "X.npy", X)
+    params = dict(n_landmarks=4, n_steps=6, batch_size=50, random_state=0)
+    on_host = GPLandmarks(**params).fit(X)
+    on_torch = GPLandmarks(device=torch.device("cpu"), **params).fit(
+        np.load(tmp_path / "X.npy", mmap_mode="r"))
+    np.testing.assert_allclose(on_torch.landmarks_, on_host.landmarks_, rtol=0,
+                               atol=1e-8 * np.abs(on_host.landmarks_).max())
+    np.testing.assert_allclose(on_torch.objective_, on_host.objective_, rtol=1e-7)

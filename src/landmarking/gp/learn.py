@@ -160,7 +160,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     seconds, steps = [], []
     outer = tqdm(range(n_previous, n_landmarks), desc="landmarks", disable=not verbose,
                  unit="landmark")
-    with backend.fit(X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
+    with backend.fit(sample.X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
                      space=space, max_steps=steps_per_landmark, s0=s0, tau=tau,
                      auto=auto) as fit:
 
