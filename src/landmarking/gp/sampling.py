@@ -36,6 +36,8 @@ stays float32), ``P = N`` or ``steps x batch_size``, plus ``2 P`` integers for i
 order; an array in memory whose sample is all its rows is used as it is (no copy).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +45,7 @@ from scipy import sparse
 
 from .._blocks import chunk_bounds, gather_rows, is_in_memory, working_dtype
 from .._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
+from .._typing import MatrixLike
 from ..kernels import column_mean_std
 
 __all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
@@ -53,7 +56,7 @@ PERMUTATION_STREAM = 0xB47C
 SAMPLE_STREAM = 0x5A4D
 
 
-def sample_size(n_samples, batch_size, steps):
+def sample_size(n_samples: int, batch_size: int, steps: int) -> int:
     """Rows in the sample: all ``n_samples`` when the steps of one landmark can visit
     every batch (``n_samples // batch_size <= steps``), else ``steps * batch_size``."""
     n_batches = max(1, n_samples // batch_size)
@@ -81,19 +84,19 @@ class Sample:
         Chunk offsets of the chunked sampling (``chunk_size`` given), else None.
     """
 
-    X: object
+    X: MatrixLike
     rows: np.ndarray | None
     order: np.ndarray | None
     n_samples: int
     chunks: np.ndarray | None = None
 
     @property
-    def n_rows(self):
+    def n_rows(self) -> int:
         """Rows the fit's steps and objectives see: P."""
         return self.X.shape[0]
 
     @property
-    def bounds(self):
+    def bounds(self) -> np.ndarray:
         """The chunks of the fit: the sample as one chunk ``[0, P]``, or the chunks
         of the chunked sampling."""
         if self.chunks is not None:
@@ -101,19 +104,20 @@ class Sample:
         return np.array([0, self.n_rows], dtype=np.int64)
 
     @property
-    def permutations(self):
+    def permutations(self) -> list[np.ndarray] | None:
         """The order of the one chunk, as :class:`.batches._Chunks` takes it (None:
         drawn there per chunk)."""
         return None if self.order is None else [self.order]
 
-    def mean_std(self):
+    def mean_std(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and deviation of the rows, for the starting points."""
         if self.order is None:
             return column_mean_std(self.X, self.chunks)
         return sample_mean_std(self.X)
 
 
-def draw_sample(X, *, batch_size, steps, seed, chunk_size=None):
+def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
+                chunk_size: int | None = None) -> Sample:
     """The sample of X for ``batch_size`` and ``steps`` per landmark, drawn from ``seed``.
 
     Parameters
@@ -161,7 +165,7 @@ def _c_ordered(X):
             and type(X) is np.ndarray)
 
 
-def sample_mean_std(X):
+def sample_mean_std(X: MatrixLike) -> tuple[np.ndarray, np.ndarray]:
     """Per-column mean and standard deviation (float64) of an in-memory sample.
 
     The sums run over the rows in order, in blocks of at most ``working_memory /
