@@ -24,9 +24,9 @@ import numpy as np
 
 from landmarking import GPLandmarks
 from landmarking.datasets import load_mnist, load_newsgroups
-from landmarking.embedding.lll import LocallyLinearLandmarks
 from landmarking.io import read_result
 from landmarking.kernels import gaussian_features
+from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.text import sqrt_histograms, strip_headers
 
 

@@ -44,9 +44,9 @@ from sklearn.model_selection import cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 
 from landmarking.datasets import load_mnist
-from landmarking.embedding.laplacian import LaplacianEigenmaps
-from landmarking.embedding.lll import LocallyLinearLandmarks
+from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.neighbors import nearest_neighbors
+from landmarking.spectral.laplacian import LaplacianEigenmaps
 
 METHODS = ("lll", "lll-refined", "le-ours", "le-sklearn", "umap", "tsne")
 

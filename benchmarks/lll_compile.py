@@ -24,7 +24,7 @@ import json, os, sys, time
 t0 = time.perf_counter()
 import numpy as np
 from sklearn.datasets import make_swiss_roll
-from landmarking.embedding.lll import LocallyLinearLandmarks
+from landmarking.lll.estimator import LocallyLinearLandmarks
 import inspect
 extra = {}
 if "n_jobs" in inspect.signature(LocallyLinearLandmarks).parameters:
@@ -40,7 +40,7 @@ out["warm"] = min(fit()[0] for _ in range(3))
 n = int(sys.argv[1])
 if n:
     from landmarking.datasets import load_mnist
-    from landmarking.embedding.affinity import knn_affinity
+    from landmarking.graph import knn_affinity
     Xm = load_mnist(split="train")[0][:n].astype(np.float64)
     W = knn_affinity(Xm, 200, 200.0)
     for kz in (50, 10):

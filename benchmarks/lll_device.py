@@ -47,8 +47,8 @@ def main():
     import torch
 
     from landmarking.datasets import load_mnist
-    from landmarking.embedding.affinity import knn_affinity
-    from landmarking.embedding.lll import LocallyLinearLandmarks
+    from landmarking.graph import knn_affinity
+    from landmarking.lll.estimator import LocallyLinearLandmarks
     from landmarking.metrics import procrustes_error
 
     X = load_mnist(split="train")[0][:args.n].astype(np.float64)

@@ -37,15 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from landmarking.datasets import load_mnist
-from landmarking.embedding.affinity import gaussian_affinity
-from landmarking.embedding.laplacian import spectral_embedding
-from landmarking.embedding.lll import (
-    LocallyLinearLandmarks,
-    reconstruction_weights,
-    select_landmarks,
-)
+from landmarking.graph import gaussian_affinity
+from landmarking.lll.estimator import LocallyLinearLandmarks
+from landmarking.lll.landmark_selection import select_landmarks
+from landmarking.lll.lll import reconstruction_weights
 from landmarking.metrics import procrustes_error, span_error
 from landmarking.neighbors import nearest_neighbors
+from landmarking.spectral.laplacian import spectral_embedding
 
 
 def parse_args():

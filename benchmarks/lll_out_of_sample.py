@@ -22,14 +22,10 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 
 from landmarking.datasets import load_mnist
-from landmarking.embedding.affinity import check_connected, gaussian_affinity
-from landmarking.embedding.lll import (
-    lll_out_of_sample,
-    reconstruction_weights,
-    reduced_problem,
-    select_landmarks,
-    solve_reduced_problem,
-)
+from landmarking.graph import check_connected, gaussian_affinity
+from landmarking.lll.landmark_selection import select_landmarks
+from landmarking.lll.lll import reconstruction_weights, reduced_problem, solve_reduced_problem
+from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.neighbors import nearest_neighbors
 
 

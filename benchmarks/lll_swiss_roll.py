@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from landmarking.embedding.affinity import gaussian_affinity
-from landmarking.embedding.laplacian import spectral_embedding
-from landmarking.embedding.lll import LocallyLinearLandmarks
+from landmarking.graph import gaussian_affinity
+from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
+from landmarking.spectral.laplacian import spectral_embedding
 
 
 def arc_length_swiss_roll(n, random_state=0):

@@ -45,12 +45,12 @@ import numpy as np
 from scipy import sparse
 
 from landmarking.datasets import load_mnist
-from landmarking.embedding.affinity import degree, gaussian_affinity
-from landmarking.embedding.laplacian import spectral_embedding
-from landmarking.embedding.lll import LocallyLinearLandmarks
-from landmarking.embedding.refine import refine_spectral_embedding
+from landmarking.graph import degree, gaussian_affinity
+from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
+from landmarking.spectral.laplacian import spectral_embedding
+from landmarking.spectral.refine import refine_spectral_embedding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lll_mnist import neighbour_graph  # noqa: E402

@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from landmarking import load, save
-from landmarking.embedding.laplacian import LaplacianEigenmaps
 from landmarking.neighbors import LazyNeighborIndex, query_neighbors
+from landmarking.spectral.laplacian import LaplacianEigenmaps
 
 
 def parse_args():

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 from sklearn.datasets import make_swiss_roll
 
 from landmarking import LaplacianEigenmaps, LocallyLinearLandmarks
-from landmarking.embedding.affinity import knn_affinity
+from landmarking.graph import knn_affinity
 from landmarking.metrics import procrustes_error, span_error
 
 X, position = make_swiss_roll(3000, noise=0.05, random_state=0)

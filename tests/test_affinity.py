@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from landmarking.embedding.affinity import (
+from landmarking.graph import (
     DisconnectedGraphWarning,
     check_affinity,
     check_connected,
@@ -128,9 +128,9 @@ def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
     # agree with |W - W^T| <= 1e-10 max|W| on every kind of input: symmetric,
     # nudged, one-sided entries, one-sided explicit zeros (symmetric in value,
     # not in pattern), duplicates, unsorted indices.
-    from landmarking.embedding import affinity
-    from landmarking.embedding._affinity_kernels import symmetry_pass as _symmetry_pass
-    from landmarking.embedding.affinity import _is_symmetric
+    from landmarking import graph as affinity
+    from landmarking._graph_kernels import symmetry_pass as _symmetry_pass
+    from landmarking.graph import _is_symmetric
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
@@ -187,7 +187,7 @@ def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
 def test_connected_components_match_scipy(compiled, monkeypatch):
     from scipy.sparse.csgraph import connected_components
 
-    from landmarking.embedding import affinity
+    from landmarking import graph as affinity
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
@@ -216,3 +216,17 @@ def test_knn_affinity_does_not_depend_on_n_jobs():
     one = knn_affinity(X, 7, 1.0, n_jobs=1)
     two = knn_affinity(X, 7, 1.0, n_jobs=2)
     assert one.nnz > 0 and (one != two).nnz == 0
+
+
+def test_neighbor_graph_is_knn_affinity_with_the_resolved_width():
+    from landmarking.graph import neighbor_graph, resolve_bandwidth
+
+    X = np.random.default_rng(41).normal(size=(120, 3))
+    timings = {}
+    W, width = neighbor_graph(X, 7, "auto", timings=timings)
+    distances, _ = nearest_neighbors(X, 7)
+    assert width == resolve_bandwidth("auto", distances)
+    assert abs(W - knn_affinity(X, 7, width)).max() == 0
+    assert set(timings) == {"neighbors", "affinity"}
+    with pytest.raises(ValueError, match="n_neighbors=120 must be smaller than the number"):
+        neighbor_graph(X, 120, 1.0)

@@ -378,8 +378,8 @@ def test_model_of_an_estimator_without_transform_is_refused(tmp_path, monkeypatc
 def test_embed_laplacian_eigenmaps_and_sculpting(tmp_path, monkeypatch):
     from sklearn.datasets import make_swiss_roll
 
-    from landmarking.embedding.laplacian import LaplacianEigenmaps
     from landmarking.embedding.sculpting import ManifoldSculpting
+    from landmarking.spectral.laplacian import LaplacianEigenmaps
 
     X, _ = make_swiss_roll(250, random_state=1)
     np.save(tmp_path / "roll.npy", X)
@@ -409,7 +409,7 @@ def test_embed_laplacian_eigenmaps_and_sculpting(tmp_path, monkeypatch):
 
 
 def test_embed_lll_on_saved_gp_landmarks(workdir, tmp_path, monkeypatch):
-    from landmarking.embedding.lll import LocallyLinearLandmarks
+    from landmarking.lll.estimator import LocallyLinearLandmarks
 
     folder, X, _ = workdir
     monkeypatch.chdir(tmp_path)

@@ -13,14 +13,14 @@ import scipy.sparse as sp
 from sklearn.datasets import load_digits, make_circles, make_swiss_roll
 
 from landmarking import GPLandmarks, LocallyLinearLandmarks
-from landmarking.embedding._lll_diagnostics import (
-    RECONSTRUCTION_WARN,
-    LandmarkSpanWarning,
-    landmark_reconstruction_error,
-)
 from landmarking.gp.diagnostics import (
     KernelWidthWarning,
     diagnose_kernel_width,
+)
+from landmarking.lll.diagnostics import (
+    RECONSTRUCTION_WARN,
+    LandmarkSpanWarning,
+    landmark_reconstruction_error,
 )
 
 

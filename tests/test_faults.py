@@ -267,7 +267,7 @@ GUARDS = {
         ("the dense 6000 x 6000 eigenproblem of exact Laplacian eigenmaps", 2 * 6000**2 * 8),
         "use LocallyLinearLandmarks (memory linear in N) or eigen_solver='lobpcg'"),
     "affinity graph": (
-        "from landmarking.embedding.affinity import gaussian_affinity\n"
+        "from landmarking.graph import gaussian_affinity\n"
         "d = np.broadcast_to(1.0, (10**6, 50)); i = np.broadcast_to(np.arange(50), (10**6, 50))",
         "gaussian_affinity(d, i, 1.0)",
         "gaussian_affinity(d[:1000, :5], i[:1000, :5] % 1000, 1.0)",

@@ -24,14 +24,12 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
-from landmarking.embedding.lll import (
-    LocallyLinearLandmarks,
-    lll_out_of_sample,
-    reconstruction_weights,
-)
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
 from landmarking.kernels import gaussian_features
 from landmarking.landmarks.baselines import kl_nmf_weights
+from landmarking.lll.estimator import LocallyLinearLandmarks
+from landmarking.lll.lll import reconstruction_weights
+from landmarking.lll.out_of_sample import lll_out_of_sample
 
 KINDS = ["numpy", "memmap", "zarr", "dask", "csr"]
 CHUNK = 256

@@ -7,10 +7,15 @@ from sklearn.datasets import make_swiss_roll
 from sklearn.manifold import SpectralEmbedding
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from landmarking.embedding.affinity import DisconnectedGraphWarning, degree, knn_affinity, laplacian
-from landmarking.embedding.laplacian import (
-    LaplacianEigenmaps,
+from landmarking.graph import (
+    DisconnectedGraphWarning,
+    degree,
     deterministic_signs,
+    knn_affinity,
+    laplacian,
+)
+from landmarking.spectral.laplacian import (
+    LaplacianEigenmaps,
     spectral_embedding,
 )
 

@@ -6,19 +6,16 @@ from sklearn.base import BaseEstimator
 from sklearn.datasets import make_swiss_roll
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from landmarking.embedding import _lll_kernels as lll_kernels
-from landmarking.embedding import lll as lll_module
-from landmarking.embedding.affinity import DisconnectedGraphWarning, knn_affinity
-from landmarking.embedding.landmark_selection import _prune_closest_pairs
-from landmarking.embedding.laplacian import LaplacianEigenmaps
-from landmarking.embedding.lll import (
-    LocallyLinearLandmarks,
-    lll_out_of_sample,
-    reconstruction_weights,
-    select_landmarks,
-)
-from landmarking.embedding.model_selection import format_table, sweep_lll
+from landmarking.graph import DisconnectedGraphWarning, knn_affinity
+from landmarking.lll import _kernels as lll_kernels
+from landmarking.lll import lll as lll_module
+from landmarking.lll.estimator import LocallyLinearLandmarks
+from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
+from landmarking.lll.lll import reconstruction_weights
+from landmarking.lll.model_selection import format_table, sweep_lll
+from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.metrics import procrustes_error, span_error
+from landmarking.spectral.laplacian import LaplacianEigenmaps
 
 
 def _constrained_lstsq(y, T):
@@ -490,3 +487,59 @@ def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monk
     assert isinstance(A, np.ndarray) and isinstance(A_c, np.ndarray)
     np.testing.assert_allclose(A, A_c, rtol=0, atol=1e-12 * np.abs(A_c).max())
     np.testing.assert_allclose(B, B_c, rtol=0, atol=1e-12 * np.abs(B_c).max())
+
+
+def test_backend_on_the_cpu_is_the_numpy_path():
+    from landmarking.lll.backend import lll_backend
+    from landmarking.lll.lll import reduced_problem
+    from landmarking.lll.out_of_sample import lll_map_rows
+
+    backend = lll_backend("cpu")
+    assert backend.weights is reconstruction_weights
+    assert backend.reduced_problem is reduced_problem
+    assert backend.out_of_sample is lll_map_rows
+
+
+def test_local_affine_weights_is_the_constrained_least_squares_fit():
+    from landmarking.lll.lll import local_affine_weights
+
+    rng = np.random.default_rng(40)
+    Y, T = rng.normal(size=(6, 3)), rng.normal(size=(6, 4, 3))
+    diff = Y[:, None, :] - T
+    w = local_affine_weights(diff @ diff.transpose(0, 2, 1), 1e-12)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    for n in range(6):
+        np.testing.assert_allclose(w[n], _constrained_lstsq(Y[n], T[n]), atol=1e-7)
+
+
+def test_graph_spectral_and_lll_modules_import_downward():
+    # Every import of these packages, at the top or inside a function, makes no circle.
+    import ast
+    from pathlib import Path
+
+    import landmarking
+
+    root = Path(landmarking.__file__).parent
+    # The packages' __init__ only name their exports, for static tools (TYPE_CHECKING).
+    files = [root / "graph.py", *(f for f in [*root.glob("lll/*.py"), *root.glob("spectral/*.py")]
+                                  if f.name != "__init__.py")]
+    names = {f: ".".join(f.relative_to(root.parent).with_suffix("").parts).removesuffix(
+        ".__init__") for f in files}
+    modules = set(names.values())
+    edges = {}
+    for f, name in names.items():
+        package = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
+        targets = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+                targets |= {f"{module}.{a.name}" if f"{module}.{a.name}" in modules
+                            else module for a in node.names}
+        edges[name] = targets & modules - {name}
+
+    def reaches(start, goal, seen):
+        return any(t == goal or (t not in seen and not seen.add(t) and reaches(t, goal, seen))
+                   for t in edges[start])
+
+    assert [n for n in edges if reaches(n, n, set())] == []

@@ -17,10 +17,11 @@ from sklearn.datasets import make_swiss_roll
 torch = pytest.importorskip(
     "torch", reason="the torch path needs PyTorch (pip install torch==2.13.0, CPU build)")
 
-from landmarking.embedding import _lll_torch  # noqa: E402
-from landmarking.embedding import lll as lll_module  # noqa: E402
-from landmarking.embedding.affinity import knn_affinity  # noqa: E402
-from landmarking.embedding.lll import LocallyLinearLandmarks, reconstruction_weights  # noqa: E402
+from landmarking.graph import knn_affinity  # noqa: E402
+from landmarking.lll import _torch as _lll_torch  # noqa: E402
+from landmarking.lll import lll as lll_module  # noqa: E402
+from landmarking.lll.estimator import LocallyLinearLandmarks  # noqa: E402
+from landmarking.lll.lll import reconstruction_weights  # noqa: E402
 from landmarking.metrics import procrustes_error  # noqa: E402
 
 CPU = torch.device("cpu")
@@ -274,3 +275,13 @@ def test_cuda_matches_numpy(roll):
     assert isinstance(est.embedding_, np.ndarray)
     assert procrustes_error(est.embedding_, ref.embedding_) < 1e-6
     assert procrustes_error(est.transform(X_new), ref.transform(X_new)) < 1e-6
+
+
+def test_backend_on_a_torch_device_binds_the_torch_path():
+    from landmarking.lll.backend import lll_backend
+
+    backend = lll_backend(CPU)
+    for function, torch_function in [(backend.weights, _lll_torch.reconstruction_weights),
+                                      (backend.reduced_problem, _lll_torch.reduced_problem),
+                                      (backend.out_of_sample, _lll_torch.lll_out_of_sample)]:
+        assert function.func is torch_function and function.keywords == {"device": CPU}

@@ -6,21 +6,12 @@ from scipy import sparse
 from scipy.linalg import subspace_angles
 
 from landmarking import LocallyLinearLandmarks
-from landmarking.embedding.affinity import gaussian_affinity
-from landmarking.embedding.laplacian import (
-    LaplacianEigenmaps,
-    resolve_bandwidth,
-    spectral_embedding,
-)
-from landmarking.embedding.refine import (
-    _ritz,
-    fit_landmark_embedding,
-    lll_refined_embedding,
-    lll_start,
-    refine_spectral_embedding,
-)
+from landmarking.graph import gaussian_affinity, resolve_bandwidth
+from landmarking.lll.refined import fit_landmark_embedding, lll_refined_embedding, lll_start
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
+from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
+from landmarking.spectral.refine import _ritz, refine_spectral_embedding
 
 try:
     import pyamg  # noqa: F401

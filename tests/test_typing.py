@@ -79,7 +79,7 @@ def test_the_walk_finds_the_public_api():
     for label in ["landmarking.gp.estimator.GPLandmarks.fit",
                   "landmarking.gp.learn.learn_gp_landmarks",
                   "landmarking.landmarks.baselines.RandomLandmarks.transform",
-                  "landmarking.embedding.laplacian.LaplacianEigenmaps.__init__",
+                  "landmarking.spectral.laplacian.LaplacianEigenmaps.__init__",
                   "landmarking.neighbors.query_neighbors",
                   "landmarking.neighbors.NeighborIndex.query",
                   "landmarking.persistence.save", "landmarking.io.read_data",

@@ -23,10 +23,10 @@ _EXPORTS = {
     "NMFLandmarks": ".landmarks.baselines",
     "ManifoldSculpting": ".embedding.sculpting",
     "estimate_intrinsic_dimension": ".embedding.sculpting",
-    "LaplacianEigenmaps": ".embedding.laplacian",
-    "LocallyLinearLandmarks": ".embedding.lll",
-    "lll_out_of_sample": ".embedding.lll",
-    "sweep_lll": ".embedding.model_selection",
+    "LaplacianEigenmaps": ".spectral.laplacian",
+    "LocallyLinearLandmarks": ".lll.estimator",
+    "lll_out_of_sample": ".lll.out_of_sample",
+    "sweep_lll": ".lll.model_selection",
     "save": ".persistence",
     "load": ".persistence",
 }
@@ -36,9 +36,6 @@ __all__ = ["__version__", *_EXPORTS]
 # Static tools (type checkers, IDEs) read these ordinary imports; at run time the
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
-    from .embedding.laplacian import LaplacianEigenmaps  # noqa: F401
-    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
-    from .embedding.model_selection import sweep_lll  # noqa: F401
     from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
     from .gp.estimator import GPLandmarks  # noqa: F401
     from .landmarks.baselines import (  # noqa: F401
@@ -48,7 +45,11 @@ if TYPE_CHECKING:
         RandomLandmarks,
         RPCholeskyLandmarks,
     )
+    from .lll.estimator import LocallyLinearLandmarks  # noqa: F401
+    from .lll.model_selection import sweep_lll  # noqa: F401
+    from .lll.out_of_sample import lll_out_of_sample  # noqa: F401
     from .persistence import load, save  # noqa: F401
+    from .spectral.laplacian import LaplacianEigenmaps  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -22,6 +22,7 @@ __all__ = [
     "Options",
     "NoneValue",
     "AnyOf",
+    "Check",
     "check_params",
 ]
 
@@ -268,3 +269,25 @@ def check_params(estimator, rules):
     estimator's own attributes are never changed.
     """
     return {name: rule.check(getattr(estimator, name), name) for name, rule in rules.items()}
+
+
+class Check:
+    """A rule given by a function ``check(value, name)`` that returns the checked
+    value or raises with its own message (for rules the classes above do not
+    express, such as ``n_jobs`` or a choice between a strategy name and an array)."""
+
+    def __init__(self, check):
+        self._check = check
+
+    def accepts(self, value):
+        try:
+            self._check(value, "value")
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    def describe(self):
+        return (self._check.__doc__ or "").strip().split("\n")[0]
+
+    def check(self, value, name):
+        return self._check(value, name)

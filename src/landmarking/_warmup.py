@@ -28,7 +28,7 @@ def _steps():
     def affinity_passes():
         from scipy import sparse
 
-        from .embedding import _affinity_kernels as K
+        from . import _graph_kernels as K
 
         W = sparse.random(30, 30, density=0.2, format="csr", random_state=0)
         W = (W + W.T).tocsr()
@@ -36,7 +36,7 @@ def _steps():
         K.component_labels(W.indptr, W.indices)
 
     def lll():
-        from .embedding.lll import LocallyLinearLandmarks
+        from .lll.estimator import LocallyLinearLandmarks
 
         for data in (X, X32):
             LocallyLinearLandmarks(n_landmarks=30, random_state=0).fit(data)

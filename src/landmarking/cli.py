@@ -230,7 +230,7 @@ def _seed(args):
 
 
 #: Where each estimator is defined, for installations that do not export it yet.
-_MODULES = {"LocallyLinearLandmarks": "embedding.lll", "LaplacianEigenmaps": "embedding.laplacian",
+_MODULES = {"LocallyLinearLandmarks": "lll.estimator", "LaplacianEigenmaps": "spectral.laplacian",
             "ManifoldSculpting": "embedding.sculpting"}
 
 
@@ -651,7 +651,7 @@ def _read_model(args):
 
 
 def _read_legacy_lll_model(path):
-    from .embedding.lll import LocallyLinearLandmarks, lll_out_of_sample
+    from .lll import LocallyLinearLandmarks, lll_out_of_sample
 
     model = read_result(path, required=["landmarks", "landmark_embedding", "n_landmark_neighbors"])
     kwargs = {"n_landmark_neighbors": int(model["n_landmark_neighbors"])}

@@ -91,8 +91,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._io_formats import write_npz
 from ._typing import StrPath
-from .embedding.laplacian import LaplacianEigenmaps
-from .embedding.lll import LocallyLinearLandmarks
 from .embedding.sculpting import ManifoldSculpting
 from .gp.estimator import GPLandmarks
 from .io import InputError, current_umask
@@ -103,6 +101,8 @@ from .landmarks.baselines import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from .lll.estimator import LocallyLinearLandmarks
+from .spectral.laplacian import LaplacianEigenmaps
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]
 

@@ -5,8 +5,8 @@ Lazy imports, the convention every module of this package follows so that
 
 - the public names below are resolved on first access (PEP 562 ``__getattr__``),
   so importing the package imports none of its modules;
-- the numba kernels live in their own modules (``_affinity_kernels``,
-  ``_lll_kernels``, ``_sculpting_kernels``), and a module that needs them imports
+- the numba kernels live in their own modules (``landmarking._graph_kernels``,
+  ``landmarking.lll._kernels``, ``_sculpting_kernels``), and a module that needs them imports
   them inside the function that calls them (``from . import _sculpting_kernels
   as K`` at the top of ``fit``), never at module level; ``import numba`` itself
   appears only in those kernel modules and in ``_parallel.thread_limits``;
@@ -23,10 +23,10 @@ from .._lazy import lazy_exports
 _EXPORTS = {
     "ManifoldSculpting": ".sculpting",
     "estimate_intrinsic_dimension": ".sculpting",
-    "LaplacianEigenmaps": ".laplacian",
-    "LocallyLinearLandmarks": ".lll",
-    "lll_out_of_sample": ".lll",
-    "sweep_lll": ".model_selection",
+    "LaplacianEigenmaps": "..spectral.laplacian",
+    "LocallyLinearLandmarks": "..lll.estimator",
+    "lll_out_of_sample": "..lll.out_of_sample",
+    "sweep_lll": "..lll.model_selection",
 }
 
 __all__ = list(_EXPORTS)
@@ -34,9 +34,10 @@ __all__ = list(_EXPORTS)
 # Static tools (type checkers, IDEs) read these ordinary imports; at run time the
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
-    from .laplacian import LaplacianEigenmaps  # noqa: F401
-    from .lll import LocallyLinearLandmarks, lll_out_of_sample  # noqa: F401
-    from .model_selection import sweep_lll  # noqa: F401
+    from ..lll.estimator import LocallyLinearLandmarks  # noqa: F401
+    from ..lll.model_selection import sweep_lll  # noqa: F401
+    from ..lll.out_of_sample import lll_out_of_sample  # noqa: F401
+    from ..spectral.laplacian import LaplacianEigenmaps  # noqa: F401
     from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
 
 

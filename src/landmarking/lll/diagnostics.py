@@ -24,12 +24,15 @@ so that data of high intrinsic dimension with enough landmarks do not trip it:
 0.37-0.48 with 300 (0.14-0.24).
 """
 
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
 from scipy import sparse
 
 from .._blocks import row_blocks
+from .._typing import ArrayLike, MatrixLike, SparseMatrix
 
 __all__ = ["LandmarkSpanWarning", "landmark_reconstruction_error",
            "warn_if_landmarks_represent_poorly", "RECONSTRUCTION_WARN"]
@@ -42,7 +45,8 @@ class LandmarkSpanWarning(UserWarning):
     """The landmarks of a Locally Linear Landmarks fit reconstruct the data poorly."""
 
 
-def landmark_reconstruction_error(X, weights, landmarks):
+def landmark_reconstruction_error(X: MatrixLike, weights: SparseMatrix,
+                                  landmarks: ArrayLike) -> float:
     """||X - weights @ landmarks||_F / ||X - mean(X)||_F, one block of rows at a time.
 
     Parameters
@@ -61,7 +65,7 @@ def landmark_reconstruction_error(X, weights, landmarks):
 
     Examples
     --------
-    >>> from landmarking.embedding.lll import reconstruction_weights
+    >>> from landmarking.lll.lll import reconstruction_weights
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> T = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     >>> round(landmark_reconstruction_error(X, reconstruction_weights(X, T, 3, reg=0), T), 6)
@@ -86,8 +90,9 @@ def landmark_reconstruction_error(X, weights, landmarks):
     return float(np.sqrt(residual / spread))
 
 
-def warn_if_landmarks_represent_poorly(error, n_landmarks, n_landmark_neighbors, *,
-                                       stacklevel=3):
+def warn_if_landmarks_represent_poorly(error: float, n_landmarks: int,
+                                       n_landmark_neighbors: int, *,
+                                       stacklevel: int = 3) -> str | None:
     """Issue a :class:`LandmarkSpanWarning` when ``error`` exceeds the threshold."""
     if not error > RECONSTRUCTION_WARN:  # NaN (constant data) does not warn
         return None

@@ -11,7 +11,6 @@ parameters for exact LE cheaply.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -21,13 +20,15 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from .._blocks import check_rows, take_rows, to_memory
+from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import check_positive_float, check_positive_int
+from ..graph import check_affinity, check_connected, gaussian_affinity
 from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
-from .affinity import check_affinity, check_connected, gaussian_affinity
-from .laplacian import spectral_embedding
-from .lll import reconstruction_weights, reduced_problem, select_landmarks, solve_reduced_problem
+from ..spectral.laplacian import spectral_embedding
+from .landmark_selection import select_landmarks
+from .lll import reconstruction_weights, reduced_problem, solve_reduced_problem
 
 __all__ = ["sweep_lll", "format_table"]
 
@@ -59,7 +60,7 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
         embedding (n_samples, n_components) to a float (e.g. a classification
         error).
     n_components, n_landmarks, n_landmark_neighbors, reg, symmetrize
-        As in :class:`~landmarking.embedding.lll.LocallyLinearLandmarks`.
+        As in :class:`~landmarking.lll.estimator.LocallyLinearLandmarks`.
     landmarks : {"random", "random-pruned", "kmeans"} or ndarray
         Landmark strategy, or the landmark coordinates.
     exact : bool
@@ -115,45 +116,43 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
             return procrustes_error(embedding[:, : reference.shape[1]], reference)
 
     rng = check_random_state(random_state)
-    start = time.perf_counter()
-    if isinstance(landmarks, str):
-        T = take_rows(X, select_landmarks(X, n_landmarks, landmarks, random_state=rng))
-        T = T.toarray() if sparse.issparse(T) else T
-    else:
-        T = np.asarray(landmarks)
-    Z = reconstruction_weights(X, T, n_landmark_neighbors, reg=reg)
-    dist, idx = nearest_neighbors(X, max(ks), method=neighbors_method,
-                                  random_state=random_state)
-    setup = time.perf_counter() - start
+    timings = {}
+    with stage(timings, "setup"):
+        if isinstance(landmarks, str):
+            T = take_rows(X, select_landmarks(X, n_landmarks, landmarks, random_state=rng))
+            T = T.toarray() if sparse.issparse(T) else T
+        else:
+            T = np.asarray(landmarks)
+        Z = reconstruction_weights(X, T, n_landmark_neighbors, reg=reg)
+        dist, idx = nearest_neighbors(X, max(ks), method=neighbors_method,
+                                      random_state=random_state)
     rows = []
     grid = [(k, b) for k in ks for b in bandwidths]
     for k, b in tqdm(grid, disable=not verbose, desc="sweep", leave=False):
-        t = time.perf_counter()
         row = {"bandwidth": b, "n_neighbors": k}
-        try:
-            W = check_affinity(gaussian_affinity(dist[:, :k], idx[:, :k], b,
-                                                 symmetrize=symmetrize))
-            check_connected(W)
-            A, B = reduced_problem(W, Z)
-            vecs, _ = solve_reduced_problem(A, B, n_components, random_state=rng)
-            row["lll_score"] = scorer(np.asarray(Z @ vecs))
-        except (ValueError, np.linalg.LinAlgError):
-            # A degenerate graph (bandwidth far below the neighbour distances)
-            # has no embedding: record it as missing, keep sweeping.
-            W = None
-            row["lll_score"] = np.nan
-        row["lll_seconds"] = time.perf_counter() - t
-        if exact:
-            t = time.perf_counter()
+        with stage(row, "lll_seconds"):
             try:
-                emb_exact, _ = spectral_embedding(W, n_components, random_state=rng)
-                row["exact_score"] = scorer(emb_exact)
-            except (ValueError, TypeError, AttributeError, np.linalg.LinAlgError):
-                row["exact_score"] = np.nan
-            row["exact_seconds"] = time.perf_counter() - t
+                W = check_affinity(gaussian_affinity(dist[:, :k], idx[:, :k], b,
+                                                     symmetrize=symmetrize))
+                check_connected(W)
+                A, B = reduced_problem(W, Z)
+                vecs, _ = solve_reduced_problem(A, B, n_components, random_state=rng)
+                row["lll_score"] = scorer(np.asarray(Z @ vecs))
+            except (ValueError, np.linalg.LinAlgError):
+                # A degenerate graph (bandwidth far below the neighbour distances)
+                # has no embedding: record it as missing, keep sweeping.
+                W = None
+                row["lll_score"] = np.nan
+        if exact:
+            with stage(row, "exact_seconds"):
+                try:
+                    emb_exact, _ = spectral_embedding(W, n_components, random_state=rng)
+                    row["exact_score"] = scorer(emb_exact)
+                except (ValueError, TypeError, AttributeError, np.linalg.LinAlgError):
+                    row["exact_score"] = np.nan
         rows.append(row)
     table = {key: np.array([r[key] for r in rows]) for key in rows[0]}
-    table["setup_seconds"] = setup
+    table["setup_seconds"] = timings["setup"]
     return table
 
 

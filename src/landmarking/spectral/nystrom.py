@@ -25,7 +25,7 @@ def nystrom_out_of_sample(Y_new: MatrixLike, landmarks: MatrixLike,
     From D~^-1 W~ x~ = (1 - lambda) x~ on the landmarks, a point y goes to
     x(y) = sum_j w(y, t_j) x~_j / ((1 - lambda) sum_j w(y, t_j)), with the
     Gaussian w over its ``n_neighbors`` nearest landmarks. Row by row, one block
-    at a time, like :func:`lll_out_of_sample`.
+    at a time, like :func:`~landmarking.lll.out_of_sample.lll_out_of_sample`.
 
     Parameters
     ----------

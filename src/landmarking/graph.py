@@ -1,42 +1,102 @@
-"""Sparse Gaussian affinities on a neighbour graph, degrees and graph Laplacians.
+"""The neighbour graph shared by the spectral methods: from k-NN to affinity, and signs.
 
-Laplacian eigenmaps and Locally Linear Landmarks share these building blocks:
+Laplacian eigenmaps (:mod:`landmarking.spectral`) and Locally Linear Landmarks
+(:mod:`landmarking.lll`) share these building blocks, and import them from here
+(this module imports neither):
 
 - :func:`gaussian_affinity` turns a k-nearest-neighbour list into a sparse,
   symmetric affinity ``W`` with w_nm = exp(-||y_n - y_m||^2 / (2 sigma^2)) on
-  every edge of the (symmetrised) graph;
-- :func:`knn_affinity` runs the neighbour search first;
+  every edge of the (symmetrised) graph, with the width from
+  :func:`resolve_bandwidth`;
+- :func:`knn_affinity` runs the neighbour search first, and
+  :func:`neighbor_graph` does the same for an estimator's ``fit`` (its
+  parameters checked against the data, its stages timed);
 - :func:`degree` and :func:`laplacian` give D = diag(W 1) and L = D - W;
 - :func:`check_affinity` validates a user-given affinity and
   :func:`check_connected` warns when the graph falls apart into pieces, where
-  the spectral problem has one trivial solution per piece.
+  the spectral problem has one trivial solution per piece;
+- :func:`deterministic_signs` fixes the sign of eigenvectors (one rule, in
+  :func:`column_signs`).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from .._memory import check_memory
-from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
-from .._validation import check_choice, check_positive_float, check_positive_int
-from ..neighbors import NeighborMethod, nearest_neighbors
+from ._memory import check_memory
+from ._parallel import check_n_jobs
+from ._timings import stage
+from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
+from ._validation import (
+    Check,
+    Integer,
+    Options,
+    check_choice,
+    check_positive_float,
+    check_positive_int,
+)
+from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 
-__all__ = ["gaussian_affinity", "knn_affinity", "degree", "laplacian",
-           "check_affinity", "check_connected", "DisconnectedGraphWarning",
-           "SYMMETRIZE"]
+__all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "resolve_bandwidth",
+           "degree", "laplacian", "check_affinity", "check_connected",
+           "deterministic_signs", "column_signs", "DisconnectedGraphWarning", "SYMMETRIZE",
+           "GRAPH_PARAMETER_RULES", "GraphEmbeddingMixin"]
 
 #: How the directed k-NN graph is made symmetric.
 SYMMETRIZE = ("union", "mean")
 
 #: Graphs with at least this many stored entries are checked by the compiled
-#: passes of :mod:`._affinity_kernels` (no transpose); smaller ones by scipy,
+#: passes of :mod:`._graph_kernels` (no transpose); smaller ones by scipy,
 #: which is quicker there than numba's one-off compile.
 COMPILED_MIN_NNZ = 1 << 20
+
+
+def _check_bandwidth(value, name):
+    """a finite number > 0 or 'auto'"""
+    if isinstance(value, str):
+        return check_choice(value, name, ("auto",))
+    return check_positive_float(value, name)
+
+
+def _check_n_jobs(value, name):
+    """None or a nonzero integer"""
+    return check_n_jobs(value)
+
+
+#: The rules (:func:`landmarking._validation.check_params`) of the parameters that
+#: every estimator building a k-NN graph shares; each merges them into its table.
+GRAPH_PARAMETER_RULES = {
+    "n_neighbors": Integer(),
+    "bandwidth": Check(_check_bandwidth),
+    "symmetrize": Options(*SYMMETRIZE),
+    "neighbors_method": Options(*NEIGHBOR_METHODS),
+    "n_jobs": Check(_check_n_jobs),
+}
+
+
+class GraphEmbeddingMixin:
+    """What the estimators that embed a graph share: ``fit_transform`` passes
+    ``affinity`` on, fitted means ``embedding_`` is set, sparse input is taken and
+    float32 stays float32. Put it first among the bases."""
+
+    def fit_transform(self, X: MatrixLike, y: Any = None,
+                      affinity: SparseMatrix | None = None) -> np.ndarray:
+        """Fit and return ``embedding_``."""
+        return self.fit(X, y, affinity=affinity).embedding_
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "embedding_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
 
 class DisconnectedGraphWarning(UserWarning):
@@ -122,6 +182,67 @@ def knn_affinity(X: MatrixLike, n_neighbors: int, bandwidth: float, *,
     distances, indices = nearest_neighbors(X, n_neighbors, method=method,
                                            random_state=random_state, n_jobs=n_jobs)
     return gaussian_affinity(distances, indices, bandwidth, symmetrize=symmetrize)
+
+
+def resolve_bandwidth(bandwidth: float | Literal["auto"], distances: ArrayLike) -> float:
+    """The Gaussian width: a float as given, or ``"auto"``: the median k-NN distance."""
+    if isinstance(bandwidth, str):
+        check_choice(bandwidth, "bandwidth", ("auto",))
+        positive = distances[distances > 0]
+        if positive.size == 0:
+            raise ValueError(
+                "bandwidth='auto' needs some nonzero neighbour distances, but all "
+                "points coincide with their neighbours; pass a float bandwidth."
+            )
+        return float(np.median(positive))
+    return check_positive_float(bandwidth, "bandwidth")
+
+
+def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["auto"], *,
+                   symmetrize: Literal["union", "mean"] = "union",
+                   method: NeighborMethod = "exact", random_state: RandomStateLike = None,
+                   n_jobs: int | None = None, check_size: bool = True,
+                   timings: dict | None = None) -> tuple[sparse.csr_matrix, float]:
+    """The Gaussian k-NN affinity of an estimator's ``fit``, and the width it used.
+
+    The neighbour search, :func:`resolve_bandwidth`, :func:`gaussian_affinity`
+    and :func:`check_affinity`, with the seconds of the search and of the
+    rest in ``timings["neighbors"]`` and ``timings["affinity"]``.
+
+    Parameters
+    ----------
+    X : array or CSR matrix of shape (n_samples, n_features)
+    n_neighbors : int
+        K_W; with ``check_size``, fewer than n_samples (else a ``ValueError``
+        names the fix).
+    bandwidth : float or "auto"
+    symmetrize, method, random_state, n_jobs
+        As in :func:`knn_affinity`.
+    check_size : bool
+        Refuse ``n_neighbors >= n_samples``; without it the caller has capped
+        ``n_neighbors`` itself.
+    timings : dict, optional
+        Filled with the stages' seconds.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+    bandwidth : float
+    """
+    n = X.shape[0]
+    if check_size and n_neighbors >= n:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be smaller than the number of "
+            f"samples ({n}); pass fewer neighbours."
+        )
+    with stage(timings, "neighbors"):
+        distances, indices = nearest_neighbors(X, n_neighbors, method=method,
+                                               random_state=random_state, n_jobs=n_jobs)
+    with stage(timings, "affinity"):
+        bandwidth = resolve_bandwidth(bandwidth, distances)
+        W = check_affinity(gaussian_affinity(distances, indices, bandwidth,
+                                             symmetrize=symmetrize), n)
+    return W, bandwidth
 
 
 def degree(W: SparseMatrix | ArrayLike) -> NDArray[np.float64]:
@@ -211,7 +332,7 @@ def _is_symmetric(W, rtol=1e-10):
     """
     scale = max(float(max(W.data.max(), -W.data.min())) if W.nnz else 0.0, 1e-300)
     if W.has_canonical_format and W.nnz >= COMPILED_MIN_NNZ:
-        from . import _affinity_kernels as K
+        from . import _graph_kernels as K  # numba, loaded on first use
 
         verdict = K.symmetry_pass(W.indptr, W.indices, W.data, rtol * scale,
                                   K.numba.get_num_threads())
@@ -243,7 +364,7 @@ def check_connected(W: SparseMatrix, *, warn: bool = True) -> int:
     1
     """
     if sparse.issparse(W) and W.shape[0] == W.shape[1] and W.nnz >= COMPILED_MIN_NNZ:
-        from . import _affinity_kernels as K
+        from . import _graph_kernels as K  # numba, loaded on first use
 
         W = sparse.csr_matrix(W)
         labels = K.component_labels(W.indptr, W.indices)
@@ -261,3 +382,26 @@ def check_connected(W: SparseMatrix, *, warn: bool = True) -> int:
             stacklevel=2,
         )
     return int(n_components)
+
+
+def column_signs(X: ArrayLike) -> NDArray[np.float64]:
+    """+1 or -1 per column of X: the sign of its entry of largest magnitude (+1 for a
+    zero column). The one sign rule of every embedding here: eigenvectors are
+    defined up to sign, and this fixes one."""
+    X = np.asarray(X)
+    signs = np.sign(X[np.argmax(np.abs(X), axis=0), np.arange(X.shape[1])])
+    signs[signs == 0] = 1.0
+    return signs
+
+
+def deterministic_signs(X: ArrayLike) -> NDArray[np.float64]:
+    """Flip each column of X so that its entry of largest magnitude is positive.
+
+    Eigenvectors are defined up to sign; this fixes one (:func:`column_signs`),
+    so that repeated fits give identical embeddings.
+    """
+    X = np.array(X, dtype=np.float64, copy=True)
+    if X.size == 0:
+        return X
+    X *= column_signs(X)
+    return X

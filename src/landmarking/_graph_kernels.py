@@ -1,9 +1,9 @@
-"""Compiled passes over a CSR graph for :mod:`.affinity` (imported lazily).
+"""Compiled passes over a CSR graph for :mod:`.graph` (imported lazily).
 
 Both avoid forming W^T, which on a graph of millions of edges costs more than
-everything else :func:`~landmarking.embedding.affinity.check_affinity` and
-:func:`~landmarking.embedding.affinity.check_connected` do. They are used only
-above :data:`~landmarking.embedding.affinity.COMPILED_MIN_NNZ` stored entries,
+everything else :func:`~landmarking.graph.check_affinity` and
+:func:`~landmarking.graph.check_connected` do. They are used only
+above :data:`~landmarking.graph.COMPILED_MIN_NNZ` stored entries,
 where the compile time (paid once per machine, cached) is small beside the work.
 """
 

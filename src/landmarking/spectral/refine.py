@@ -12,33 +12,27 @@ exact eigenvectors in a few iterations. This module does that:
   smoothed-aggregation preconditioner (as scikit-learn's ``amg`` solver); it
   stops on the residuals ||L_sym u - lambda u|| of the wanted eigenvectors
   only, so the start's extra columns act as guard vectors.
-- :func:`lll_start` builds such a start from data and a graph: random
-  landmarks, the LLL weights and the reduced problem;
-  :func:`lll_refined_embedding` asks it for a few more eigenvectors than
-  wanted (guard vectors) and refines.
-- :func:`fit_landmark_embedding` refits the landmark coordinates X~ to a
-  refined embedding, so that the LLL map places new points consistently.
+
+The LLL start itself, and the refit of the landmark coordinates after
+refinement, are LLL's (:mod:`landmarking.lll.refined`); this module knows
+nothing of landmarks.
 """
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 from scipy import linalg, sparse
-from scipy.sparse.linalg import spsolve
 
-from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
+from .._timings import stage
+from .._typing import ArrayLike, NDArray, SparseMatrix
 from .._validation import check_positive_int
-from .affinity import check_connected, degree
-from .laplacian import deterministic_signs
+from ..graph import check_connected, degree, deterministic_signs
 
-__all__ = ["refine_spectral_embedding", "lll_start", "lll_refined_embedding",
-           "fit_landmark_embedding",
-           "RefineResult", "PRECONDITIONERS"]
+__all__ = ["refine_spectral_embedding", "RefineResult", "PRECONDITIONERS"]
 
 PRECONDITIONERS = ("auto", "amg", "none")
 
@@ -205,6 +199,50 @@ def _check_start(start, n, n_components):
     return start, n_components
 
 
+def _start_block(start, sqrt_deg):
+    """(the unit trivial eigenvector D^1/2 1 as a column, the start block U0): x -> u =
+    D^1/2 x, then out of the trivial direction and orthonormal."""
+    trivial = (sqrt_deg / np.linalg.norm(sqrt_deg))[:, None]
+    U0 = start * sqrt_deg[:, None]
+    U0 -= trivial @ (trivial.T @ U0)
+    U0, r = np.linalg.qr(U0)
+    diag = np.abs(np.diag(r))
+    if diag.min() <= 1e-10 * max(diag.max(), 1e-300):
+        raise ValueError(
+            "start has linearly dependent columns (after removing the constant "
+            "direction); pass independent approximate eigenvectors."
+        )
+    return trivial, U0
+
+
+def _solve(L, U0, trivial, M, n_components, tol, max_iter):
+    """(eigenvalues, eigenvectors u, the start's residuals, iterations) of L_sym from
+    the start block U0: LOBPCG, or LAPACK where the block is wide for the size."""
+    n = L.shape[0]
+    if n - 1 < 5 * U0.shape[1]:
+        # A block this wide for the size gains nothing over LAPACK: solve
+        # densely (the trivial eigenvector comes first).
+        H = U0.T @ (L @ U0)
+        mu0, V0 = np.linalg.eigh(_sym(H))
+        start_residuals = np.linalg.norm(L @ (U0 @ V0) - (U0 @ V0) * mu0, axis=0)
+        mu, U = linalg.eigh(L.toarray(), subset_by_index=[1, U0.shape[1]])
+        n_iter = 0
+    else:
+        mu, U, history, n_iter = _lobpcg(L, U0, trivial, M, n_components, tol, max_iter)
+        start_residuals = history[0]
+        for _ in range(2):
+            # A*X is carried by linear combination; where rounding in it hid a
+            # residual above tol, go on from the products taken afresh.
+            fresh = np.linalg.norm(L @ U[:, :n_components] - U[:, :n_components]
+                                   * mu[:n_components], axis=0)
+            if np.all(fresh <= tol) or n_iter >= max_iter:
+                break
+            mu, U, _, more = _lobpcg(L, U, trivial, M, n_components, tol,
+                                     max_iter - n_iter)
+            n_iter += more
+    return mu, U, start_residuals, n_iter
+
+
 def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
                               n_components: int | None = None, tol: float = 1e-6,
                               max_iter: int = 100,
@@ -242,8 +280,8 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
     -------
     embedding : ndarray of shape (n, n_components)
         D-orthonormal columns by increasing eigenvalue, signs as
-        :func:`~landmarking.embedding.laplacian.deterministic_signs` fixes them
-        (the normalisation of :func:`~landmarking.embedding.laplacian.spectral_embedding`).
+        :func:`~landmarking.graph.deterministic_signs` fixes them
+        (the normalisation of :func:`~landmarking.spectral.laplacian.spectral_embedding`).
     eigenvalues : ndarray of shape (n_components,)
     result : RefineResult
 
@@ -280,50 +318,19 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
             "or embed each component on its own."
         )
     timings = {}
-    t = time.perf_counter()
-    L, sqrt_deg = _normalized_laplacian(W)
-    trivial = (sqrt_deg / np.linalg.norm(sqrt_deg))[:, None]
-    # x -> u = D^1/2 x, then out of the trivial direction and orthonormal.
-    U0 = start * sqrt_deg[:, None]
-    U0 -= trivial @ (trivial.T @ U0)
-    U0, r = np.linalg.qr(U0)
-    diag = np.abs(np.diag(r))
-    if diag.min() <= 1e-10 * max(diag.max(), 1e-300):
-        raise ValueError(
-            "start has linearly dependent columns (after removing the constant "
-            "direction); pass independent approximate eigenvectors."
-        )
-    if preconditioner == "auto":
-        # pyamg applies its V-cycle one column at a time; on every graph
-        # measured (benchmarks/spectral_refine.py) the iterations it saved cost
-        # less than the cycles, so "auto" is no preconditioner for now.
-        preconditioner = "none"
-    M = _amg_preconditioner(L) if preconditioner == "amg" else None
-    timings["setup"] = time.perf_counter() - t
-    t = time.perf_counter()
-    if n - 1 < 5 * U0.shape[1]:
-        # A block this wide for the size gains nothing over LAPACK: solve
-        # densely (the trivial eigenvector comes first).
-        H = U0.T @ (L @ U0)
-        mu0, V0 = np.linalg.eigh(_sym(H))
-        start_residuals = np.linalg.norm(L @ (U0 @ V0) - (U0 @ V0) * mu0, axis=0)
-        mu, U = linalg.eigh(L.toarray(), subset_by_index=[1, U0.shape[1]])
-        n_iter = 0
-    else:
-        mu, U, history, n_iter = _lobpcg(L, U0, trivial, M, n_components, tol, max_iter)
-        start_residuals = history[0]
-        for _ in range(2):
-            # A*X is carried by linear combination; where rounding in it hid a
-            # residual above tol, go on from the products taken afresh.
-            fresh = np.linalg.norm(L @ U[:, :n_components] - U[:, :n_components]
-                                   * mu[:n_components], axis=0)
-            if np.all(fresh <= tol) or n_iter >= max_iter:
-                break
-            mu, U, _, more = _lobpcg(L, U, trivial, M, n_components, tol,
-                                     max_iter - n_iter)
-            n_iter += more
-    start_residuals = start_residuals[:n_components]
-    timings["lobpcg"] = time.perf_counter() - t
+    with stage(timings, "setup"):
+        L, sqrt_deg = _normalized_laplacian(W)
+        trivial, U0 = _start_block(start, sqrt_deg)
+        if preconditioner == "auto":
+            # pyamg applies its V-cycle one column at a time; on every graph
+            # measured (benchmarks/spectral_refine.py) the iterations it saved cost
+            # less than the cycles, so "auto" is no preconditioner for now.
+            preconditioner = "none"
+        M = _amg_preconditioner(L) if preconditioner == "amg" else None
+    with stage(timings, "lobpcg"):
+        mu, U, start_residuals, n_iter = _solve(L, U0, trivial, M, n_components, tol,
+                                                max_iter)
+        start_residuals = start_residuals[:n_components]
     mu, U = mu[:n_components], U[:, :n_components]
     U /= np.linalg.norm(U, axis=0)
     residuals = np.linalg.norm(L @ U - U * mu, axis=0)
@@ -340,107 +347,3 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
                           start_residuals=start_residuals, converged=converged,
                           preconditioner=preconditioner, timings=timings)
     return embedding, mu, result
-
-
-def lll_start(X: MatrixLike, W: SparseMatrix, n_columns: int, *,
-              n_landmarks: int | None = None, n_landmark_neighbors: int = 5,
-              reg: float = 1e-3, random_state: RandomStateLike = None) -> NDArray[np.float64]:
-    """An LLL embedding of the graph W on X with ``n_columns`` eigenvectors.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, n_features)
-    W : sparse matrix of shape (n, n)
-        Affinity on the rows of X.
-    n_columns : int
-        Eigenvectors to return (after the trivial one).
-    n_landmarks : int or None
-        Default ``min(n // 2, max(1000, 10 * n_columns))`` random landmarks.
-    n_landmark_neighbors : int
-    reg : float
-    random_state : int, RandomState or None
-
-    Returns
-    -------
-    ndarray of shape (n, n_columns)
-    """
-    from .lll import (
-        reconstruction_weights,
-        reduced_problem,
-        select_landmarks,
-        solve_reduced_problem,
-    )
-
-    n = X.shape[0]
-    if n_landmarks is None:
-        n_landmarks = min(n // 2, max(1000, 10 * n_columns))
-    n_landmarks = max(n_landmarks, n_columns + 2, n_landmark_neighbors)
-    idx = select_landmarks(X, n_landmarks, random_state=random_state)
-    Z = reconstruction_weights(X, X[idx], n_landmark_neighbors, reg=reg)
-    used = np.flatnonzero(np.asarray(Z.getnnz(axis=0)) > 0)
-    Z = Z[:, used] if used.size < Z.shape[1] else Z
-    A, B = reduced_problem(W, Z)
-    vecs, _ = solve_reduced_problem(A, B, min(n_columns, Z.shape[1] - 1),
-                                    random_state=random_state)
-    return np.asarray(Z @ vecs)
-
-
-def lll_refined_embedding(X: MatrixLike, W: SparseMatrix, n_components: int, *,
-                          tol: float | None = None, max_iter: int | None = None,
-                          n_extra: int | None = None, random_state: RandomStateLike = None,
-                          ) -> tuple[NDArray[np.float64], NDArray[np.float64], RefineResult]:
-    """Exact Laplacian eigenmaps of W: LLL on X (:func:`lll_start`), then
-    :func:`refine_spectral_embedding` (``tol`` default 1e-6, ``max_iter`` 100).
-
-    This is ``LaplacianEigenmaps(eigen_solver="lll-refine")``. The LLL start
-    carries ``n_extra`` more eigenvectors than asked for (default
-    ``max(2, n_components // 5)``), guard vectors of the refinement.
-
-    Returns
-    -------
-    embedding, eigenvalues, result
-        As :func:`refine_spectral_embedding`; ``result.timings`` also holds
-        ``start``, the seconds of the LLL start.
-    """
-    if n_extra is None:
-        n_extra = max(2, n_components // 5)
-    n_extra = check_positive_int(n_extra, "n_extra", minimum=0)
-    t = time.perf_counter()
-    start = lll_start(X, W, n_components + n_extra, random_state=random_state)
-    seconds = time.perf_counter() - t
-    embedding, eigenvalues, result = refine_spectral_embedding(
-        W, start, n_components=n_components, tol=1e-6 if tol is None else tol,
-        max_iter=100 if max_iter is None else max_iter)
-    result.timings = {"start": seconds, **result.timings}
-    return embedding, eigenvalues, result
-
-
-def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: ArrayLike, *,
-                           ridge: float = 1e-8) -> NDArray[np.float64]:
-    """Landmark coordinates X~ with Z X~ closest to ``embedding``.
-
-    Solves (Z^T Z + r I) X~ = Z^T X + r X~_prev with r = ridge * mean diag(Z^T Z),
-    so a landmark that reconstructs no point keeps its ``previous``
-    coordinates. Used after refinement, so that the LLL map places new points
-    in the refined embedding.
-
-    Parameters
-    ----------
-    Z : sparse matrix of shape (n, L)
-    embedding : ndarray of shape (n, d)
-    previous : ndarray of shape (L, d)
-
-    Returns
-    -------
-    ndarray of shape (L, d)
-    """
-    Z = sparse.csr_matrix(Z)
-    previous = np.array(previous, dtype=np.float64)
-    # Eigenvectors carry no sign: match the previous coordinates' signs first.
-    flip = np.einsum("ij,ij->j", np.asarray(Z @ previous), embedding) < 0
-    previous[:, flip] *= -1.0
-    G = (Z.T @ Z).tocsc()
-    r = ridge * max(float(G.diagonal().mean()), 1e-300)
-    rhs = Z.T @ embedding + r * previous
-    sol = spsolve(G + r * sparse.identity(G.shape[0], format="csc"), rhs)
-    return np.asarray(sol).reshape(previous.shape)

@@ -13,7 +13,6 @@ The plain function :func:`spectral_embedding` does the numerical work;
 
 from __future__ import annotations
 
-import time
 import warnings
 from numbers import Real
 from typing import Any, Literal, Self
@@ -27,49 +26,28 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows, map_row_blocks, to_memory, working_dtype
 from .._memory import check_memory
-from .._parallel import check_n_jobs, thread_limits
-from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
-from .._validation import check_choice, check_positive_float, check_positive_int
-from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex, nearest_neighbors
-from .affinity import SYMMETRIZE, check_affinity, check_connected, degree, gaussian_affinity
+from .._parallel import thread_limits
+from .._timings import stage
+from .._typing import MatrixLike, NDArray, RandomStateLike, SparseMatrix
+from .._validation import Check, Integer, Options, check_choice, check_params
+from ..graph import (
+    GRAPH_PARAMETER_RULES,
+    GraphEmbeddingMixin,
+    check_affinity,
+    check_connected,
+    degree,
+    deterministic_signs,
+    neighbor_graph,
+)
+from ..neighbors import LazyNeighborIndex
+from .nystrom import nystrom_out_of_sample
 
-__all__ = ["LaplacianEigenmaps", "spectral_embedding", "deterministic_signs",
-           "resolve_bandwidth", "EIGEN_SOLVERS"]
+__all__ = ["LaplacianEigenmaps", "spectral_embedding", "EIGEN_SOLVERS"]
 
 EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg")
 
 #: Graphs up to this size are solved densely by ``eigen_solver="auto"``.
 DENSE_LIMIT = 2500
-
-
-def deterministic_signs(X: ArrayLike) -> NDArray[np.float64]:
-    """Flip each column of X so that its entry of largest magnitude is positive.
-
-    Eigenvectors are defined up to sign; this fixes one, so that repeated fits
-    give identical embeddings.
-    """
-    X = np.array(X, dtype=np.float64, copy=True)
-    if X.size == 0:
-        return X
-    rows = np.argmax(np.abs(X), axis=0)
-    signs = np.sign(X[rows, np.arange(X.shape[1])])
-    signs[signs == 0] = 1.0
-    X *= signs
-    return X
-
-
-def resolve_bandwidth(bandwidth: float | Literal["auto"], distances: ArrayLike) -> float:
-    """The Gaussian width: a float as given, or ``"auto"``: the median k-NN distance."""
-    if isinstance(bandwidth, str):
-        check_choice(bandwidth, "bandwidth", ("auto",))
-        positive = distances[distances > 0]
-        if positive.size == 0:
-            raise ValueError(
-                "bandwidth='auto' needs some nonzero neighbour distances, but all "
-                "points coincide with their neighbours; pass a float bandwidth."
-            )
-        return float(np.median(positive))
-    return check_positive_float(bandwidth, "bandwidth")
 
 
 def spectral_embedding(W: SparseMatrix, n_components: int, *,
@@ -100,7 +78,7 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
     -------
     embedding : ndarray of shape (n, n_components)
         Columns D-orthonormal, ordered by increasing eigenvalue, signs fixed by
-        :func:`deterministic_signs`.
+        :func:`~landmarking.graph.deterministic_signs`.
     eigenvalues : ndarray of shape (n_components,)
         The lambda of each column (the trivial 0 excluded).
 
@@ -171,8 +149,6 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
     """The Nystroem map of one block of new rows (a row equal to a fitted one
     gets that row's embedding, which the map itself only approximates); ``index``
     is the exact neighbour index on X_fit."""
-    from .nystrom import nystrom_out_of_sample
-
     dense = block.toarray() if sparse.issparse(block) else block
     Y = nystrom_out_of_sample(dense, X_fit, embedding, eigenvalues, n_neighbors, bandwidth,
                               index=index)
@@ -185,7 +161,15 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
     return Y
 
 
-class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+def _check_tol(value, name):
+    """None or a number >= 0"""
+    if value is not None and not (isinstance(value, Real) and value >= 0):
+        raise ValueError(f"{name} must be None or a number >= 0, got {value!r}.")
+    return value
+
+
+class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                         BaseEstimator):
     """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
 
     Parameters
@@ -200,7 +184,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         ``bandwidth_``).
     symmetrize : {"union", "mean"}, default="union"
         How the k-NN graph is made symmetric (see
-        :func:`~landmarking.embedding.affinity.gaussian_affinity`).
+        :func:`~landmarking.graph.gaussian_affinity`).
     neighbors_method : {"auto", "exact", "approximate"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), pynndescent, or ``"auto"``: exact below
@@ -210,7 +194,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding`; ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
-        (:func:`~landmarking.embedding.refine.lll_refined_embedding`, with
+        (:func:`~landmarking.lll.refined.lll_refined_embedding`, with
         guard columns): the exact eigenvectors.
     tol : float or None, default=None
         Tolerance of the iterative eigensolvers.
@@ -260,6 +244,13 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     (500, 2)
     """
 
+    _parameter_rules = {
+        **GRAPH_PARAMETER_RULES,
+        "n_components": Integer(),
+        "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
+        "tol": Check(_check_tol),
+    }
+
     def __init__(self, *, n_components: int = 2, n_neighbors: int = 10,
                  bandwidth: float | Literal["auto"] = "auto",
                  symmetrize: Literal["union", "mean"] = "union",
@@ -281,18 +272,6 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.random_state = random_state
         self.verbose = verbose
 
-    def _check_params(self):
-        check_positive_int(self.n_components, "n_components")
-        check_positive_int(self.n_neighbors, "n_neighbors")
-        if not isinstance(self.bandwidth, str):
-            check_positive_float(self.bandwidth, "bandwidth")
-        check_choice(self.symmetrize, "symmetrize", SYMMETRIZE)
-        check_choice(self.neighbors_method, "neighbors_method", NEIGHBOR_METHODS)
-        check_choice(self.eigen_solver, "eigen_solver", EIGEN_SOLVERS + ("lll-refine",))
-        check_n_jobs(self.n_jobs)
-        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol >= 0):
-            raise ValueError(f"tol must be None or a number >= 0, got {self.tol!r}.")
-
     def fit(self, X: MatrixLike, y: Any = None, affinity: SparseMatrix | None = None) -> Self:
         """Embed X (or the graph ``affinity`` on its rows).
 
@@ -308,7 +287,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         -------
         self
         """
-        self._check_params()
+        check_params(self, self._parameter_rules)
         X = check_rows(X, estimator=self, min_samples=2)
         X = to_memory(X, what="exact Laplacian eigenmaps (a neighbour graph on every row)",
                       alternative="LocallyLinearLandmarks, which solves on landmarks")
@@ -322,53 +301,36 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return self
 
     def _fit(self, X, affinity):
-        n = X.shape[0]
         timings = {}
-        start = time.perf_counter()
-        if affinity is None:
-            if self.n_neighbors >= n:
-                raise ValueError(
-                    f"n_neighbors={self.n_neighbors} must be smaller than the number "
-                    f"of samples ({n}); pass fewer neighbours."
-                )
-            distances, indices = nearest_neighbors(
-                X, self.n_neighbors, method=self.neighbors_method,
-                random_state=self.random_state, n_jobs=self.n_jobs)
-            timings["neighbors"] = time.perf_counter() - start
-            t = time.perf_counter()
-            self.bandwidth_ = resolve_bandwidth(self.bandwidth, distances)
-            W = gaussian_affinity(distances, indices, self.bandwidth_,
-                                  symmetrize=self.symmetrize)
-            W = check_affinity(W, n)
-            timings["affinity"] = time.perf_counter() - t
-        else:
-            W = check_affinity(affinity, n)
-            self.bandwidth_ = None
-        self.n_connected_components_ = check_connected(W)
-        t = time.perf_counter()
-        self.refine_result_ = None
-        if self.eigen_solver == "lll-refine":
-            from .refine import lll_refined_embedding  # refine imports this module
+        with stage(timings, "total"):
+            if affinity is None:
+                W, self.bandwidth_ = neighbor_graph(
+                    X, self.n_neighbors, self.bandwidth, symmetrize=self.symmetrize,
+                    method=self.neighbors_method, random_state=self.random_state,
+                    n_jobs=self.n_jobs, timings=timings)
+            else:
+                W = check_affinity(affinity, X.shape[0])
+                self.bandwidth_ = None
+            self.n_connected_components_ = check_connected(W)
+            with stage(timings, "eigensolver"):
+                self.refine_result_ = None
+                if self.eigen_solver == "lll-refine":
+                    # Loaded here, not at the top: LLL's weights load numba, which
+                    # the other solvers never need (import landmarking stays light).
+                    from ..lll.refined import lll_refined_embedding
 
-            self.embedding_, self.eigenvalues_, self.refine_result_ = \
-                lll_refined_embedding(X, W, self.n_components, tol=self.tol,
-                                      max_iter=self.max_iter,
-                                      random_state=self.random_state)
-        else:
-            self.embedding_, self.eigenvalues_ = spectral_embedding(
-                W, self.n_components, eigen_solver=self.eigen_solver, tol=self.tol,
-                max_iter=self.max_iter, random_state=self.random_state)
-        timings["eigensolver"] = time.perf_counter() - t
-        timings["total"] = time.perf_counter() - start
+                    self.embedding_, self.eigenvalues_, self.refine_result_ = \
+                        lll_refined_embedding(X, W, self.n_components, tol=self.tol,
+                                              max_iter=self.max_iter,
+                                              random_state=self.random_state)
+                else:
+                    self.embedding_, self.eigenvalues_ = spectral_embedding(
+                        W, self.n_components, eigen_solver=self.eigen_solver, tol=self.tol,
+                        max_iter=self.max_iter, random_state=self.random_state)
         self.timings_ = timings
         if self.verbose:
             print("LaplacianEigenmaps: " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in timings.items()))
-
-    def fit_transform(self, X: MatrixLike, y: Any = None,
-                      affinity: SparseMatrix | None = None) -> np.ndarray:
-        """Fit and return ``embedding_``."""
-        return self.fit(X, y, affinity=affinity).embedding_
 
     def transform(self, X: MatrixLike) -> np.ndarray:
         """Map new points with the Nystroem formula of the fitted eigenproblem.
@@ -376,7 +338,7 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         From D^-1 W x = (1 - lambda) x, a point y goes to
         x(y) = sum_n w(y, y_n) x_n / ((1 - lambda) sum_n w(y, y_n)), the Gaussian
         w over its ``n_neighbors`` nearest fitted points
-        (:func:`~landmarking.embedding.lll.nystrom_out_of_sample`); a row equal to a
+        (:func:`~landmarking.spectral.nystrom.nystrom_out_of_sample`); a row equal to a
         fitted point gets that point's embedding. Cost: one k-NN query of the
         new rows against the fitted ones, block by block, in an exact index of
         the fitted points built on the first call and kept, so that many small
@@ -414,12 +376,3 @@ class LaplacianEigenmaps(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def _restore_transient(self):
         self._neighbor_index = LazyNeighborIndex()
-
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "embedding_")
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

@@ -1,6 +1,7 @@
 """Locally Linear Landmarks on a PyTorch device (``LocallyLinearLandmarks(device=...)``).
 
-The same three computations as :mod:`.lll`, written with torch so that they run
+The same three computations as the NumPy path (:mod:`.lll`,
+:mod:`.out_of_sample`), written with torch so that they run
 on a GPU:
 
 - :func:`reconstruction_weights`: each point's K_Z nearest landmarks and its
@@ -12,7 +13,8 @@ on a GPU:
 - :func:`lll_out_of_sample`: the map x_0 = X~ z_0 for new points.
 
 The L x L generalised eigenproblem between the second and the third is small
-and stays on the CPU in float64 (:func:`.lll.solve_reduced_problem`).
+and stays on the CPU in float64 (:func:`.lll.solve_reduced_problem`). This is the one
+module of the LLL package that uses torch; :func:`.backend.lll_backend` picks it.
 
 Everything is computed in float64, as on the NumPy path and for its reason:
 the Gram trick |y|^2 - 2 y.t + |t|^2 cancels about half of float32's digits,
@@ -33,7 +35,6 @@ raises a ``MemoryError`` that says to lower them.
 torch is imported when a function here runs, never when the module loads.
 """
 
-import contextlib
 import warnings
 
 import numpy as np
@@ -49,33 +50,28 @@ from .._blocks import (
     rows_per_block,
     working_dtype,
 )
-from .._torch import import_torch, to_numpy
+from .._torch import device_memory, import_torch, to_numpy
 from .._validation import check_positive_int
+from ..graph import degree
 from . import lll
-from .affinity import degree
+from .out_of_sample import check_landmark_embedding
 
 __all__ = ["reconstruction_weights", "reduced_problem", "lll_out_of_sample"]
 
 
 # --------------------------------------------------------------------------- device memory
 
-@contextlib.contextmanager
 def _device_memory(device, what, rows, function, unit="rows"):
-    """Re-raise running out of device memory as a MemoryError that names the knobs."""
-    torch = import_torch(device)
-    out_of_memory = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
-    try:
-        yield
-    except out_of_memory as err:
-        budget = get_config()["working_memory"]
-        raise MemoryError(
-            f"{device} ran out of memory computing {what} in blocks of {rows:,} {unit}. "
-            f"Lower the block size: pass a smaller chunk_size to {function}, or lower "
-            f"scikit-learn's working_memory (now {budget} MiB), which sizes the blocks "
-            f"of LocallyLinearLandmarks(device=...): e.g. "
-            f"`with sklearn.config_context(working_memory={max(1, budget // 4)}): "
-            f"est.fit(X)`."
-        ) from err
+    """The device running out of memory, re-raised (by :func:`landmarking._torch.device_memory`)
+    as a MemoryError that names LLL's knobs: the block size and ``working_memory``."""
+    budget = get_config()["working_memory"]
+    return device_memory(device, message=(
+        f"{device} ran out of memory computing {what} in blocks of {rows:,} {unit}. "
+        f"Lower the block size: pass a smaller chunk_size to {function}, or lower "
+        f"scikit-learn's working_memory (now {budget} MiB), which sizes the blocks "
+        f"of LocallyLinearLandmarks(device=...): e.g. "
+        f"`with sklearn.config_context(working_memory={max(1, budget // 4)}): "
+        f"est.fit(X)`."))
 
 
 # --------------------------------------------------------------------------- weights Z
@@ -112,7 +108,7 @@ class _DeviceLocalMap:
 
 def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, device, reg=1e-3,
                            chunk_size=None, verbose=False):
-    """:func:`landmarking.embedding.lll.reconstruction_weights` on a torch device.
+    """:func:`landmarking.lll.lll.reconstruction_weights` on a torch device.
 
     Parameters
     ----------
@@ -256,7 +252,7 @@ def _solve_local(G, reg):
 # --------------------------------------------------------------------------- reduced problem
 
 def reduced_problem(W, Z, *, device, chunk_size=None):
-    """:func:`landmarking.embedding.lll.reduced_problem` on a torch device.
+    """:func:`landmarking.lll.lll.reduced_problem` on a torch device.
 
     W (symmetric, scipy sparse, built on the CPU) and Z go to the device as
     torch sparse tensors. For L <= 5,000 the dense L x L results are filled a
@@ -320,7 +316,7 @@ def _to_scipy(t):
 
 def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors, reg=1e-3,
                       *, device, chunk_size=None):
-    """:func:`landmarking.embedding.lll.lll_out_of_sample` on a torch device.
+    """:func:`landmarking.lll.out_of_sample.lll_out_of_sample` on a torch device.
 
     Y_new must be validated (``_blocks.check_rows``). Each block of rows goes to
     the device, the coordinates come back; ``chunk_size`` as in
@@ -333,13 +329,7 @@ def lll_out_of_sample(Y_new, landmarks, landmark_embedding, n_landmark_neighbors
         float64); a lazy Dask array for Dask input.
     """
     torch = import_torch(device)
-    landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
-    landmarks = np.asarray(landmarks)
-    if landmark_embedding.ndim != 2 or landmark_embedding.shape[0] != landmarks.shape[0]:
-        raise ValueError(
-            f"landmark_embedding {landmark_embedding.shape} needs one row per landmark "
-            f"({landmarks.shape[0]})."
-        )
+    landmarks, landmark_embedding = check_landmark_embedding(landmarks, landmark_embedding)
     n_out = landmark_embedding.shape[1]
     local = _DeviceLocalMap(landmarks, n_landmark_neighbors, reg, Y_new.shape[1], device,
                             chunk_size, n_out=n_out)

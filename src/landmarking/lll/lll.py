@@ -1,0 +1,390 @@
+"""Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML 2013): the numerics.
+
+A fast approximate solver for Laplacian eigenmaps. Each point y_n is written as
+an affine combination of its K_Z nearest landmarks, Y ~ Y~ Z (Z sparse, columns
+summing to one); assuming the same in the embedding, X = X~ Z, turns the N x N
+problem L x = lambda D x into the L x L problem A~ x~ = lambda B~ x~ with
+A~ = Z L Z^T and B~ = Z D Z^T. The same weights place new points:
+x_0 = X~ z_0 (:func:`~landmarking.lll.out_of_sample.lll_out_of_sample`).
+
+In code Z is stored transposed, as a sparse (N x L) matrix with one row of K_Z
+weights per point.
+
+This module holds the NumPy path of the two large computations,
+:func:`reconstruction_weights` (Z) and :func:`reduced_problem` (A~, B~), and
+:func:`solve_reduced_problem`, the small eigenproblem every path shares. Their
+compiled loops live in :mod:`._kernels`; the torch path, for ``device=...``,
+in :mod:`._torch`; :func:`~landmarking.lll.backend.lll_backend` picks one.
+:class:`~landmarking.lll.estimator.LocallyLinearLandmarks` is the
+scikit-learn estimator around them.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from scipy import linalg, sparse
+from scipy.sparse.linalg import eigsh
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import row_norms
+from tqdm.auto import tqdm
+
+from .._blocks import block_bounds, reduce_row_blocks
+from .._typing import (
+    ArrayLike,
+    MatrixLike,
+    NDArray,
+    RandomStateLike,
+    SparseMatrix,
+)
+from .._validation import check_positive_int
+from ..graph import degree
+from ..neighbors import query_neighbors
+from . import _kernels as K
+
+__all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
+           "local_affine_weights", "check_reg", "check_landmark_neighbors"]
+
+#: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
+#: (one matrix product per chunk of points); above it, from explicit differences.
+GRAM_LIMIT = 8192
+#: Up to this K_Z, the nearest landmarks and the weights are vectorised NumPy
+#: (a partial sort and a stacked LAPACK solve), as fast as the compiled kernel for
+#: such small systems and with nothing to compile on the first call; larger K_Z
+#: use the compiled kernel, which avoids the N K_Z^2 gathers.
+NUMPY_MAX_K = 5
+#: From this ridge on, the local systems are solved by a compiled Cholesky
+#: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
+CHOLESKY_MIN_REG = 1e-5
+#: Reduced problems up to this size are solved with dense LAPACK.
+DENSE_LIMIT = 5000
+#: Parts of the points whose L x L sums the compiled reduced problem adds up.
+REDUCED_PARTS = 8
+#: Up to this much work (stored edges of W times K_Z), the reduced problem is two
+#: sparse products, as fast at that size and with nothing to compile on a first
+#: call; above it, the compiled pass over the edges.
+REDUCED_SPARSE_MAX_WORK = 2 ** 21
+
+
+# --------------------------------------------------------------------------- weights Z
+
+def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neighbors: int, *,
+                           reg: float = 1e-3, chunk_size: int = 8192,
+                           verbose: bool = False) -> sparse.csr_matrix:
+    """Locally linear reconstruction of each row of X from its nearest landmarks.
+
+    For each point y, the K_Z nearest landmarks t_1..t_K give the local Gram
+    matrix G_ij = (y - t_i).(y - t_j); the weights solve
+    (G + r I) z = 1 and are rescaled to sum to one, with the ridge
+    r = reg * trace(G) (scikit-learn's LLE convention; r = reg when G = 0).
+    The ridge makes the weights unique when K_Z > D or the landmarks are
+    degenerate, and keeps them finite when y coincides with a landmark;
+    ``reg=0`` uses a vanishing ridge (1e-12 relative), whose limit is the
+    minimum-norm exact reconstruction.
+
+    The work is per row, one block of rows at a time (on the Dask workers for a
+    Dask array); only the K_Z indices and weights per row come back. It is done
+    in float64 whatever the dtype of X, on purpose: the Gram trick
+    |y|^2 - 2 y.t + |t|^2 cancels about half of float32's digits, and the local
+    systems have condition numbers up to 1/reg.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        NumPy array, scipy CSR matrix, memory map, Zarr or Dask array.
+    landmarks : ndarray of shape (n_landmarks, n_features)
+    n_landmark_neighbors : int
+        K_Z, at most n_landmarks.
+    reg : float
+        Relative ridge, >= 0.
+    chunk_size : int
+        Points per pass (at most; fewer when n_landmarks + n_features is large):
+        memory stays at about chunk_size * (n_landmarks + n_features) floats,
+        128 MB at most. Each pass alternates a BLAS product with a compiled
+        parallel kernel, and every switch between the two thread pools costs
+        time, so passes are better few and large.
+    verbose : bool
+        Show a progress bar over the blocks.
+
+    Returns
+    -------
+    Z : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks)
+        K_Z nonzeros per row (the paper's Z transposed), rows summing to one.
+
+    Examples
+    --------
+    >>> T = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> Z = reconstruction_weights(np.array([[0.25, 0.5]]), T, 3, reg=0.0)
+    >>> (Z @ T).round(6)
+    array([[0.25, 0.5 ]])
+    """
+    if not hasattr(X, "shape"):
+        X = np.asarray(X)
+    n, n_land = X.shape[0], np.shape(landmarks)[0]
+    local = _LocalMap(landmarks, n_landmark_neighbors, reg, X.shape[1], chunk_size)
+    bounds = block_bounds(X, local.chunk_rows)
+    # A progress bar needs the blocks one call at a time (sequential on Dask).
+    groups = ([bounds[i:i + 2] for i in range(len(bounds) - 1)] if verbose
+              else [bounds])
+    parts = []
+    for group in tqdm(groups, disable=not verbose, desc="LLL weights Z", leave=False):
+        parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
+    return _weights_matrix(parts, n, local.k, n_land)
+
+
+def _weights_matrix(parts, n, k, n_land):
+    """Z^T as a sparse (n x n_land) matrix from the blocks' (indices, weights):
+    K_Z weights per row; shared by the NumPy and the torch paths."""
+    indices = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, k), np.int64)
+    weights = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, k))
+    indptr = np.arange(0, n * k + 1, k)
+    return sparse.csr_matrix((weights.ravel(), indices.ravel(), indptr),
+                             shape=(n, n_land))
+
+
+def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
+    """(landmarks as float64, K_Z, reg) checked against X's ``n_features`` columns;
+    shared by the NumPy and the torch paths."""
+    landmarks = np.asarray(landmarks, dtype=np.float64)
+    k = check_landmark_neighbors(n_landmark_neighbors, landmarks.shape[0])
+    if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
+        raise ValueError(
+            f"landmarks {landmarks.shape} must have the {n_features} columns of X."
+        )
+    return landmarks, k, check_reg(reg)
+
+
+def check_landmark_neighbors(n_landmark_neighbors: int, n_landmarks: int) -> int:
+    """K_Z as an int, after checking it is a positive integer of at most L landmarks."""
+    k = check_positive_int(n_landmark_neighbors, "n_landmark_neighbors")
+    if k > n_landmarks:
+        raise ValueError(
+            f"n_landmark_neighbors={k} exceeds the {n_landmarks} landmarks; pass "
+            f"n_landmark_neighbors <= n_landmarks (at most {n_landmarks})."
+        )
+    return k
+
+
+def check_reg(reg: float, name: str = "reg") -> float:
+    """a finite number >= 0"""
+    if isinstance(reg, bool) or not np.isscalar(reg) or not (np.isfinite(reg) and reg >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {reg!r}.")
+    return float(reg)
+
+
+class _LocalMap:
+    """What every block needs to reconstruct its rows from the landmarks.
+
+    Checked once; small (the landmarks and their Gram matrix), so it travels to
+    the Dask workers with each block's task.
+    """
+
+    def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, chunk_size):
+        landmarks, k, reg = _check_local_map_args(landmarks, n_landmark_neighbors, reg,
+                                                  n_features)
+        n_land = landmarks.shape[0]
+        self.landmarks, self.k, self.reg = landmarks, k, reg
+        self.use_gram = n_land <= GRAM_LIMIT
+        if self.use_gram:
+            self.gram = landmarks @ landmarks.T
+            self.t_sq = np.diag(self.gram).copy()
+            self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
+        else:
+            self.gram = self.t_sq = None
+            self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // max(1, k * n_features)))
+
+
+def _weights_of_block(block, local):
+    """(indices, weights), each (n_b, K_Z): the reconstruction of a block's rows.
+
+    Rows go in passes of ``local.chunk_rows``, whatever the block's size (a Dask
+    or Zarr chunk may be large), so memory stays bounded.
+    """
+    n, k = block.shape[0], local.k
+    indices = np.empty((n, k), dtype=np.int64)
+    weights = np.empty((n, k), dtype=np.float64)
+    for start in range(0, n, local.chunk_rows):
+        rows = slice(start, min(n, start + local.chunk_rows))
+        Xc = block[rows].astype(np.float64)
+        if local.use_gram:
+            x_sq = row_norms(Xc, squared=True)
+            cross = np.asarray(Xc @ local.landmarks.T)
+            if k <= NUMPY_MAX_K:
+                idx = indices[rows] = _nearest_landmarks(cross, x_sq, local.t_sq, k)
+                c = np.take_along_axis(cross, idx, axis=1)
+                weights[rows] = _solve_local(_local_gram(x_sq, c, local.gram, idx), local.reg)
+                continue
+            idx = indices[rows]
+            failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
+                                            local.reg >= CHOLESKY_MIN_REG, idx,
+                                            weights[rows], numba.get_num_threads())
+            if not failed.any():
+                continue
+            # A small ridge, or G + r I not numerically positive definite
+            # (rounding in the Gram trick): LAPACK's pivoted solver.
+            sub = np.flatnonzero(failed)
+            c = np.take_along_axis(cross[sub], idx[sub], axis=1)
+            G = _local_gram(x_sq[sub], c, local.gram, idx[sub])
+            weights[rows.start + sub] = _solve_local(G, local.reg)
+            continue
+        Xc = Xc.toarray() if sparse.issparse(Xc) else Xc
+        _, indices[rows] = query_neighbors(local.landmarks, Xc, k)
+        diff = Xc[:, None, :] - local.landmarks[indices[rows]]
+        weights[rows] = _solve_local(diff @ diff.transpose(0, 2, 1), local.reg)
+    return indices, weights
+
+
+def _nearest_landmarks(cross, x_sq, t_sq, k):
+    """The k nearest landmarks of each point, nearest first, ties to the lower index.
+
+    Ranks by |y|^2 - 2 y.t + |t|^2 rounded exactly as the compiled kernel does.
+    """
+    d2 = -2.0 * cross + x_sq[:, None] + t_sq[None, :]
+    n, n_land = d2.shape
+    part = (np.argpartition(d2, k - 1, axis=1)[:, :k] if k < n_land
+            else np.broadcast_to(np.arange(n_land), d2.shape))
+    vals = np.take_along_axis(d2, part, axis=1)
+    idx = np.take_along_axis(part, np.lexsort((part, vals), axis=1), axis=1)
+    # A tie at the k-th distance: the partial sort may have kept a higher index.
+    tied = np.flatnonzero((d2 <= vals.max(axis=1, keepdims=True)).sum(axis=1) > k)
+    if tied.size:
+        sub = d2[tied]
+        idx[tied] = np.lexsort((np.broadcast_to(np.arange(n_land), sub.shape), sub),
+                               axis=1)[:, :k]
+    return idx.astype(np.int64)
+
+
+def _local_gram(x_sq, c, gram, idx):
+    """Stacked local Gram matrices G_ab = |y|^2 - y.t_a - y.t_b + t_a.t_b."""
+    return (x_sq[:, None, None] - c[:, :, None] - c[:, None, :]
+            + gram[idx[:, :, None], idx[:, None, :]])
+
+
+def _solve_local(G, reg):
+    """Affine weights from stacked local Gram matrices G (c, k, k)."""
+    k = G.shape[1]
+    trace = np.trace(G, axis1=1, axis2=2)
+    # reg = 0 still gets a vanishing ridge: G is singular whenever K_Z > D (or
+    # the landmarks are degenerate), and the limit of a ridge going to zero is
+    # the minimum-norm exact reconstruction.
+    rel = max(reg, 1e-12)
+    ridge = np.where(trace > 0, rel * trace, rel)
+    G = G + ridge[:, None, None] * np.eye(k)
+    ones = np.ones((G.shape[0], k, 1))
+    try:
+        w = np.linalg.solve(G, ones)[:, :, 0]
+    except np.linalg.LinAlgError:
+        # A singular system (reg=0 with degenerate landmarks): least squares.
+        w = np.stack([np.linalg.lstsq(g, o, rcond=None)[0][:, 0]
+                      for g, o in zip(G, ones, strict=True)])
+    total = w.sum(axis=1, keepdims=True)
+    bad = ~np.isfinite(total[:, 0]) | (np.abs(total[:, 0]) < 1e-300)
+    w[bad] = 1.0  # no usable system: plain average of the neighbours
+    total[bad] = k
+    return w / total
+
+
+def local_affine_weights(G: np.ndarray, reg: float) -> NDArray[np.float64]:
+    """Affine weights (summing to one) from stacked local Gram matrices G (n, k, k).
+
+    Solves (G + r I) w = 1 with the ridge r = reg * trace(G) (reg when G = 0;
+    scikit-learn's LLE convention) and rescales w to sum to one: the local
+    solve of LLL's weights (:func:`reconstruction_weights`), for any method
+    that reconstructs points from neighbours (Manifold Sculpting's LLE start).
+
+    Examples
+    --------
+    >>> d = np.array([[[-0.5], [0.5]]])          # a point halfway between two others
+    >>> local_affine_weights(d @ d.transpose(0, 2, 1), 1e-3).round(6)
+    array([[0.5, 0.5]])
+    """
+    return _solve_local(np.asarray(G, dtype=np.float64), reg)
+
+
+# --------------------------------------------------------------------------- reduced problem
+
+def reduced_problem(W: SparseMatrix, Z: SparseMatrix,
+                    ) -> tuple[np.ndarray | sparse.csr_matrix, np.ndarray | sparse.csr_matrix]:
+    """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
+
+    W must be symmetric (as :func:`~landmarking.graph.check_affinity`
+    ensures): the compiled pass reads only its upper triangle. Returns dense
+    arrays when L <= 5,000 (a compiled pass over the points; two sparse
+    products when nnz(W) K_Z is at most :data:`REDUCED_SPARSE_MAX_WORK`),
+    sparse CSR matrices above.
+
+    Examples
+    --------
+    >>> X = np.arange(6.0)[:, None]
+    >>> W = sparse.diags([np.ones(5), np.ones(5)], [-1, 1]).tocsr()  # a chain
+    >>> A, B = reduced_problem(W, reconstruction_weights(X, X[::2], 2))
+    >>> A.shape, bool(np.allclose(A.sum(axis=1), 0))  # A~ 1 = 0
+    ((3, 3), True)
+    """
+    deg = degree(W)
+    n_land = Z.shape[1]
+    W = sparse.csr_matrix(W)
+    k = int(Z.indptr[1]) if Z.shape[0] else 0
+    if (n_land <= DENSE_LIMIT and W.nnz * k > REDUCED_SPARSE_MAX_WORK
+            and np.all(np.diff(Z.indptr) == k)):
+        # L x L blocks summed in a fixed order, so that the result does not depend
+        # on the number of threads; up to 8 (one per thread), within a ~1 GB budget.
+        n_parts = int(max(1, min(REDUCED_PARTS, 2 ** 26 // (n_land * n_land))))
+        B, H = K.reduced_dense(W.indptr, W.indices, W.data, deg,
+                              Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
+                              n_land, n_parts)
+        A = B - (H + H.T)
+        return 0.5 * (A + A.T), 0.5 * (B + B.T)
+    Zt = Z.T.tocsr()
+    B = Zt @ sparse.csr_matrix(Z.multiply(deg[:, None]))
+    C = Zt @ (W @ Z)
+    A = B - C
+    if Z.shape[1] <= DENSE_LIMIT:
+        A, B = A.toarray(), B.toarray()
+        return 0.5 * (A + A.T), 0.5 * (B + B.T)
+    return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
+
+
+def solve_reduced_problem(A: np.ndarray | SparseMatrix, B: np.ndarray | SparseMatrix,
+                          n_components: int, *, random_state: RandomStateLike = None,
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Trailing generalised eigenvectors of A x = lambda B x, trivial one dropped.
+
+    Dense LAPACK for arrays; shift-invert ARPACK for sparse matrices.
+
+    Returns
+    -------
+    vectors : ndarray of shape (L, n_components), B-orthonormal columns
+    eigenvalues : ndarray of shape (n_components,)
+
+    Examples
+    --------
+    >>> X = np.arange(6.0)[:, None]
+    >>> W = sparse.diags([np.ones(5), np.ones(5)], [-1, 1]).tocsr()
+    >>> A, B = reduced_problem(W, reconstruction_weights(X, X[::2], 2))
+    >>> vectors, lam = solve_reduced_problem(A, B, 1)
+    >>> vectors.shape, lam.round(3)
+    ((3, 1), array([0.219]))
+    """
+    size = A.shape[0]
+    if n_components + 1 > size:
+        raise ValueError(
+            f"n_components={n_components} needs more than {n_components} landmarks, "
+            f"got {size}; use more landmarks or fewer components."
+        )
+    if sparse.issparse(A):
+        rng = check_random_state(random_state)
+        scale = B.diagonal().mean()
+        vals, vecs = eigsh(A, k=n_components + 1, M=B, sigma=-1e-6 * scale,
+                           which="LM", v0=rng.uniform(-1, 1, size))
+    else:
+        try:
+            vals, vecs = linalg.eigh(A, B, subset_by_index=[0, n_components])
+        except linalg.LinAlgError:
+            # B~ numerically singular (landmarks with nearly collinear weight
+            # columns): a tiny ridge restores definiteness.
+            ridge = 1e-10 * np.trace(B) / size
+            vals, vecs = linalg.eigh(A, B + ridge * np.eye(size),
+                                     subset_by_index=[0, n_components])
+    order = np.argsort(vals)
+    return vecs[:, order[1:]], vals[order[1:]]

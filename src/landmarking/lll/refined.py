@@ -1,0 +1,123 @@
+"""Exact Laplacian eigenmaps from an LLL start, and the landmarks refitted after it.
+
+:func:`lll_start` builds a start for
+:func:`~landmarking.spectral.refine.refine_spectral_embedding` from data and a
+graph (random landmarks, the LLL weights and the reduced problem);
+:func:`lll_refined_embedding` asks it for a few more eigenvectors than wanted
+(guard vectors) and refines: ``LaplacianEigenmaps(eigen_solver="lll-refine")``.
+:func:`fit_landmark_embedding` refits the landmark coordinates X~ to a refined
+embedding, so that the LLL map places new points consistently
+(``LocallyLinearLandmarks(refine=True)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import spsolve
+
+from .._timings import stage
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
+from .._validation import check_positive_int
+from ..spectral.refine import RefineResult, refine_spectral_embedding
+from .landmark_selection import select_landmarks
+from .lll import reconstruction_weights, reduced_problem, solve_reduced_problem
+
+__all__ = ["lll_start", "lll_refined_embedding", "fit_landmark_embedding"]
+
+
+def lll_start(X: MatrixLike, W: SparseMatrix, n_columns: int, *,
+              n_landmarks: int | None = None, n_landmark_neighbors: int = 5,
+              reg: float = 1e-3, random_state: RandomStateLike = None) -> NDArray[np.float64]:
+    """An LLL embedding of the graph W on X with ``n_columns`` eigenvectors.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+    W : sparse matrix of shape (n, n)
+        Affinity on the rows of X.
+    n_columns : int
+        Eigenvectors to return (after the trivial one).
+    n_landmarks : int or None
+        Default ``min(n // 2, max(1000, 10 * n_columns))`` random landmarks.
+    n_landmark_neighbors : int
+    reg : float
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    ndarray of shape (n, n_columns)
+    """
+    n = X.shape[0]
+    if n_landmarks is None:
+        n_landmarks = min(n // 2, max(1000, 10 * n_columns))
+    n_landmarks = max(n_landmarks, n_columns + 2, n_landmark_neighbors)
+    idx = select_landmarks(X, n_landmarks, random_state=random_state)
+    Z = reconstruction_weights(X, X[idx], n_landmark_neighbors, reg=reg)
+    used = np.flatnonzero(np.asarray(Z.getnnz(axis=0)) > 0)
+    Z = Z[:, used] if used.size < Z.shape[1] else Z
+    A, B = reduced_problem(W, Z)
+    vecs, _ = solve_reduced_problem(A, B, min(n_columns, Z.shape[1] - 1),
+                                    random_state=random_state)
+    return np.asarray(Z @ vecs)
+
+
+def lll_refined_embedding(X: MatrixLike, W: SparseMatrix, n_components: int, *,
+                          tol: float | None = None, max_iter: int | None = None,
+                          n_extra: int | None = None, random_state: RandomStateLike = None,
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64], RefineResult]:
+    """Exact Laplacian eigenmaps of W: LLL on X (:func:`lll_start`), then
+    :func:`refine_spectral_embedding` (``tol`` default 1e-6, ``max_iter`` 100).
+
+    This is ``LaplacianEigenmaps(eigen_solver="lll-refine")``. The LLL start
+    carries ``n_extra`` more eigenvectors than asked for (default
+    ``max(2, n_components // 5)``), guard vectors of the refinement.
+
+    Returns
+    -------
+    embedding, eigenvalues, result
+        As :func:`refine_spectral_embedding`; ``result.timings`` also holds
+        ``start``, the seconds of the LLL start.
+    """
+    if n_extra is None:
+        n_extra = max(2, n_components // 5)
+    n_extra = check_positive_int(n_extra, "n_extra", minimum=0)
+    timings = {}
+    with stage(timings, "start"):
+        start = lll_start(X, W, n_components + n_extra, random_state=random_state)
+    embedding, eigenvalues, result = refine_spectral_embedding(
+        W, start, n_components=n_components, tol=1e-6 if tol is None else tol,
+        max_iter=100 if max_iter is None else max_iter)
+    result.timings = {**timings, **result.timings}
+    return embedding, eigenvalues, result
+
+
+def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: ArrayLike, *,
+                           ridge: float = 1e-8) -> NDArray[np.float64]:
+    """Landmark coordinates X~ with Z X~ closest to ``embedding``.
+
+    Solves (Z^T Z + r I) X~ = Z^T X + r X~_prev with r = ridge * mean diag(Z^T Z),
+    so a landmark that reconstructs no point keeps its ``previous``
+    coordinates. Used after refinement, so that the LLL map places new points
+    in the refined embedding.
+
+    Parameters
+    ----------
+    Z : sparse matrix of shape (n, L)
+    embedding : ndarray of shape (n, d)
+    previous : ndarray of shape (L, d)
+
+    Returns
+    -------
+    ndarray of shape (L, d)
+    """
+    Z = sparse.csr_matrix(Z)
+    previous = np.array(previous, dtype=np.float64)
+    # Eigenvectors carry no sign: match the previous coordinates' signs first.
+    flip = np.einsum("ij,ij->j", np.asarray(Z @ previous), embedding) < 0
+    previous[:, flip] *= -1.0
+    G = (Z.T @ Z).tocsc()
+    r = ridge * max(float(G.diagonal().mean()), 1e-300)
+    rhs = Z.T @ embedding + r * previous
+    sol = spsolve(G + r * sparse.identity(G.shape[0], format="csc"), rhs)
+    return np.asarray(sol).reshape(previous.shape)
