@@ -3,6 +3,8 @@
 Each script runs a quick version by default (well under two minutes on 2 cores)
 and the paper's scale with ``--full``; PNGs go to ``--out`` (default
 benchmarks/output). Data comes from ``LANDMARKING_DATA`` (see the datasets' README).
+:func:`parse_args` first makes BLAS run at full speed and prints the machine line
+(``_machine.py``), so every timing these scripts print comes with it.
 """
 
 import argparse
@@ -10,11 +12,18 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from _machine import full_speed_blas, machine_line
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "output"
 
 
 def parse_args(description, argv=None, extra=None):
-    """Common arguments: --full, --out, --seed (plus ``extra(parser)`` ones)."""
+    """Common arguments: --full, --out, --seed (plus ``extra(parser)`` ones).
+
+    Re-runs the script with BLAS at full speed where it is throttled
+    (:func:`_machine.full_speed_blas`) and prints :func:`_machine.machine_line`.
+    """
+    full_speed_blas()
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--full", action="store_true",
                         help="run at the paper's scale (slow); default is a quick run")
@@ -25,6 +34,7 @@ def parse_args(description, argv=None, extra=None):
         extra(parser)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    print(machine_line(), flush=True)
     return args
 
 

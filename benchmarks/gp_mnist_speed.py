@@ -31,6 +31,21 @@ Usage::
 
     python benchmarks/gp_mnist_speed.py            # quick: 10,000 images, 20 landmarks
     python benchmarks/gp_mnist_speed.py --full     # the issue's setting (100 landmarks)
+
+Blocks (issue 23), ``--blocks``: on MNIST 50,000 (float32, pixels / 255), 100
+landmarks, batch 1000, in one run per seed: ``GPLandmarks(block_size=B,
+n_steps=S, n_jobs=J)``, ``KMeans(100, n_init=1)`` and ``MiniBatchKMeans(100)``
+(and with ``--sequential`` the sequential fit, 1000 steps), each timed and scored
+by the test accuracy of an L2 logistic regression on the Gaussian features
+(lambda chosen on images 50,000-59,999 from ``--lambdas``); before them the
+machine's two-core read bandwidth and float32 GEMM rate, and after them the time
+per block step against both. ``--sweep`` instead fits every B of ``--sweep-blocks``
+with every S of ``--sweep-steps`` (one seed): seconds, accuracy and the held-out
+objective (the mean log posterior variance of the landmarks, in order, on images
+50,000-59,999)::
+
+    python benchmarks/gp_mnist_speed.py --blocks --block-size 10 --block-steps 300 --seeds 0 1 2
+    python benchmarks/gp_mnist_speed.py --sweep --sweep-blocks 1 2 5 10 20 50 --sweep-steps 100 300
 """
 
 import argparse
@@ -42,6 +57,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _machine import full_speed_blas, machine_line
 
 from landmarking import GPLandmarks
 from landmarking.datasets import load_mnist
@@ -124,6 +140,184 @@ def classify(landmarks, eta, splits):
     return result.test_accuracy, result.best_lambda
 
 
+def read_bandwidth(X, batch_size, threads=2, repeats=3):
+    """Bytes per second read by ``threads`` threads at once, each summing its own
+    batch-sized blocks (50 blocks in all, more than the last-level cache)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    n_blocks = min(50, len(X) // batch_size)
+    blocks = [X[i * batch_size:(i + 1) * batch_size] for i in range(n_blocks)]
+
+    def read(part):
+        for block in part:
+            np.add.reduce(block, axis=0)
+
+    parts = [blocks[i::threads] for i in range(threads)]
+    best = np.inf
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            list(pool.map(read, parts))
+            best = min(best, time.perf_counter() - start)
+    return n_blocks * blocks[0].nbytes / best
+
+
+def gemm_rate(n=2000, repeats=3):
+    """float32 GEMM rate (flop/s) of NumPy's BLAS on all its threads (n x n x n)."""
+    rng = np.random.default_rng(0)
+    A, B = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    A @ B
+    best = min(_timed(lambda: A @ B) for _ in range(repeats))
+    return 2 * n**3 / best
+
+
+def _timed(call):
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def heldout_objective(landmarks, eta, X_val):
+    """Mean log posterior variance of the landmarks, in order, on held-out images:
+    the joint objective (log det of Phi^T Phi, by the sequential pivots) per landmark."""
+    from landmarking.gp.objective import _objectives
+
+    F = gaussian_features(X_val, landmarks.astype(X_val.dtype), eta).astype(np.float64)
+    f = _objectives(F.T @ F, len(X_val), 0)
+    return float(np.mean(np.log(np.maximum(f, 1e-300))))
+
+
+def classify_lambdas(landmarks, eta, splits, lambdas):
+    (X_tr, y_tr), (X_va, y_va), (X_te, y_te) = splits
+    feats = [gaussian_features(X, landmarks.astype(X.dtype), eta) for X in (X_tr, X_va, X_te)]
+    result = select_by_validation(feats[0], y_tr, feats[1], y_va, feats[2], y_te,
+                                  lambdas=lambdas)
+    return result.test_accuracy, result.best_lambda
+
+
+def blocks_main(args):
+    """The issue-23 benchmark (see the module docstring)."""
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    X, y = load_mnist(split="train")
+    X_test, y_test = load_mnist(split="test")
+    splits = ((X[:50000], y[:50000]), (X[50000:60000], y[50000:60000]), (X_test, y_test))
+    X_train, X_val = splits[0][0], splits[1][0]
+    n_landmarks, b = 100, 1000
+    print(f"MNIST 50,000 x {X.shape[1]} {X.dtype}, {n_landmarks} landmarks, batch {b}; "
+          f"lambda from {args.lambdas} on images 50,000-59,999")
+    print(f"before: {machine_line()}", flush=True)
+    bandwidth2 = read_bandwidth(X_train, b, threads=2)
+    bandwidth1 = read_bandwidth(X_train, b, threads=1)
+    flops = gemm_rate()
+    print(f"read bandwidth: {bandwidth1 / 1e9:.2f} GB/s on one core, {bandwidth2 / 1e9:.2f} "
+          f"GB/s on two; float32 GEMM (2000^3, all BLAS threads): {flops / 1e9:.1f} GFLOP/s",
+          flush=True)
+    # Compile (or load from numba's cache) the kernels before the timed fits.
+    small = X_train[:3000]
+    GPLandmarks(n_landmarks=4, n_steps=20, block_size=2, random_state=0).fit(small)
+    GPLandmarks(n_landmarks=2, n_steps=20, random_state=0).fit(small)
+
+    def gp_fit(seed, block_size, n_steps, n_jobs=args.n_jobs[0]):
+        gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=n_steps, batch_size=b,
+                         block_size=block_size, n_jobs=n_jobs, random_state=seed)
+        seconds = _timed(lambda: gp.fit(X_train))
+        return gp, seconds
+
+    if args.sweep:
+        print(f"\nsweep (seed {args.seeds[0]}, n_jobs={args.n_jobs[0]}):")
+        print(f"{'B':>4} {'steps/block':>11} {'seconds':>8} {'test acc':>9} {'lambda':>7} "
+              f"{'held-out obj':>12}", flush=True)
+        for block_size in args.sweep_blocks:
+            for n_steps in args.sweep_steps:
+                gp, seconds = gp_fit(args.seeds[0], block_size, n_steps)
+                accuracy, lam = classify_lambdas(gp.landmarks_, gp.kernel_width_, splits,
+                                                 args.lambdas)
+                held_out = heldout_objective(gp.landmarks_, gp.kernel_width_, X_val)
+                print(f"{block_size:>4} {n_steps:>11} {seconds:>8.2f} {accuracy:>9.4f} "
+                      f"{lam:>7g} {held_out:>12.4f}", flush=True)
+        print(f"after: {machine_line()}")
+        return
+
+    rows = {}
+    for seed in args.seeds:
+        fits = []
+        for block_steps in args.block_steps:
+            for n_jobs in args.n_jobs:
+                # The same landmarks on any number of threads: timed for each.
+                gp, seconds = gp_fit(seed, args.block_size, block_steps, n_jobs)
+                fits.append((f"GP B={args.block_size} S={block_steps} n_jobs={n_jobs}",
+                             gp.landmarks_, seconds))
+        eta = gp.kernel_width_
+        if args.sequential:
+            seq, seq_seconds = gp_fit(seed, 1, 1000)
+            fits.append(("GP sequential (1000 steps)", seq.landmarks_, seq_seconds))
+        for name, model in ((f"KMeans({n_landmarks}, n_init=1)",
+                             KMeans(n_landmarks, n_init=1, random_state=seed)),
+                            (f"MiniBatchKMeans({n_landmarks})",
+                             MiniBatchKMeans(n_landmarks, random_state=seed))):
+            start = time.perf_counter()
+            model.fit(X_train)
+            fits.append((name, model.cluster_centers_, time.perf_counter() - start))
+        if args.baselines:
+            from landmarking import ActiveLearningLandmarks, RandomLandmarks, RPCholeskyLandmarks
+
+            for model in (RPCholeskyLandmarks(n_landmarks=n_landmarks, random_state=seed),
+                          ActiveLearningLandmarks(n_landmarks=n_landmarks, random_state=seed),
+                          RandomLandmarks(n_landmarks=n_landmarks, random_state=seed)):
+                start = time.perf_counter()
+                model.fit(X_train)
+                fits.append((type(model).__name__, model.landmarks_,
+                             time.perf_counter() - start))
+        scored = {}
+        for name, landmarks, secs in fits:
+            key = landmarks.tobytes()  # the block fits on 1 and 2 threads: the same bits
+            if key not in scored:
+                scored[key] = ((np.nan, np.nan) if args.no_accuracy else
+                               classify_lambdas(landmarks, eta, splits, args.lambdas))
+            accuracy, lam = scored[key]
+            rows.setdefault(name, []).append((secs, accuracy, lam))
+            print(f"seed {seed}: {name:<28} {secs:8.2f} s  test accuracy {accuracy:.4f} "
+                  f"(lambda {lam:g})", flush=True)
+    print(f"after: {machine_line()}")
+    print(f"\n| method | seconds (mean of {len(args.seeds)}) | test accuracy (mean) | per seed |")
+    print("|---|---|---|---|")
+    for name, values in rows.items():
+        secs, accs = np.mean([v[0] for v in values]), np.mean([v[1] for v in values])
+        print(f"| {name} | {secs:.2f} | {accs:.4f} | "
+              + ", ".join(f"{v[0]:.2f} s {v[1]:.4f}" for v in values) + " |")
+    names = list(rows)
+    km_name = next(n for n in names if n.startswith("KMeans"))
+    mbk_name = next(n for n in names if n.startswith("MiniBatch"))
+    km_s, km_a = (np.mean([v[i] for v in rows[km_name]]) for i in (0, 1))
+    mbk_s = np.mean([v[0] for v in rows[mbk_name]])
+    print()
+    for name in names:
+        if not name.startswith("GP"):
+            continue
+        gp_s, gp_a = (np.mean([v[i] for v in rows[name]]) for i in (0, 1))
+        print(f"{name}: / KMeans time {gp_s / km_s:.3f} (target <= 0.2); / MiniBatchKMeans "
+              f"time {gp_s / mbk_s:.2f} (moonshot <= 1); accuracy - KMeans "
+              f"{100 * (gp_a - km_a):+.2f} points (target >= -0.1)")
+    first = f"GP B={args.block_size} S={args.block_steps[0]} n_jobs="
+    gp_s = min(np.mean([v[0] for v in rows[name]]) for name in names if name.startswith(first))
+    n_blocks = -(-n_landmarks // args.block_size)
+    per_step = gp_s / (n_blocks * args.block_steps[0])
+    B, d = args.block_size, X.shape[1]
+    batch_bytes = b * d * X.itemsize
+    # Per step: the batch once (b x d), its rows of the kernel table (b x k, k the
+    # earlier landmarks: n_landmarks / 2 on average); flops: the distances and the
+    # weighted sums (2 b d B each) and the projection on the earlier span (4 b k B).
+    step_bytes = batch_bytes + b * (n_landmarks / 2) * X.itemsize
+    step_flops = 4 * b * d * B + 4 * b * (n_landmarks / 2) * B
+    print(f"time per block step (whole fit / steps, S={args.block_steps[0]}, the faster n_jobs): "
+          f"{per_step * 1e6:.0f} us; reading its {step_bytes / 1e6:.2f} MB "
+          f"at the two-core bandwidth takes {step_bytes / bandwidth2 * 1e6:.0f} us "
+          f"({per_step * bandwidth2 / step_bytes:.1f}x that), its {step_flops / 1e6:.1f} "
+          f"Mflop at the GEMM rate {step_flops / flops * 1e6:.0f} us "
+          f"({per_step * flops / step_flops:.1f}x that)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true", help="the issue's full setting")
@@ -137,7 +331,27 @@ def main():
                         help="skip the logistic regressions")
     parser.add_argument("--no-literal", action="store_true",
                         help="skip the literal Algorithm 1")
+    parser.add_argument("--blocks", action="store_true",
+                        help="the block benchmark of issue 23 (see the docstring)")
+    parser.add_argument("--sweep", action="store_true", help="the block sweep of issue 23")
+    parser.add_argument("--block-size", type=int, default=10)
+    parser.add_argument("--block-steps", type=int, nargs="+", default=[300],
+                        help="steps per block (each timed and scored; the first for the "
+                             "time per step)")
+    parser.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2],
+                        help="threads of the block fits (each timed; the first for --sweep)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--sequential", action="store_true",
+                        help="with --blocks, also the sequential fit")
+    parser.add_argument("--baselines", action="store_true",
+                        help="with --blocks, also RPCholesky, active learning and random")
+    parser.add_argument("--lambdas", type=float, nargs="+", default=[0.01, 0.1, 1.0])
+    parser.add_argument("--sweep-blocks", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50])
+    parser.add_argument("--sweep-steps", type=int, nargs="+", default=[100, 300, 1000])
     args = parser.parse_args()
+    full_speed_blas()
+    if args.blocks or args.sweep:
+        return blocks_main(args)
 
     n_train, n_landmarks = (50000, 100) if args.full else (10000, 20)
     X, y = load_mnist(split="train")
@@ -145,7 +359,7 @@ def main():
     splits = ((X[:n_train], y[:n_train]), (X[50000:60000], y[50000:60000]), (X_test, y_test))
     X_train = splits[0][0]
     print(f"MNIST: {n_train} training images, {n_landmarks} landmarks, 1000 steps, batch 1000")
-    print(f"load average before: {os.getloadavg()}")
+    print(f"before: {machine_line()}")
     cold, cached = kernel_start_seconds()
     print(f"step kernel: first call compiles in {cold:.2f} s (both precisions); "
           f"later processes load it from numba's cache in {cached:.2f} s")
@@ -197,7 +411,7 @@ def main():
         numpy_step = ref.landmark_seconds_.sum() / (n_ref * 1000)
         diff = (np.abs(ref.landmarks_ - first_gp.landmarks_[:n_ref]).max()
                 / np.abs(ref.landmarks_).max())
-    print(f"load average after: {os.getloadavg()}")
+    print(f"after: {machine_line()}")
 
     # KMeans runs threaded (all cores), GP on one thread: the wall-time ratio is the
     # issue's measure; CPU seconds (all threads) are printed beside it.

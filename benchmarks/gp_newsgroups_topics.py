@@ -19,13 +19,12 @@ Usage::
         # (tracemalloc) and the largest landmark difference
 """
 
-import os
 import time
 import tracemalloc
 import warnings
 
 import numpy as np
-from _gp_common import parse_args, print_table, pyplot
+from _gp_common import machine_line, parse_args, print_table, pyplot
 from scipy import sparse
 
 from landmarking import GPLandmarks, KMeansLandmarks, RandomLandmarks
@@ -120,7 +119,7 @@ def _nbytes(X):
 def compare_dense_sparse(X_csr, args):
     """GPLandmarks on the dense and the CSR copy of X, back to back (dense first)."""
     X_dense = X_csr.toarray()
-    print(f"load average {os.getloadavg()}")
+    print(machine_line())
     print(f"X: dense {_nbytes(X_dense) / 2**20:.1f} MiB, CSR {_nbytes(X_csr) / 2**20:.1f} MiB "
           f"({X_csr.nnz / np.prod(X_csr.shape):.2%} nonzero)")
     def fit(X):
@@ -145,7 +144,7 @@ def compare_dense_sparse(X_csr, args):
     print(f"CSR over dense: time {min(seconds['CSR']) / min(seconds['dense']):.2f}x (best of 2)")
     diff = np.abs(landmarks["CSR"].astype(np.float64) - landmarks["dense"]).max()
     print(f"largest |landmark(CSR) - landmark(dense)|: {diff:.2e}; "
-          f"load average {os.getloadavg()}\n")
+          f"{machine_line()}\n")
 
 
 def _extra_args(parser):

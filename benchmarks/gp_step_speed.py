@@ -21,11 +21,10 @@ Usage::
     flock /tmp/landmarking-bench.lock python benchmarks/gp_step_speed.py
 """
 
-import os
 import time
 
 import numpy as np
-from _gp_common import parse_args, print_table
+from _gp_common import machine_line, parse_args, print_table
 from threadpoolctl import threadpool_limits
 
 from landmarking.datasets import load_mnist
@@ -59,7 +58,7 @@ def main():
     batches = list(range(chunks.n_batches))
     t0 = X[rng.integers(n)].astype(np.float64) + 0.05
     compiled = gp_module._CompiledStep(d, b)
-    print(f"MNIST 50,000 x {d} float32, batch {b}; load average {os.getloadavg()}")
+    print(f"MNIST 50,000 x {d} float32, batch {b}; {machine_line()}")
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
         for k in args.landmarks:
@@ -105,8 +104,7 @@ def main():
                 rows.append((k, name, c * 1e6, c / limit_cpu, w * 1e6, w / limit_wall))
     print_table(["k", "what", "CPU us/step", "x limit", "wall us/step", "x limit (wall)"],
                 rows, floatfmt="{:.2f}")
-    print(f"(best of {args.rounds} rounds of {len(batches)} batches; load average "
-          f"{os.getloadavg()})")
+    print(f"(best of {args.rounds} rounds of {len(batches)} batches; {machine_line()})")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import os
 import time
 
 import numpy as np
-from _gp_common import parse_args, print_table
+from _gp_common import machine_line, parse_args, print_table
 
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_gtzan, load_mnist
@@ -130,7 +130,7 @@ def run_set(name, args, seeds, sizes, refine_steps):
                      ("" if "accepted" not in rec[0]
                       else f"{np.mean([r['accepted'] for r in rec]):.2f}")))
     print(f"\n{name}: {len(seeds)} seed(s); seconds: sequential fit of the first k "
-          f"landmarks, or the refinement sweep alone; load {os.getloadavg()}")
+          f"landmarks, or the refinement sweep alone; {machine_line()}")
     print_table(["landmarks", "method", "steps/landmark", "seconds", "test acc", "acc sd",
                  "held-out log det", "held-out sum f", "accepted"], rows)
 

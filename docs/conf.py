@@ -202,7 +202,7 @@ CLI_PLACEHOLDER = ".. the command line reference is inserted here by conf.py"
 
 
 def _cli_reference():
-    from landmarking._cli_parser import build_parser
+    from landmarking.cli.parser import build_parser
 
     os.environ["COLUMNS"] = "88"  # argparse wraps --help to this width
     parser = build_parser()

@@ -25,18 +25,20 @@ models = {
     "k-means centres": KMeansLandmarks(n_landmarks=16, random_state=0),
 }
 
-fig, axes = plt.subplots(1, 3, figsize=(12, 4.3))
+# Titles at a size that fits a third of the figure's width, laid out inside it.
+fig, axes = plt.subplots(1, 3, figsize=(12, 4.6), layout="constrained")
 for ax, (name, model) in zip(axes, models.items(), strict=True):
     landmarks = model.fit(X).landmarks_
     geo = landmark_geometry(X, landmarks, random_state=0)
     ax.scatter(X[:, 0], X[:, 1], s=2, c=circle, cmap="Paired", alpha=0.5)
     ax.scatter(landmarks[:, 0], landmarks[:, 1], s=40, c="red", edgecolors="black")
-    ax.set_title(f"{name}\nfarthest landmark: "
-                 f"{geo['to_data_relative'].max():.1f} point spacings off the data")
-    ax.set_aspect("equal")
+    ax.set_title(f"{name}\nfarthest landmark "
+                 f"{geo['to_data_relative'].max():.1f} spacings off the data", fontsize=10)
+    # The box keeps its place in the layout and the limits give way, so the titles
+    # stay inside the figure.
+    ax.set_aspect("equal", adjustable="datalim")
     ax.set_xticks([])
     ax.set_yticks([])
     print(f"{name:28s} landmark -> nearest point, in units of the median "
           f"nearest-neighbour spacing: max {geo['to_data_relative'].max():.2f}")
-fig.tight_layout()
 plt.show()

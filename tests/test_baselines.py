@@ -13,8 +13,10 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.cholesky import pivoted_cholesky
-from landmarking.landmarks.baselines import kl_nmf_weights
+from landmarking.datasets import make_concentric_circles
+from landmarking.kernels import local_kernel_width
 
 GAUSSIAN_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks, KMeansLandmarks]
 SEQUENTIAL_METHODS = [RandomLandmarks, ActiveLearningLandmarks, RPCholeskyLandmarks]
@@ -144,9 +146,15 @@ def test_kernel_width_rules(cls):
     assert cls(n_landmarks=3, kernel_width="variance", random_state=0).fit(X).kernel_width_ \
         == pytest.approx(np.var(X, axis=0).sum())
     assert cls(n_landmarks=3, kernel_width=2.5, random_state=0).fit(X).kernel_width_ == 2.5
-    # A positive width from the data's local scale, much smaller than the global one here.
+    # "auto" (issue 23): the variance rule on a blob, where the local rule is not
+    # much narrower, and the local rule on a low-dimensional manifold (two circles),
+    # where the variance rule is far too wide.
     auto = cls(n_landmarks=3, random_state=0).fit(X).kernel_width_
-    assert 0 < auto < np.var(X, axis=0).sum()
+    assert auto == pytest.approx(np.var(X, axis=0).sum())
+    circles, _ = make_concentric_circles(300, random_state=0)
+    auto = cls(n_landmarks=3, random_state=0).fit(circles).kernel_width_
+    assert auto == pytest.approx(local_kernel_width(circles, random_state=0))
+    assert auto < 0.2 * np.var(circles, axis=0).sum()
 
 
 @pytest.mark.parametrize("cls", GAUSSIAN_METHODS)

@@ -8,7 +8,9 @@ its anchor), and that every image loaded (natural width > 0).
 Needs the site (``make docs`` builds it into docs/_build/html), Debian's
 ``chromium`` and Playwright's Python package (``pip install -e .[docs]``; the
 system Chromium is used, no browser is downloaded). ``make docs-check`` builds
-the site and runs this file; in a plain ``make test`` before any build it skips.
+the site and runs this file (``make test`` leaves it to that target). Where one of
+the three is missing the page tests skip, naming it; under CI (``CI`` set, as CI
+runners do) they fail instead, so that the check cannot pass having checked nothing.
 """
 
 import functools
@@ -42,16 +44,32 @@ IMAGES = """() => Array.from(document.images).map(img => ({
 LINKS = """() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"""
 
 
+def under_ci():
+    """Whether a CI runner runs the tests (they set ``CI``, most to ``true``)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def cannot_check(reason):
+    """Skip with ``reason``; under CI fail with it: CI must check the site."""
+    if under_ci():
+        pytest.fail(f"{reason} (CI={os.environ['CI']}: the site must be checked in a browser "
+                    "here, so this fails instead of skipping)", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def browser_page(tmp_path_factory):
-    sync_api = pytest.importorskip(
-        "playwright.sync_api",
-        reason="Playwright's Python package is not installed (pip install -e .[docs])")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        sync_api = None
+    if sync_api is None:
+        cannot_check("Playwright's Python package is not installed (pip install -e .[docs])")
     if not (SITE / "index.html").exists():
-        pytest.skip(f"{SITE} has no index.html: build the site with `make docs` first")
+        cannot_check(f"{SITE} has no index.html: build the site with `make docs` first")
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install chromium "
-                    "(or set LANDMARKING_CHROMIUM)")
+        cannot_check(f"no Chromium at {CHROMIUM}: apt-get install chromium "
+                     "(or set LANDMARKING_CHROMIUM)")
     with sync_api.sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
@@ -125,3 +143,15 @@ def test_broken_link_is_detected(tmp_path):
     bad = [(tmp_path / "missing.html").as_uri(), page.as_uri() + "#nowhere"]
     assert _broken_links(good + ["https://example.org/x"]) == []
     assert len(_broken_links(bad)) == 2
+
+
+@pytest.mark.parametrize("ci, fails", [("true", True), ("1", True), ("false", False),
+                                       ("", False), (None, False)])
+def test_a_missing_piece_fails_under_ci_and_skips_elsewhere(monkeypatch, ci, fails):
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if fails else pytest.skip.Exception
+    with pytest.raises(outcome, match="no Chromium at /nowhere"):
+        cannot_check("no Chromium at /nowhere")

@@ -44,6 +44,7 @@ from landmarking.io import read_result, write_result
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and rlimits")
 
 STEPS = 150
+TOTAL = 200  # landmarks of a run that a signal stops: far more than finish before it
 
 
 def _env():
@@ -72,27 +73,47 @@ def _circle(tmp_path, n=1000, seed=1):
 def _wait_for(path, proc, timeout=50):
     deadline = time.monotonic() + timeout
     while not path.exists():
-        assert proc.poll() is None, proc.communicate()[1].decode(errors="replace")
+        assert proc.poll() is None, (proc.communicate()[1] or b"").decode(errors="replace")
         assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
+        time.sleep(0.005)
+
+
+def _signal_soon_after_the_first_checkpoint(proc, path, signum, seconds_left, rng):
+    """Send ``signum`` to ``proc`` once its first checkpoint ``path`` is on disk (a first
+    landmark is finished), at a random moment in the first fifth of the rest of its
+    run. ``seconds_left``, how long that rest takes on this machine, is measured on an
+    uninterrupted run: a delay in proportion to it, not a fixed one, lands inside the
+    run on a machine of any speed."""
+    _wait_for(path, proc)
+    time.sleep(rng.uniform(0, 0.2) * seconds_left)
+    proc.send_signal(signum)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """One uninterrupted GP fit of TOTAL landmarks on the circle, in this process: the
+    reference of the kill -9 test, and the time a run takes after its first landmark."""
+    X = _circle(tmp_path_factory.mktemp("circle"))
+    fit = GPLandmarks(n_landmarks=TOTAL, n_steps=STEPS, random_state=0).fit(X)
+    return fit, float(fit.landmark_seconds_[1:].sum())
 
 
 # ------------------------------------------------------------------ signals
 
 
-def test_ctrl_c_writes_the_finished_landmarks_and_continue_is_bit_identical(tmp_path):
+def test_ctrl_c_writes_the_finished_landmarks_and_continue_is_bit_identical(
+        tmp_path, uninterrupted):
     X = _circle(tmp_path)
-    proc = subprocess.Popen(_command("landmarks", "x.npy", "-n", 200, "--steps", STEPS, "-o",
+    proc = subprocess.Popen(_command("landmarks", "x.npy", "-n", TOTAL, "--steps", STEPS, "-o",
                                      "part.npz", "-q"), cwd=tmp_path, env=_env(),
                             stderr=subprocess.PIPE, preexec_fn=_default_sigint)
-    _wait_for(tmp_path / "part.npz", proc)  # a first landmark is finished
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
+    _signal_soon_after_the_first_checkpoint(proc, tmp_path / "part.npz", signal.SIGINT,
+                                            uninterrupted[1], random.Random(3))
     _, err = proc.communicate(timeout=50)
     assert proc.returncode == 130, err.decode(errors="replace")
     partial = read_result(tmp_path / "part.npz")
     k = len(partial["landmarks"])
-    assert 1 <= k < 200 and not bool(partial["complete"])
+    assert 1 <= k < TOTAL and not bool(partial["complete"])
     assert b"--continue part.npz -o part.npz" in err
     resumed = subprocess.run(_command("landmarks", "x.npy", "-n", k + 4, "--steps", STEPS,
                                       "--continue", "part.npz", "-o", "part.npz", "-q"),
@@ -106,15 +127,16 @@ def test_ctrl_c_writes_the_finished_landmarks_and_continue_is_bit_identical(tmp_
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_kill_9_at_a_random_moment_then_continue_is_bit_identical(tmp_path, seed):
-    X = _circle(tmp_path)
-    total = 200  # far more than a fast machine finishes before the kill
+def test_kill_9_at_a_random_moment_then_continue_is_bit_identical(tmp_path, seed,
+                                                                  uninterrupted):
+    _circle(tmp_path)
+    single, seconds_left = uninterrupted
+    total = TOTAL
     proc = subprocess.Popen(_command("landmarks", "x.npy", "-n", total, "--steps", STEPS, "-o",
                                      "run.npz", "-q"), cwd=tmp_path, env=_env(),
                             stderr=subprocess.PIPE)
-    _wait_for(tmp_path / "run.npz", proc)
-    time.sleep(random.Random(seed).uniform(0.05, 0.8))
-    proc.kill()
+    _signal_soon_after_the_first_checkpoint(proc, tmp_path / "run.npz", signal.SIGKILL,
+                                            seconds_left, random.Random(seed))
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "the run ended before the kill; make it longer"
     killed = read_result(tmp_path / "run.npz")  # whole, though the process was killed
@@ -126,7 +148,6 @@ def test_kill_9_at_a_random_moment_then_continue_is_bit_identical(tmp_path, seed
                              cwd=tmp_path, env=_env(), capture_output=True, timeout=50)
     assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")
     result = read_result(tmp_path / "run.npz")
-    single = GPLandmarks(n_landmarks=total, n_steps=STEPS, random_state=0).fit(X)
     assert bool(result["complete"]) and len(result["landmarks"]) == total
     np.testing.assert_array_equal(result["landmarks"], single.landmarks_)
     np.testing.assert_array_equal(result["objective"], single.objective_)
@@ -142,11 +163,21 @@ def test_kill_9_during_topics_then_continue_is_bit_identical(tmp_path):
             fh.write(json.dumps({"text": " ".join(rng.choice(group, size=15))}) + "\n")
     total = 100
     args = ("topics", "posts.jsonl", "--steps", STEPS, "-q")
+    # The uninterrupted run first: the reference, and the time its rest takes after its
+    # first checkpoint on this machine.
+    with open(tmp_path / "u.out", "wb") as out:
+        reference_run = subprocess.Popen(_command(*args, "-n", total, "-o", "u.npz"),
+                                         cwd=tmp_path, env=_env(), stdout=out,
+                                         stderr=subprocess.PIPE)
+        _wait_for(tmp_path / "u.npz", reference_run)
+        first = time.monotonic()
+        _, err = reference_run.communicate(timeout=50)
+        seconds_left = time.monotonic() - first
+    assert reference_run.returncode == 0, err.decode(errors="replace")
     proc = subprocess.Popen(_command(*args, "-n", total, "-o", "t.npz"), cwd=tmp_path, env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _wait_for(tmp_path / "t.npz", proc)
-    time.sleep(random.Random(2).uniform(0.05, 0.3))
-    proc.kill()
+    _signal_soon_after_the_first_checkpoint(proc, tmp_path / "t.npz", signal.SIGKILL,
+                                            seconds_left, random.Random(2))
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "the run ended before the kill; make it longer"
     killed = read_result(tmp_path / "t.npz")
@@ -155,13 +186,10 @@ def test_kill_9_during_topics_then_continue_is_bit_identical(tmp_path):
     resumed = subprocess.run(_command(*args, "-n", total, "--continue", "t.npz", "-o", "t.npz"),
                              cwd=tmp_path, env=_env(), capture_output=True, timeout=50)
     assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")
-    uninterrupted = subprocess.run(_command(*args, "-n", total, "-o", "u.npz"), cwd=tmp_path,
-                                   env=_env(), capture_output=True, timeout=50)
-    assert uninterrupted.returncode == 0, uninterrupted.stderr.decode(errors="replace")
     result, reference = read_result(tmp_path / "t.npz"), read_result(tmp_path / "u.npz")
     assert bool(result["complete"]) and bool(reference["complete"])
     np.testing.assert_array_equal(result["landmarks"], reference["landmarks"])
-    assert resumed.stdout == uninterrupted.stdout  # the same topics printed
+    assert resumed.stdout == (tmp_path / "u.out").read_bytes()  # the same topics printed
 
 
 def test_gp_landmarks_are_bit_identical_across_processes_and_thread_counts(tmp_path):
@@ -367,24 +395,32 @@ def client():
     cluster.close()
 
 
-def _kill_a_worker_during(client, run, delay=0.3):
-    """``run()`` while one worker process is killed ``delay`` s in; the kill must land
-    inside the run. The cluster gets its two workers back before the next test."""
-    victim = sorted(client.run(os.getpid).values())[0]
-    killed_at = []
+def _kill_a_worker_during(client, run, ready):
+    """``run()`` while one worker process is killed in the middle of it, as soon as
+    ``ready(address)`` (polled every 5 ms) says the run has reached the point to kill
+    the worker at ``address``: an event of the run, not a fixed delay, so that the kill
+    lands inside the run on a machine of any speed. The cluster gets its two workers
+    back before the next test."""
+    address, victim = sorted(client.run(os.getpid).items())[0]
+    killed_at, finished = [], threading.Event()
 
-    def kill_soon():
-        time.sleep(delay)
-        os.kill(victim, signal.SIGKILL)
-        killed_at.append(time.perf_counter())
+    def kill_when_ready():
+        while not finished.wait(0.005):
+            if ready(address):
+                os.kill(victim, signal.SIGKILL)
+                killed_at.append(time.perf_counter())
+                return
 
-    killer = threading.Thread(target=kill_soon)
-    start = time.perf_counter()
+    killer = threading.Thread(target=kill_when_ready)
     killer.start()
-    result = run()
-    end = time.perf_counter()
-    killer.join()
-    assert start < killed_at[0] < end, "the worker died after the run: make the run longer"
+    try:
+        result = run()
+    finally:
+        end = time.perf_counter()
+        finished.set()
+        killer.join()
+    assert killed_at, "the run ended before the point to kill the worker at"
+    assert killed_at[0] < end
     client.wait_for_workers(2, timeout=50)
     assert victim not in client.run(os.getpid).values()
     return result
@@ -430,7 +466,10 @@ def test_killed_worker_does_not_change_an_lll_out_of_sample_pass(client):
     new = rng.random((200_000, 3))
     dask_new = da.from_array(new, chunks=(5_000, 3))
     undisturbed = lll.transform(dask_new).compute()
-    disturbed = _kill_a_worker_during(client, lambda: lll.transform(dask_new).compute())
+    # Killed once it holds a finished block of the pass (of 40; they stay on the worker
+    # until the end), so that finished work is lost with it and must be recomputed.
+    disturbed = _kill_a_worker_during(client, lambda: lll.transform(dask_new).compute(),
+                                      ready=lambda address: client.has_what([address]).get(address))
     np.testing.assert_array_equal(disturbed, undisturbed)
     np.testing.assert_array_equal(undisturbed[:5000], lll.transform(new[:5000]))
 

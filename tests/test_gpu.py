@@ -40,12 +40,25 @@ def _roll(n=900, dtype=np.float64):
     return X.astype(dtype)
 
 
-def _assert_same_fit(numpy_fit, torch_fit, rtol):
-    """Landmarks to ``rtol`` of the data's scale, objectives to 10 rtol, same steps."""
+# Tolerances per input dtype, 10-100x above the worst differences measured between
+# the torch path on the CPU and the NumPy path in the tests below (issue 26), and far
+# below a real divergence (one step more moves a landmark by 4e-3 of the scale).
+# Fits: (landmarks, as a fraction of the data's scale; objectives, relative);
+# measured float64 8e-15 and 2e-13, float32 9e-7 and 3e-6.
+SAME_FIT_TOL = {np.dtype(np.float64): (1e-12, 1e-11), np.dtype(np.float32): (3e-5, 1e-4)}
+# Features of two fits: (rtol, atol); measured float64 4e-14 relative and 1.1e-14
+# absolute, float32 1.2e-5 and 2.3e-6.
+FEATURE_TOL = {np.dtype(np.float64): (1e-11, 1e-13), np.dtype(np.float32): (1e-4, 1e-6)}
+
+
+def _assert_same_fit(numpy_fit, torch_fit, dtype, slack=1):
+    """Landmarks and objectives to ``slack`` times the tolerance of ``dtype``, the
+    same steps."""
+    landmark_tol, objective_tol = (slack * tol for tol in SAME_FIT_TOL[np.dtype(dtype)])
     scale = np.abs(numpy_fit.landmarks_).max()
     np.testing.assert_allclose(torch_fit.landmarks_, numpy_fit.landmarks_, rtol=0,
-                               atol=rtol * scale)
-    np.testing.assert_allclose(torch_fit.objective_, numpy_fit.objective_, rtol=10 * rtol)
+                               atol=landmark_tol * scale)
+    np.testing.assert_allclose(torch_fit.objective_, numpy_fit.objective_, rtol=objective_tol)
     np.testing.assert_array_equal(torch_fit.n_steps_, numpy_fit.n_steps_)
     assert isinstance(torch_fit.landmarks_, np.ndarray)
     assert torch_fit.landmarks_.dtype == np.float64
@@ -67,7 +80,7 @@ def test_torch_cpu_landmarks_equal_the_numpy_path(dtype, setting):
     params = dict(random_state=1, **SETTINGS[setting])
     numpy_fit = GPLandmarks(**params).fit(X)
     torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
-    _assert_same_fit(numpy_fit, torch_fit, 1e-4)
+    _assert_same_fit(numpy_fit, torch_fit, dtype)
     assert numpy_fit.device_ == "cpu" and torch_fit.device_ == "cpu"
     if setting == "auto-steps":
         # The stopping rule, computed on the device, stopped the landmarks early.
@@ -80,7 +93,7 @@ def test_torch_cpu_projects_like_the_numpy_path(space):
     params = dict(n_landmarks=4, n_steps=80, batch_size=150, space=space, random_state=0)
     numpy_fit = GPLandmarks(**params).fit(X)
     torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
-    _assert_same_fit(numpy_fit, torch_fit, 1e-4)
+    _assert_same_fit(numpy_fit, torch_fit, X.dtype)
     assert np.all(torch_fit.landmarks_ >= 0)
     if space == "sphere":
         np.testing.assert_allclose(np.linalg.norm(torch_fit.landmarks_, axis=1), 1.0)
@@ -106,7 +119,7 @@ def test_patched_auto_rule_reaches_the_torch_path(monkeypatch):
     params = dict(n_landmarks=2, n_steps="auto", batch_size=100, random_state=0)
     torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
     np.testing.assert_array_equal(torch_fit.n_steps_, [160, 160])
-    _assert_same_fit(GPLandmarks(**params).fit(X), torch_fit, 1e-4)
+    _assert_same_fit(GPLandmarks(**params).fit(X), torch_fit, X.dtype)
 
 
 def test_torch_cpu_sparse_input_equals_the_numpy_path():
@@ -116,7 +129,7 @@ def test_torch_cpu_sparse_input_equals_the_numpy_path():
                   kernel_width=1.0, random_state=0)
     numpy_fit = GPLandmarks(**params).fit(sparse.csr_matrix(X))
     torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(sparse.csr_matrix(X))
-    _assert_same_fit(numpy_fit, torch_fit, 1e-4)
+    _assert_same_fit(numpy_fit, torch_fit, X.dtype)
     np.testing.assert_allclose(torch_fit.transform(sparse.csr_matrix(X)),
                                numpy_fit.transform(X), rtol=1e-6, atol=1e-12)
 
@@ -129,9 +142,11 @@ def test_torch_cpu_continues_a_run_like_one_longer_run():
     continued = GPLandmarks(n_landmarks=6, device=TORCH_CPU, **params).fit(
         X, previous_landmarks=first.landmarks_)
     extended = GPLandmarks(n_landmarks=4, device=TORCH_CPU, **params).fit(X).extend(X, 2)
+    landmark_tol, objective_tol = SAME_FIT_TOL[np.dtype(np.float64)]
     for fit in (continued, extended):
-        np.testing.assert_allclose(fit.landmarks_, whole.landmarks_, rtol=0, atol=1e-8)
-        np.testing.assert_allclose(fit.objective_, whole.objective_, rtol=1e-8)
+        np.testing.assert_allclose(fit.landmarks_, whole.landmarks_, rtol=0,
+                                   atol=landmark_tol * np.abs(whole.landmarks_).max())
+        np.testing.assert_allclose(fit.objective_, whole.objective_, rtol=objective_tol)
 
 
 def test_torch_cpu_coincident_starts_stay_finite():
@@ -141,7 +156,7 @@ def test_torch_cpu_coincident_starts_stay_finite():
     numpy_fit = GPLandmarks(**params).fit(X)
     torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
     assert np.all(np.isfinite(torch_fit.landmarks_))
-    _assert_same_fit(numpy_fit, torch_fit, 1e-4)
+    _assert_same_fit(numpy_fit, torch_fit, X.dtype)
 
 
 def test_inverse_factors_on_the_device_invert_the_numpy_factors():
@@ -186,7 +201,9 @@ def test_keyboard_interrupt_keeps_the_finished_landmarks(monkeypatch):
         gp.fit(X)
     whole = GPLandmarks(**params).fit(X)
     assert gp.landmarks_.shape == (2, 3) and gp.objective_.shape == (2,)
-    np.testing.assert_allclose(gp.landmarks_, whole.landmarks_[:2], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(gp.landmarks_, whole.landmarks_[:2], rtol=0,
+                               atol=SAME_FIT_TOL[np.dtype(np.float64)][0]
+                               * np.abs(whole.landmarks_).max())
 
 
 # --- landmark features on the device -------------------------------------------------
@@ -338,10 +355,14 @@ def test_cuda_landmarks_equal_the_numpy_path(dtype):
     params = dict(n_landmarks=5, n_steps="auto", batch_size=200, random_state=1)
     numpy_fit = GPLandmarks(**params).fit(X)
     cuda_fit = GPLandmarks(device="cuda", **params).fit(X)
-    _assert_same_fit(numpy_fit, cuda_fit, 1e-4)
+    # Not measured on a GPU yet (CI has none): in float64 10x the CPU tolerances, for
+    # reductions summed in another order (float32's already allow 30x the CPU's).
+    slack = 10 if dtype == np.float64 else 1
+    _assert_same_fit(numpy_fit, cuda_fit, dtype, slack=slack)
     assert cuda_fit.device_.startswith("cuda")
-    np.testing.assert_allclose(cuda_fit.transform(X), numpy_fit.transform(X), rtol=1e-4,
-                               atol=1e-6)
+    rtol, atol = (slack * tol for tol in FEATURE_TOL[np.dtype(dtype)])
+    np.testing.assert_allclose(cuda_fit.transform(X), numpy_fit.transform(X), rtol=rtol,
+                               atol=atol)
     on_gpu = torch.as_tensor(X, device="cuda")
     np.testing.assert_allclose(GPLandmarks(device="cuda", **params).fit(on_gpu).landmarks_,
                                cuda_fit.landmarks_, rtol=0, atol=1e-10)
@@ -465,5 +486,7 @@ def test_cli_topics_takes_a_device(tmp_path, capsys):
     default = capsys.readouterr().out
     assert cli.main(["topics", *common, "--device", "auto"]) == 0
     assert capsys.readouterr().out == default and "topic" in default
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_info:
         cli.main(["topics", *common, "--device", "tpu"])
+    assert exit_info.value.code == 2
+    assert "'tpu' is not a device" in capsys.readouterr().err

@@ -24,9 +24,9 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
+from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
 from landmarking.kernels import gaussian_features
-from landmarking.landmarks.baselines import kl_nmf_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.lll import reconstruction_weights
 from landmarking.lll.out_of_sample import lll_out_of_sample
@@ -220,8 +220,9 @@ def test_lll_and_nmf_keep_float32(data):
     assert lll.transform(X32[:10]).dtype == np.float32
     ref = LocallyLinearLandmarks(n_landmarks=40, random_state=0).fit(data)
     # float32 input, float64 inside: the float32 neighbour distances shift the
-    # affinities by ~1e-7 relative.
-    np.testing.assert_allclose(lll.embedding_, ref.embedding_, atol=1e-4)
+    # affinities by ~1e-7 relative, the embedding by 4e-7 of its scale (measured).
+    np.testing.assert_allclose(lll.embedding_, ref.embedding_, rtol=0,
+                               atol=1e-5 * np.abs(ref.embedding_).max())
     nmf = NMFLandmarks(n_landmarks=3, random_state=0, max_iter=100).fit(X32)
     assert nmf.transform(X32).dtype == np.float32
 

@@ -169,9 +169,10 @@ def test_float32_in_float32_out():
     a = LaplacianEigenmaps(n_neighbors=8).fit(X.astype(np.float32))
     b = LaplacianEigenmaps(n_neighbors=8).fit(X)
     assert a.embedding_.dtype == np.float32 and b.embedding_.dtype == np.float64
-    # float64 inside: only the float32 neighbour distances differ.
+    # float64 inside: only the float32 neighbour distances differ (by 1e-7 of the
+    # scale, measured; rounding the float64 embedding to float32 alone gives 5e-8).
     np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=0,
-                               atol=1e-4 * np.abs(b.embedding_).max())
+                               atol=1e-5 * np.abs(b.embedding_).max())
     assert a.transform(X[:3].astype(np.float32) + 0.01).dtype == np.float32
 
 

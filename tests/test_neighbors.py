@@ -320,7 +320,7 @@ def test_sculpting_transform_keeps_its_index_until_add_samples(monkeypatch):
     import pickle
 
     from landmarking.datasets import make_sculpting_s_curve
-    from landmarking.embedding.sculpting import ManifoldSculpting
+    from landmarking.sculpting.estimator import ManifoldSculpting
 
     X, _ = make_sculpting_s_curve(250, random_state=32)
     new = X[:12] + 0.01

@@ -13,6 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
 
 
+def _make_extras():
+    """The extras `make install` and `make test-min` install (EXTRAS in the Makefile)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return re.search(r"^EXTRAS := (\S+)$", makefile, re.M).group(1).split(",")
+
+
 def _tool():
     spec = importlib.util.spec_from_file_location("min_requirements",
                                                   ROOT / "tools" / "min_requirements.py")
@@ -44,14 +50,14 @@ def test_exact_pin_refuses_what_it_cannot_test(requirement, message):
 
 def test_minimum_pins_cover_every_dependency_of_the_tested_extras():
     project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
-    extras = ["test", "ann", "scale"]
+    extras = _make_extras()
     pins = _tool().minimum_pins(PYPROJECT, extras)
     declared = project["dependencies"] + sum((project["optional-dependencies"][e]
                                               for e in extras), [])
     assert len(pins) == len(declared)
     names = [re.split(r"[\[=]", pin)[0].lower() for pin in pins]
     for needed in ["numpy", "scipy", "scikit-learn", "numba", "pillow", "pynndescent",
-                   "dask", "zarr", "pytest", "hypothesis"]:
+                   "dask", "zarr", "pytest", "hypothesis", "torch", "pyamg"]:
         assert needed in names
     assert all("==" in pin and ">" not in pin for pin in pins)
 
@@ -91,7 +97,17 @@ def _floor_table():
 
 def test_documented_floors_are_the_pins_test_min_installs():
     # The page that tells users what they can install must say what is tested.
-    pins = _tool().minimum_pins(PYPROJECT, ["test", "ann", "scale", "gpu"])
+    pins = _tool().minimum_pins(PYPROJECT, _make_extras())
     tested = dict(pin.split("==") for pin in pins)
     assert _floor_table() == tested
+
+
+def test_make_test_runs_the_array_api_checks_and_leaves_the_site_to_docs_check():
+    # scikit-learn skips its array-API check of each estimator unless SciPy was
+    # imported with SCIPY_ARRAY_API set; the browser tests need the built site.
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\ntest: install\n")[1].split("\n\n")[0]
+    assert re.fullmatch(r"\tSCIPY_ARRAY_API=1 \$\(PY\) -m pytest \$\(PYTEST_ARGS\)", recipe)
+    assert "--ignore=tests/test_docs_site.py" in makefile
+    assert "pytest -q tests/test_docs_site.py" in makefile.split("\ndocs-check: docs\n")[1]
 

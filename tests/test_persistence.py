@@ -302,7 +302,8 @@ def test_save_replaces_atomically_and_leaves_no_temporary_file(tmp_path):
     # A save that fails keeps the file that was there.
     before = target.read_bytes()
     est.bad_ = object()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"RandomLandmarks\.bad_ is a builtins\.object, which "
+                                        r"a model file cannot store without pickle"):
         save(est, target)
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]

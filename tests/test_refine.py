@@ -1,5 +1,7 @@
 """LOBPCG refinement of spectral embeddings against dense exact eigenvectors."""
 
+import sys
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -13,11 +15,10 @@ from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
 from landmarking.spectral.refine import _ritz, refine_spectral_embedding
 
-try:
-    import pyamg  # noqa: F401
-    PRECONDITIONERS = ["none", "amg"]
-except ImportError:  # pragma: no cover - depends on the install
-    PRECONDITIONERS = ["none"]
+# "amg" needs pyamg, the `amg` extra that `make install` installs: without it the
+# "amg" case fails rather than vanish (test_amg_without_pyamg_names_the_extra below
+# checks the error a user without it gets).
+PRECONDITIONERS = ["none", "amg"]
 
 
 def _graph(n=400, seed=0, k=10):
@@ -52,6 +53,16 @@ def test_refined_matches_dense_eigenvectors(preconditioner):
     np.testing.assert_allclose(emb, exact, atol=1e-6)
     assert np.all(info.residuals <= 1e-10)
     assert np.all(info.start_residuals > 1e-4)
+
+
+def test_amg_without_pyamg_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyamg", None)  # `import pyamg` fails, as if absent
+    _, W = _graph(200)
+    start = np.random.default_rng(0).normal(size=(200, 2))
+    with pytest.raises(ImportError, match=r"preconditioner='amg' needs pyamg, which is not "
+                       r"installed; .*pip install \"landmarking\[amg\]\".*"
+                       r"preconditioner='none'"):
+        refine_spectral_embedding(W, start, preconditioner="amg")
 
 
 def test_lll_start_needs_few_iterations_and_extra_columns_are_dropped():

@@ -9,19 +9,19 @@ from sklearn.manifold import LocallyLinearEmbedding
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
-from landmarking.embedding import _sculpting_kernels as K
-from landmarking.embedding._sculpting_core import Relations as _Relations
-from landmarking.embedding._sculpting_core import neighbor_distance_error
-from landmarking.embedding.sculpting import (
-    ManifoldSculpting,
+from landmarking.metrics import affine_normalized_mse
+from landmarking.neighbors import nearest_neighbors
+from landmarking.sculpting import _kernels as K
+from landmarking.sculpting._loop import Relations as _Relations
+from landmarking.sculpting._loop import neighbor_distance_error
+from landmarking.sculpting.estimator import ManifoldSculpting
+from landmarking.sculpting.intrinsic_dimension import estimate_intrinsic_dimension
+from landmarking.sculpting.sculpt import (
     SculptingWarning,
     _calibrate,
     _warn_if_poor,
     default_min_iter,
-    estimate_intrinsic_dimension,
 )
-from landmarking.metrics import affine_normalized_mse
-from landmarking.neighbors import nearest_neighbors
 
 
 @pytest.fixture(scope="module")
@@ -334,8 +334,8 @@ def test_transform_places_new_points_and_leaves_the_fit_unchanged():
     def score(Y):
         return np.mean((np.column_stack([Y, np.ones(len(Y))]) @ A - uv[~old]) ** 2) / spacing
 
-    from landmarking.embedding.sculpting import _barycentric_weights
     from landmarking.neighbors import query_neighbors
+    from landmarking.sculpting._incremental import barycentric_weights as _barycentric_weights
 
     _, idx = query_neighbors(X[old], X[~old], 12)
     w = _barycentric_weights(X[~old], X[old][idx])
@@ -528,10 +528,32 @@ def test_clear_errors_for_data_and_clamps():
         ManifoldSculpting().fit(X, neighbors=np.tile(np.arange(5), (40, 1)))
 
 
-@pytest.mark.filterwarnings("ignore::landmarking.embedding.sculpting.SculptingWarning")
+@pytest.mark.filterwarnings("ignore::landmarking.sculpting.sculpt.SculptingWarning")
 @parametrize_with_checks([ManifoldSculpting(n_components=1, n_neighbors=5, min_iter=5,
                                             max_iter=10, patience=5, preprocess="pca"),
                           ManifoldSculpting(n_components=1, n_neighbors=5, max_iter=10,
                                             patience=5)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_function_gives_the_estimators_embedding_and_attributes():
+    from landmarking.sculpting.sculpt import manifold_sculpting
+
+    X, _ = make_sculpting_s_curve(200, random_state=1)
+    kw = dict(n_neighbors=10, scale_rate=0.95, max_iter=40, preprocess="pca", random_state=3)
+    Y, result = manifold_sculpting(X.astype(np.float32), **kw)
+    model = ManifoldSculpting(**kw).fit(X.astype(np.float32))
+    assert Y.dtype == np.float32
+    np.testing.assert_array_equal(Y, model.embedding_)
+    np.testing.assert_array_equal(result.error, model.error_)
+    np.testing.assert_array_equal(result.neighbors, model.neighbors_)
+    assert (result.n_iter, result.best_iter, result.min_iter, result.max_iter) == (
+        model.n_iter_, model.best_iter_, model.min_iter_, model.max_iter_) == (
+        40, result.best_iter, 40, 40)
+    assert (result.delta_ave, result.eta, result.scale, result.distance_error) == (
+        model.delta_ave_, model.eta_, model.scale_, model.distance_error_)
+    with pytest.raises(ValueError, match="scale_rate must lie strictly between 0"):
+        manifold_sculpting(X, scale_rate=1.5)
+    with pytest.raises(TypeError, match="preprocess must be 'pca', 'none', 'ltsa', an array"):
+        manifold_sculpting(X, preprocess=3)

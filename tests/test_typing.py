@@ -78,7 +78,7 @@ def test_the_walk_finds_the_public_api():
     # A sample from every corner, so that a broken walk cannot pass vacuously.
     for label in ["landmarking.gp.estimator.GPLandmarks.fit",
                   "landmarking.gp.learn.learn_gp_landmarks",
-                  "landmarking.landmarks.baselines.RandomLandmarks.transform",
+                  "landmarking.baselines.random.RandomLandmarks.transform",
                   "landmarking.spectral.laplacian.LaplacianEigenmaps.__init__",
                   "landmarking.neighbors.query_neighbors",
                   "landmarking.neighbors.NeighborIndex.query",

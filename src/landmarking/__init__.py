@@ -16,13 +16,13 @@ __version__ = "0.2.0.dev0"
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
     "GPLandmarks": ".gp.estimator",
-    "RandomLandmarks": ".landmarks.baselines",
-    "ActiveLearningLandmarks": ".landmarks.baselines",
-    "RPCholeskyLandmarks": ".landmarks.baselines",
-    "KMeansLandmarks": ".landmarks.baselines",
-    "NMFLandmarks": ".landmarks.baselines",
-    "ManifoldSculpting": ".embedding.sculpting",
-    "estimate_intrinsic_dimension": ".embedding.sculpting",
+    "RandomLandmarks": ".baselines.random",
+    "ActiveLearningLandmarks": ".baselines.active_learning",
+    "RPCholeskyLandmarks": ".baselines.rp_cholesky",
+    "KMeansLandmarks": ".baselines.kmeans",
+    "NMFLandmarks": ".baselines.nmf",
+    "ManifoldSculpting": ".sculpting.estimator",
+    "estimate_intrinsic_dimension": ".sculpting.intrinsic_dimension",
     "LaplacianEigenmaps": ".spectral.laplacian",
     "LocallyLinearLandmarks": ".lll.estimator",
     "lll_out_of_sample": ".lll.out_of_sample",
@@ -36,19 +36,18 @@ __all__ = ["__version__", *_EXPORTS]
 # Static tools (type checkers, IDEs) read these ordinary imports; at run time the
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
-    from .embedding.sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
+    from .baselines.active_learning import ActiveLearningLandmarks  # noqa: F401
+    from .baselines.kmeans import KMeansLandmarks  # noqa: F401
+    from .baselines.nmf import NMFLandmarks  # noqa: F401
+    from .baselines.random import RandomLandmarks  # noqa: F401
+    from .baselines.rp_cholesky import RPCholeskyLandmarks  # noqa: F401
     from .gp.estimator import GPLandmarks  # noqa: F401
-    from .landmarks.baselines import (  # noqa: F401
-        ActiveLearningLandmarks,
-        KMeansLandmarks,
-        NMFLandmarks,
-        RandomLandmarks,
-        RPCholeskyLandmarks,
-    )
     from .lll.estimator import LocallyLinearLandmarks  # noqa: F401
     from .lll.model_selection import sweep_lll  # noqa: F401
     from .lll.out_of_sample import lll_out_of_sample  # noqa: F401
     from .persistence import load, save  # noqa: F401
+    from .sculpting.estimator import ManifoldSculpting  # noqa: F401
+    from .sculpting.intrinsic_dimension import estimate_intrinsic_dimension  # noqa: F401
     from .spectral.laplacian import LaplacianEigenmaps  # noqa: F401
 
 

@@ -13,7 +13,7 @@ from numbers import Integral
 from joblib import effective_n_jobs
 from threadpoolctl import threadpool_limits
 
-__all__ = ["check_n_jobs", "resolve_n_jobs", "thread_limits"]
+__all__ = ["check_n_jobs", "NJobs", "resolve_n_jobs", "thread_limits"]
 
 
 def check_n_jobs(n_jobs):
@@ -26,6 +26,21 @@ def check_n_jobs(n_jobs):
             f"(-2 for all but one, ...); got {n_jobs!r}."
         )
     return int(n_jobs)
+
+
+class NJobs:
+    """The rule of ``n_jobs`` in a ``_parameter_rules`` table
+    (:func:`landmarking._validation.check_params`): :func:`check_n_jobs`."""
+
+    def accepts(self, value):
+        return value is None or (not isinstance(value, bool) and isinstance(value, Integral)
+                                 and value != 0)
+
+    def describe(self):
+        return "None or a nonzero integer"
+
+    def check(self, value, name):
+        return check_n_jobs(value)
 
 
 def resolve_n_jobs(n_jobs):

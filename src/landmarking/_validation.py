@@ -19,6 +19,7 @@ __all__ = [
     "Integer",
     "PositiveNumber",
     "Number",
+    "OpenInterval",
     "Options",
     "NoneValue",
     "AnyOf",
@@ -196,6 +197,17 @@ class Number:
         if not self._inside(value):
             raise ValueError(f"{name} must be {self.describe()}, got {value!r}.")
         return float(value)
+
+
+class OpenInterval(Number):
+    """A finite real number strictly between ``low`` and ``high``, with the words of
+    :func:`check_open_interval`."""
+
+    def __init__(self, low, high):
+        super().__init__(low, high, closed="neither")
+
+    def check(self, value, name):
+        return check_open_interval(value, name, self.low, self.high)
 
 
 class Options:

@@ -42,7 +42,7 @@ def _steps():
             LocallyLinearLandmarks(n_landmarks=30, random_state=0).fit(data)
 
     def sculpting():
-        from .embedding.sculpting import ManifoldSculpting
+        from .sculpting.estimator import ManifoldSculpting
 
         for rule in ("total", "point"):
             model = ManifoldSculpting(n_neighbors=8, max_iter=3, move_rule=rule,

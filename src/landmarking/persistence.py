@@ -91,17 +91,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._io_formats import write_npz
 from ._typing import StrPath
-from .embedding.sculpting import ManifoldSculpting
+from .baselines.active_learning import ActiveLearningLandmarks
+from .baselines.kmeans import KMeansLandmarks
+from .baselines.nmf import NMFLandmarks
+from .baselines.random import RandomLandmarks
+from .baselines.rp_cholesky import RPCholeskyLandmarks
 from .gp.estimator import GPLandmarks
 from .io import InputError, current_umask
-from .landmarks.baselines import (
-    ActiveLearningLandmarks,
-    KMeansLandmarks,
-    NMFLandmarks,
-    RandomLandmarks,
-    RPCholeskyLandmarks,
-)
 from .lll.estimator import LocallyLinearLandmarks
+from .sculpting.estimator import ManifoldSculpting
 from .spectral.laplacian import LaplacianEigenmaps
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]

@@ -6,8 +6,8 @@ Lazy imports, the convention every module of this package follows so that
 - the public names below are resolved on first access (PEP 562 ``__getattr__``),
   so importing the package imports none of its modules;
 - the numba kernels live in their own modules (``landmarking._graph_kernels``,
-  ``landmarking.lll._kernels``, ``_sculpting_kernels``), and a module that needs them imports
-  them inside the function that calls them (``from . import _sculpting_kernels
+  ``landmarking.lll._kernels``, ``landmarking.sculpting._kernels``), and a module that
+  needs them imports them inside the function that calls them (``from . import _kernels
   as K`` at the top of ``fit``), never at module level; ``import numba`` itself
   appears only in those kernel modules and in ``_parallel.thread_limits``;
 - kernels are compiled lazily, on their first call, with ``cache=True``, so a
@@ -21,8 +21,8 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "ManifoldSculpting": ".sculpting",
-    "estimate_intrinsic_dimension": ".sculpting",
+    "ManifoldSculpting": "..sculpting.estimator",
+    "estimate_intrinsic_dimension": "..sculpting.intrinsic_dimension",
     "LaplacianEigenmaps": "..spectral.laplacian",
     "LocallyLinearLandmarks": "..lll.estimator",
     "lll_out_of_sample": "..lll.out_of_sample",
@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from ..lll.estimator import LocallyLinearLandmarks  # noqa: F401
     from ..lll.model_selection import sweep_lll  # noqa: F401
     from ..lll.out_of_sample import lll_out_of_sample  # noqa: F401
+    from ..sculpting.estimator import ManifoldSculpting  # noqa: F401
+    from ..sculpting.intrinsic_dimension import estimate_intrinsic_dimension  # noqa: F401
     from ..spectral.laplacian import LaplacianEigenmaps  # noqa: F401
-    from .sculpting import ManifoldSculpting, estimate_intrinsic_dimension  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -7,6 +7,9 @@ Where each part lives (imports run downward, in this order):
 - :mod:`.batches`: the minibatch layout (chunks, batches, the order of batches)
   and the host's kernel tables and batch factors;
 - :mod:`._kernels`: the compiled (numba) steps of the NumPy backend;
+- :mod:`.blocks` and :mod:`._block_kernels`: blocks of landmarks learned together
+  (``block_size``): the joint objective, its step (NumPy and compiled) and the
+  greedy order;
 - :mod:`._numpy` and :mod:`._torch`: the two backends (the torch one is the only
   GP module that uses torch);
 - :mod:`.backend`: :func:`~.backend.gp_backend`, the one place that picks a backend

@@ -40,14 +40,23 @@ Speed
 """
 
 from contextlib import contextmanager
-from itertools import groupby
 
 import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
 
+from .._parallel import thread_limits
 from . import objective
-from .batches import _BatchGram, _BatchGrams, _Chunks, _Others, _Preceding
+from .batches import (
+    _BatchGram,
+    _BatchGrams,
+    _Chunks,
+    _Others,
+    _Preceding,
+    _visit_arrays,
+    _visit_pieces,
+)
+from .blocks import BlockStep, optimise_block
 from .objective import (
     NUMPY_OPS,
     _conditional_objective,
@@ -158,30 +167,17 @@ class _CompiledStep:
         phi^T phi and nearest squared distance; or None, having done nothing, where
         the compiled visit does not apply (CSR chunks, factors not kept).
         """
-        Xc, xsq_c, Phi_c = chunk
-        if sparse.issparse(Xc):
+        arrays = _visit_arrays(span, c, batches, chunk, visit_length)
+        if arrays is None:
             return None
-        Ls = span.batch_factors(c, batches, Phi_c)
-        if Ls is None:
-            return None
-        chunks = span.chunks
-        k = Phi_c.shape[1]
-        positions = chunks.positions(c)
-        ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
-        perm = chunks.permutations[c] if ordered is None else positions
-        if ordered is not None:
-            Xc, xsq_c = ordered
-        # The kept table's first k columns are not C-ordered; the kernel reads them
-        # from the whole C-ordered table.
-        table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
-        self._work(int(np.diff(chunks.batch_bounds[c]).max()))
+        Xc, xsq_c, perm, positions, bounds, table, k, Ls, in_order = arrays
+        self._work(int(np.diff(bounds).max()))
         sums = np.empty((len(batches), 3))
         visit = self.visit_kernel(Xc.dtype)
-        visit(Xc, xsq_c, perm, positions,
-              chunks.batch_bounds[c], np.asarray(batches, dtype=np.int64),
+        visit(Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64),
               table, k, Ls, t, float(eta), int(first),
               float(s0), float(tau), float(max_step), self.space_codes[space],
-              ordered is not None, self.phi, self.m, sums)
+              in_order, self.phi, self.m, sums)
         return sums
 
 
@@ -209,32 +205,26 @@ def _optimise_landmark(t, span, eta, order, *, s0, tau, space, step, first_step=
     steps in one call (up to the rule's next check), else they run one at a time.
     """
     max_step = objective.MAX_STEP_WIDTHS * np.sqrt(eta)
-    window = objective.AUTO_WINDOW
     t = np.asarray(t, dtype=np.float64).copy()
     rule = objective._Convergence(len(order)) if auto else None
     fused = getattr(step, "steps", None)
     s = 0
-    for c, visit in groupby(order, key=lambda step: step[0]):
-        chunk = span.visit(c)
-        batches = [j for _, j in visit]
-        visit_length = len(batches)
-        while batches:
-            n = len(batches) if rule is None else min(len(batches), window - s % window)
-            now, batches = batches[:n], batches[n:]
-            sums = None if fused is None else fused(
-                span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
-                max_step=max_step, space=space, visit_length=visit_length)
-            if sums is None:
-                t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
-                                               s0=s0, tau=tau, space=space, step=step,
-                                               max_step=max_step)
-            for (f, _, nearest_d2), j in zip(sums, now, strict=True):
-                s += 1
-                if step_bar is not None and s % 100 == 0:
-                    step_bar.update(100)
-                if rule is not None and rule.converged(
-                        s, max(f, 0.0), nearest_d2, eta, len(span.chunks.batch_rows(c, j))):
-                    return t, s
+    for c, chunk, now, visit_length, s in _visit_pieces(
+            span, order, objective.AUTO_WINDOW if auto else None):
+        sums = None if fused is None else fused(
+            span, c, now, chunk, t, eta, first_step + s, s0=s0, tau=tau,
+            max_step=max_step, space=space, visit_length=visit_length)
+        if sums is None:
+            t, sums = _steps_one_at_a_time(t, span, c, now, chunk, eta, first_step + s,
+                                           s0=s0, tau=tau, space=space, step=step,
+                                           max_step=max_step)
+        for (f, _, nearest_d2), j in zip(sums, now, strict=True):
+            s += 1
+            if step_bar is not None and s % 100 == 0:
+                step_bar.update(100)
+            if rule is not None and rule.converged(
+                    s, max(f, 0.0), nearest_d2, eta, len(span.chunks.batch_rows(c, j))):
+                return t, s
     return t, s
 
 
@@ -263,7 +253,7 @@ class _NumpyFit:
     batches' factors."""
 
     def __init__(self, chunks, n_landmarks, n_features, batch_size, *, eta, space,
-                 max_steps, s0, tau, auto):
+                 max_steps, s0, tau, auto, n_jobs=None):
         self.chunks = chunks
         self.gram_factors = _BatchGram(chunks.n_batches, n_landmarks, chunks.batch_sizes(),
                                        FACTOR_CACHE_BYTES)
@@ -275,27 +265,85 @@ class _NumpyFit:
         # Ctrl-C arriving during it (the run then goes on instead of stopping).
         self.blas = ThreadpoolController()
         self.landmark = None
+        self.block_step = None
+        self.n_jobs = n_jobs
+        self.running_gram = None
 
     def start(self, k, t0, order):
-        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step)."""
+        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step);
+        with t0 of shape (B, d), landmarks k to k + B - 1 as one block."""
         self.landmark = (k, t0, order)
         self.chunks.plan(order)
 
     def run(self, step_bar=None):
-        """The steps of the landmark started; returns (its position, steps run)."""
+        """The steps of the landmark (or block) started; returns (its position, or
+        the block's (B, d), and the steps run)."""
         k, t0, order = self.landmark
+        span = _Preceding(self.chunks, self.gram_factors, k)
+        if np.ndim(t0) == 2:
+            # The block step runs on numba's threads and calls no BLAS.
+            if self.block_step is None:
+                self.block_step = BlockStep()
+            settings = dict(self.settings)
+            rule = (objective._Convergence(len(order)) if settings.pop("auto") else None)
+            with thread_limits(self.n_jobs):
+                return optimise_block(t0, span, self.eta, order, step=self.block_step,
+                                      max_step=objective.MAX_STEP_WIDTHS * np.sqrt(self.eta),
+                                      rule=rule, step_bar=step_bar, **settings)
         with self.blas.limit(limits=1, user_api="blas"):
-            return _optimise_landmark(t0, _Preceding(self.chunks, self.gram_factors, k),
-                                      self.eta, order, step=self.step, step_bar=step_bar,
-                                      **self.settings)
+            return _optimise_landmark(t0, span, self.eta, order, step=self.step,
+                                      step_bar=step_bar, **self.settings)
+
+    def block_gram(self, k, end):
+        """Phi^T Phi (end x end) over all rows after the block k..end-1, whose
+        kernel columns are computed together (one read of the data for the block,
+        :func:`._block_kernels.kernel_columns_together`) and whose cross products
+        with the others extend the Gram matrix kept from the blocks before. Where
+        the kernel table is not kept, :meth:`gram` (columns one at a time)."""
+        if not self.chunks.keep:
+            return self.gram(end)
+        from ._block_kernels import cross_gram, kernel_columns_together
+
+        if self.running_gram is None or len(self.running_gram) != k:
+            self.chunks.close()
+            self.running_gram = self.chunks.gram(k)
+        eta = self.eta
+
+        def columns(Xc, xsq, landmarks):
+            out = np.empty((Xc.shape[0], len(landmarks)), dtype=Xc.dtype)
+            with thread_limits(self.n_jobs):
+                kernel_columns_together(np.ascontiguousarray(Xc), xsq, landmarks, eta, out)
+            return out
+
+        cross = np.zeros((end, end - k))
+        with thread_limits(self.n_jobs):
+            for table in self.chunks.block_columns(k, end, columns):
+                cross_gram(table, k, end, cross)
+        gram = np.zeros((end, end))
+        gram[:k, :k] = self.running_gram
+        gram[:, k:] = cross
+        gram[k:, :] = cross.T
+        self.running_gram = gram
+        return gram
+
+    def reorder(self, k, order):
+        """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
+        are their kept kernel columns and the kept Gram matrix."""
+        self.chunks.reorder_columns(k, order)
+        if self.running_gram is not None:
+            index = np.concatenate([np.arange(k), k + np.asarray(order)])
+            self.running_gram = self.running_gram[np.ix_(index, index)]
 
     def add_column(self, k, t):
         """Nothing to do: a chunk's kernel table gains landmark k's column (read from
         the landmark table) when the chunk is next visited."""
 
     def gram(self, k):
-        """Phi^T Phi (k x k) over all rows, for the first k landmarks."""
+        """Phi^T Phi (k x k) over all rows, for the first k landmarks (after blocks,
+        the Gram matrix kept from them)."""
         self.chunks.close()
+        if self.running_gram is not None and len(self.running_gram) == k:
+            return self.running_gram.copy()
         return self.chunks.gram(k)
 
 

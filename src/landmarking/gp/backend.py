@@ -8,6 +8,9 @@ small interface, used by :func:`.learn.learn_gp_landmarks`:
 - ``name``: where it runs ("cpu" or e.g. "cuda:0"), for ``GPLandmarks.device_``;
 - ``table_bytes()``: how large a kernel table the host layout keeps
   (:class:`.batches._Chunks`);
+- ``blocks``: whether it runs blocks of landmarks (``block_size > 1``,
+  :mod:`.blocks`): the NumPy backend does, the torch one steps one landmark at a
+  time;
 - ``fit(X, chunks, n_previous, **settings)``: a context giving the fit's state,
   with ``start(k, t0, order)`` (a landmark's start and batch order), ``run(step_bar)``
   (its steps; returns its position and the steps run), ``add_column(k, t)`` (the
@@ -36,6 +39,7 @@ class _Backend:
     name: str
     fit: Any
     table_bytes: Any
+    blocks: bool
 
 
 def gp_backend(device: DeviceLike = "cpu") -> _Backend:
@@ -55,6 +59,6 @@ def gp_backend(device: DeviceLike = "cpu") -> _Backend:
     """
     resolved = check_device(device)
     if resolved is None:
-        return _Backend(device_name(None), _numpy.numpy_fit, _numpy.table_bytes)
+        return _Backend(device_name(None), _numpy.numpy_fit, _numpy.table_bytes, True)
     return _Backend(device_name(resolved), partial(_torch.torch_fit, device=resolved),
-                    _torch.table_bytes)
+                    _torch.table_bytes, False)

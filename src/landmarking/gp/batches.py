@@ -103,6 +103,54 @@ class _Preceding:
         return self.gram.L[first[c]:first[c + 1]]
 
 
+def _visit_arrays(span, c, batches, chunk, visit_length):
+    """What a compiled visit of chunk c reads (:meth:`._numpy._CompiledStep.steps`,
+    :meth:`.blocks.BlockStep.steps`): (Xc, xsq, perm, positions, bounds, table, k,
+    Ls, in_order), or None where a compiled visit does not apply (CSR chunks,
+    factors not kept).
+
+    ``chunk`` is ``span.visit(c)``; ``visit_length`` the number of steps of the
+    whole visit, which decides whether the chunk is read in its permutation's
+    order (:meth:`_Chunks.in_order`; then ``perm`` is ``positions``).
+    """
+    Xc, xsq_c, Phi_c = chunk
+    if sparse.issparse(Xc):
+        return None
+    Ls = span.batch_factors(c, batches, Phi_c)
+    if Ls is None:
+        return None
+    chunks = span.chunks
+    positions = chunks.positions(c)
+    ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
+    perm = chunks.permutations[c] if ordered is None else positions
+    if ordered is not None:
+        Xc, xsq_c = ordered
+    # The kept table's first k columns are not C-ordered; the kernel reads them
+    # from the whole C-ordered table.
+    table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
+    return (Xc, xsq_c, perm, positions, chunks.batch_bounds[c], table, Phi_c.shape[1], Ls,
+            ordered is not None)
+
+
+def _visit_pieces(span, order, window=None):
+    """The steps of ``order`` ((chunk, batch) per step) cut into the pieces one
+    compiled call runs: per visit of a chunk (its steps are consecutive, so the
+    chunk is read once), and at most up to the next multiple of ``window`` steps
+    when a stopping rule is checked every ``window`` steps. Yields (c, chunk,
+    batches, visit_length, s): ``chunk`` is ``span.visit(c)``, ``visit_length`` the
+    number of steps of the whole visit, ``s`` the steps before the piece."""
+    s = 0
+    for c, visit in groupby(order, key=lambda step: step[0]):
+        chunk = span.visit(c)
+        batches = [j for _, j in visit]
+        visit_length = len(batches)
+        while batches:
+            n = len(batches) if window is None else min(len(batches), window - s % window)
+            yield c, chunk, batches[:n], visit_length, s
+            batches = batches[n:]
+            s += n
+
+
 def _batches(n_samples, batch_size):
     """Start offsets of the consecutive batches; the last one takes the remainder."""
     n_batches = max(1, n_samples // batch_size)
@@ -296,6 +344,38 @@ class _Chunks:
                                              self.kept[c][0])[self.permutations[c]]
             self.kept[c][2] = k
         return self.kept[c][0], self.kept[c][1][:, :k]
+
+    def block_columns(self, k, end, columns):
+        """The kept tables of all chunks with the block k..end-1's columns computed
+        together by ``columns(Xc, xsq, landmarks)`` (one read of each chunk for the
+        block), the earlier ones one at a time as usual; returns the tables (rows in
+        each chunk's permutation order, ``end`` columns). Only where the table is
+        kept (:attr:`keep`)."""
+        tables = []
+        n_chunks = len(self.bounds) - 1
+        self.planned = [c for c in range(n_chunks)
+                        if c not in self.kept or self.kept[c][2] < end]
+        for c in range(n_chunks):
+            if c not in self.kept or self.kept[c][2] < end:
+                Xc = self._next_read(c)
+                xsq, Phi = self._kept_columns(c, k, Xc)
+                Phi = self.kept[c][1]
+                Phi[:, k:end] = columns(Xc, xsq, self.landmarks[k:end])[self.permutations[c]]
+                self.kept[c][2] = end
+            tables.append(self.kept[c][1][:, :end])
+        self.close()
+        return tables
+
+    def reorder_columns(self, k, order):
+        """Landmarks k, k + 1, ... were reordered (``landmarks[k:k + B] =
+        old[k + order]``): their kept columns follow (each column is computed alone,
+        so a moved column is the same bits as one computed in its new place)."""
+        for entry in self.kept.values():
+            _, Phi, done = entry
+            if done >= k + len(order):
+                Phi[:, k:k + len(order)] = Phi[:, k + np.asarray(order)]
+            elif done > k:
+                entry[2] = k  # part of the block: recomputed at the next visit
 
     def gram(self, k):
         """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""

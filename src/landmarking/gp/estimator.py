@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, Literal, Self
 
 import numpy as np
@@ -109,7 +109,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         steps improves on the window before by less than ``AUTO_TOL`` (1%) of
         itself, after at least ``AUTO_MIN_STEPS`` (100) and at most
         ``AUTO_MAX_STEPS`` (1000) steps; its steps are a prefix of the 1000 steps
-        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``.
+        of ``n_steps=1000`` with the same seed. Steps run: ``n_steps_``. With
+        ``block_size > 1``, steps per block.
     batch_size : int, default=1000
         Points per minibatch (|B_s|); all points when the data has fewer.
     s0, tau : float, default=10, 0.51
@@ -118,9 +119,12 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     kernel_width : float, "auto" or "variance", default="auto"
         eta in phi_x(t) = exp(-||t - x||^2 / eta), in squared data units.
         "variance" is the paper's heuristic, the sum of the per-dimension variances;
-        it is far too wide for low-dimensional manifolds. "auto" follows the data's
-        local spacing: the median squared distance to the 20th nearest neighbour in
-        a subsample of 2,000 points. The value used is ``kernel_width_``.
+        it is far too wide for low-dimensional manifolds. "auto" is the variance
+        rule unless that is more than 5 times the local rule (the median squared
+        distance to the 20th nearest neighbour in a subsample of 2,000 points),
+        which then follows the spacing along the manifold
+        (:func:`landmarking.kernels.auto_kernel_width`). The value used is
+        ``kernel_width_``.
     space : {"euclidean", "nonnegative", "sphere"}, default="euclidean"
         Where landmarks live: anywhere; the nonnegative orthant (images); or the
         unit sphere within the nonnegative orthant (square-root histograms).
@@ -141,6 +145,22 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         landmarks depend on the chunks, the same in any container, and data
         sorted by class should be shuffled first, since the last chunk a landmark
         visits weighs most.
+    block_size : int, default=1
+        Landmarks learned together: each block of ``block_size`` new landmarks
+        runs ``n_steps`` steps of joint stochastic ascent on the log-determinant of
+        their posterior covariance given the landmarks before (the sum of their
+        sequential log posterior variances; the paper's future work, see
+        :mod:`landmarking.gp.blocks`), each step reading its batch once for the
+        whole block on numba's threads, and its landmarks are then put in greedy
+        order (largest posterior variance on all the data first), so that every
+        prefix of ``landmarks_`` is a landmark set. 1 is the paper's sequential
+        algorithm. ``extend`` and ``warm_start`` continue block by block from the
+        landmarks there are. Runs on ``device="cpu"``, on ``n_jobs`` threads.
+    n_jobs : int or None, default=None
+        Threads of a block step (``block_size > 1``), with scikit-learn's meaning:
+        None is 1 unless inside ``joblib.parallel_config``, -1 all cores. The
+        landmarks are the same bit for bit whatever the number. The sequential
+        step (``block_size=1``) runs on one thread.
     refine : int, default=0
         Sweeps of joint refinement after the sequential pass (see
         :func:`refine_gp_landmarks`): each landmark in turn is re-optimised with
@@ -209,6 +229,11 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         "n_steps": _Either("auto", Integer(),
                            "n_steps must be a positive int or 'auto', got {value!r}."),
         "refine": Integer(minimum=0),
+        "block_size": Integer(),
+        "n_jobs": _Condition(lambda n: n is None or (
+            isinstance(n, Integral) and not isinstance(n, bool) and n != 0),
+            "n_jobs must be None, a positive number of threads, or -1 for all cores "
+            "(-2 for all but one, ...); got {value!r}."),
         "batch_size": Integer(),
         "space": Options(*SPACES),
         "chunk_size": _Either(None, Integer()),
@@ -224,7 +249,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                  kernel_width: float | Literal["auto", "variance"] = "auto",
                  space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
                  init: Literal["gaussian"] | ArrayLike = "gaussian",
-                 chunk_size: int | None = None,
+                 chunk_size: int | None = None, block_size: int = 1,
+                 n_jobs: int | None = None,
                  refine: int = 0, warm_start: bool = False,
                  random_state: RandomStateLike = None, device: DeviceLike = "cpu",
                  verbose: bool = False) -> None:
@@ -237,6 +263,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self.space = space
         self.init = init
         self.chunk_size = chunk_size
+        self.block_size = block_size
+        self.n_jobs = n_jobs
         self.refine = refine
         self.warm_start = warm_start
         self.random_state = random_state
@@ -328,7 +356,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             landmarks, *record = learn_gp_landmarks(
                 X, n_landmarks, init=self.init, previous_landmarks=previous,
                 return_n_steps=True, callback=callback, device=self.device,
-                verbose=self.verbose, **settings)
+                block_size=self.block_size, n_jobs=self.n_jobs, verbose=self.verbose,
+                **settings)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
@@ -362,6 +391,14 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     def _validate_fit_data(self, X):
         check_params(self, self._parameter_rules)
+        if self.block_size > self.n_landmarks:
+            raise ValueError(
+                f"block_size={self.block_size} is larger than n_landmarks="
+                f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
+        if self.block_size > 1 and not gp_backend(self.device).blocks:
+            raise ValueError(
+                f"block_size={self.block_size} runs on the CPU only (the NumPy backend); "
+                "pass device='cpu', or block_size=1 for the sequential steps on a device.")
         reset = not (self.warm_start and hasattr(self, "landmarks_"))
         X = check_rows(X, estimator=self, reset=reset)
         check_enough_samples(X.shape[0], 2, "GPLandmarks")

@@ -1,12 +1,14 @@
 """The sequential pass of GP landmarking, for every backend: :func:`learn_gp_landmarks`.
 
 The one driver of a fit (the symbols are those of :mod:`.objective`): for each
-landmark in turn it draws the start and the order of batches from ``(seed, k)``,
-has the backend (:func:`.backend.gp_backend`: NumPy on the host or torch on a
-device) run the steps and add the landmark's kernel column, reports to the
-callback after each landmark, and computes the objectives on the fit's sample
-(:mod:`.sampling`: the rows its minibatches come from, all the data unless N >
-steps x batch_size) from the backend's Gram matrix at the end. A ``KeyboardInterrupt`` carries the
+landmark in turn (or each block of ``block_size`` landmarks, :mod:`.blocks`) it
+draws the start and the order of batches from ``(seed, k)``, has the backend
+(:func:`.backend.gp_backend`: NumPy on the host or torch on a device) run the
+steps and add the landmark's kernel column, puts a block's landmarks in greedy
+order (:func:`.blocks.greedy_order`), reports to the callback after each landmark
+or block, and computes the objectives on the fit's sample (:mod:`.sampling`: the
+rows its minibatches come from, all the data unless N > steps x batch_size) from
+the backend's Gram matrix at the end. A ``KeyboardInterrupt`` carries the
 landmarks finished so far (``partial_result``). The step schedule, the move and
 the stopping rule of ``n_steps="auto"`` are in :mod:`.objective`.
 """
@@ -24,7 +26,8 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike
 from ..spaces import project
 from .backend import gp_backend
 from .batches import _batch_order, _Chunks
-from .objective import _objectives, max_steps
+from .blocks import greedy_order
+from .objective import RIDGE, _objectives, max_steps
 from .sampling import draw_sample
 
 __all__ = ["learn_gp_landmarks"]
@@ -60,6 +63,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        callback: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
                        | None = None,
                        return_n_steps: bool = False, device: DeviceLike = "cpu",
+                       block_size: int = 1, n_jobs: int | None = None,
                        verbose: bool = False) -> tuple[np.ndarray, ...]:
     """Learn landmarks one after another by stochastic projected ascent on f.
 
@@ -104,6 +108,15 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         Where the steps run (see :class:`landmarking.GPLandmarks`): "cpu" is the
         NumPy backend (:mod:`._numpy`), a torch device the torch backend
         (:mod:`._torch`); both give the same landmarks to rounding.
+    block_size : int, default=1
+        Landmarks learned together (:mod:`.blocks`): the new landmarks are cut
+        into blocks of ``block_size`` from the first new one on (the last block
+        may be smaller), each block runs ``n_steps`` joint steps on the batches
+        drawn from ``(seed, k)`` for its first landmark k, and its landmarks are
+        put in greedy order. 1 is the sequential algorithm. The NumPy backend only.
+    n_jobs : int or None, default=None
+        Threads of a block step (scikit-learn's meaning; see
+        :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
     verbose : bool
         tqdm progress bars over landmarks and steps.
 
@@ -115,9 +128,10 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         its P rows (all the data unless N > steps x batch_size), computed after the
         last landmark in one pass.
     seconds : ndarray (n_landmarks - k,)
-        Wall time for each new landmark.
+        Wall time for each new landmark (a block's time shared evenly by its
+        landmarks).
     n_steps : ndarray (n_landmarks - k,), int
-        Steps run by each new landmark; only with ``return_n_steps``.
+        Steps run by each new landmark (by its block); only with ``return_n_steps``.
 
     If interrupted (``KeyboardInterrupt``), the exception carries the partial
     result (the same tuple, for the finished landmarks) in its ``partial_result``
@@ -147,8 +161,12 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     the kernel table on all N rows (the earlier layout). On a torch device the
     memory is that of :func:`._torch.torch_fit`, for the sample.
     """
-    n_samples, n_features = X.shape
+    n_features = X.shape[1]
     backend = gp_backend(device)
+    if block_size > 1 and not backend.blocks:
+        raise ValueError(
+            f"block_size={block_size} runs on the CPU only (the NumPy backend); pass "
+            "device='cpu', or block_size=1 for the sequential steps on a device.")
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
@@ -158,11 +176,12 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                      backend.table_bytes(), permutations=sample.permutations)
     mean, std = sample.mean_std()
     seconds, steps = [], []
-    outer = tqdm(range(n_previous, n_landmarks), desc="landmarks", disable=not verbose,
-                 unit="landmark")
+    firsts = range(n_previous, n_landmarks, block_size)
+    outer = tqdm(firsts, desc="landmarks" if block_size == 1 else "blocks",
+                 disable=not verbose, unit="landmark" if block_size == 1 else "block")
     with backend.fit(sample.X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
                      space=space, max_steps=steps_per_landmark, s0=s0, tau=tau,
-                     auto=auto) as fit:
+                     auto=auto, **({"n_jobs": n_jobs} if block_size > 1 else {})) as fit:
 
         def result(done):
             objectives = _objectives(fit.gram(done), sample.n_rows, 0)
@@ -173,18 +192,30 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         try:
             for k in outer:
                 start = time.perf_counter()
-                rng = np.random.default_rng([seed, k])
-                t0 = _initial_point(k, init, mean, std, rng, space)
-                fit.start(k, t0, _batch_order(rng, chunks.batches_per_chunk,
-                                              steps_per_landmark))
-                with tqdm(total=steps_per_landmark, desc=f"landmark {k + 1}", leave=False,
+                end = min(k + block_size, n_landmarks)
+                # Landmark j starts where the sequential fit starts it; the block
+                # steps on the batches of its first landmark.
+                rngs = [np.random.default_rng([seed, j]) for j in range(k, end)]
+                t0 = np.array([_initial_point(j, init, mean, std, rng, space)
+                               for j, rng in zip(range(k, end), rngs, strict=True)])
+                order = _batch_order(rngs[0], chunks.batches_per_chunk, steps_per_landmark)
+                fit.start(k, t0[0] if end == k + 1 else t0, order)
+                label = f"landmark {k + 1}" if end == k + 1 else f"landmarks {k + 1}-{end}"
+                with tqdm(total=steps_per_landmark, desc=label, leave=False,
                           disable=not verbose, unit="step") as step_bar:
-                    landmarks[k], taken = fit.run(step_bar)
-                fit.add_column(k, landmarks[k])
-                seconds.append(time.perf_counter() - start)
-                steps.append(taken)
-                if callback is not None and k < n_landmarks - 1:
-                    callback(landmarks[:k + 1], np.full(len(seconds), np.nan),
+                    landmarks[k:end], taken = fit.run(step_bar)
+                if end > k + 1:
+                    # Greedy order inside the block: every prefix of the list stays a
+                    # landmark set (largest posterior variance on all the data first).
+                    picked, _ = greedy_order(fit.block_gram(k, end), k, RIDGE * sample.n_rows)
+                    landmarks[k:end] = landmarks[k:end][picked]
+                    fit.reorder(k, picked)
+                for j in range(k, end):
+                    fit.add_column(j, landmarks[j])
+                seconds.extend([(time.perf_counter() - start) / (end - k)] * (end - k))
+                steps.extend([taken] * (end - k))
+                if callback is not None and end < n_landmarks:
+                    callback(landmarks[:end], np.full(len(seconds), np.nan),
                              np.asarray(seconds))
             out = result(n_landmarks)
             if callback is not None and n_landmarks > n_previous:

@@ -87,8 +87,8 @@ def _amg_preconditioner(L):
         from pyamg import smoothed_aggregation_solver
     except ImportError as exc:
         raise ImportError(
-            "preconditioner='amg' needs pyamg, which is not a dependency of "
-            "landmarking; install it with `pip install pyamg`, or pass "
+            "preconditioner='amg' needs pyamg, which is not installed; install the "
+            "optional extra with `pip install \"landmarking[amg]\"`, or pass "
             "preconditioner='none' (the default, faster on the benchmark graphs)."
         ) from exc
     shifted = (L + AMG_SHIFT * sparse.identity(L.shape[0], format="csr")).tocsr()
@@ -272,7 +272,7 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
         LOBPCG iterations at most; a ``RuntimeWarning`` reports a residual
         still above ``tol`` after them.
     preconditioner : {"auto", "amg", "none"}
-        ``"amg"``: pyamg smoothed aggregation on L_sym + 1e-5 I (3-4x fewer
+        ``"amg"``: pyamg (the ``amg`` extra) smoothed aggregation on L_sym + 1e-5 I (3-4x fewer
         iterations, each dearer: slower overall on the benchmark graphs);
         ``"auto"``: none.
 

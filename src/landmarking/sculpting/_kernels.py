@@ -15,7 +15,7 @@ Layout shared by every kernel:
   O(k D).
 
 The relationships, the caches and the total error are vectorised NumPy in
-:mod:`.sculpting` (nothing to compile); this module holds only what must run
+:mod:`._loop` (nothing to compile); this module holds only what must run
 one move at a time.
 
 Every per-term quantity is stored in row ``i`` of an (n, k) array, so that a

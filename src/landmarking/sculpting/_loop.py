@@ -6,7 +6,7 @@ evaluates the total error; :func:`sculpt` runs the paper's iterations on it. The
 relationships, the dropped-dimension caches and the errors are vectorised NumPy
 (in blocks of rows within scikit-learn's ``working_memory``); only the hill
 climber, which must see each move before the next, is compiled
-(:mod:`._sculpting_kernels`, imported on first use), so a first fit waits for
+(:mod:`._kernels`, imported on first use), so a first fit waits for
 fewer of numba's compiles.
 """
 
@@ -121,7 +121,7 @@ class Relations:
     """The relationships to restore, for one neighbour graph (all (n, k))."""
 
     def __init__(self, X_rel, nbr, distances=None, move_rule="total"):
-        from . import _sculpting_kernels as K
+        from . import _kernels as K  # numba, loaded on first use
 
         self.nbr = np.ascontiguousarray(nbr, dtype=np.int64)
         delta0, slot, theta0 = neighbor_relations(np.asarray(X_rel, dtype=float), self.nbr)
@@ -177,7 +177,7 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
     eta : float, the final step size
     best_iter : int, the iteration whose state T holds
     """
-    from . import _sculpting_kernels as K
+    from . import _kernels as K  # numba, loaded on first use
 
     n = T.shape[0]
     stamp = np.full(n, -1, dtype=np.int64)

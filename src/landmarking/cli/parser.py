@@ -1,12 +1,18 @@
-"""The argument parser of the ``landmarking`` command (see :mod:`landmarking.cli`)."""
+"""The argument parser of the ``landmarking`` command (see :mod:`landmarking.cli`).
+
+One ``_add_<command>`` function per subcommand; :func:`build_parser` only calls
+them. The options several commands share are argparse parent parsers
+(:func:`_parents`).
+"""
 
 import argparse
+from types import SimpleNamespace
 
 import numpy as np
 
-from . import __version__
-from ._torch import is_device_name
-from .io import InputError, parse_image_shape
+from .. import __version__
+from .._torch import is_device_name
+from ..io import InputError, parse_image_shape
 
 __all__ = ["build_parser", "LANDMARK_METHODS", "EMBED_METHODS", "EXPERIMENTS"]
 
@@ -35,8 +41,32 @@ def _example(text):
     return "example:\n" + "\n".join("  " + line for line in text.strip("\n").splitlines())
 
 
+RAW = argparse.RawDescriptionHelpFormatter
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``landmarking`` command."""
+    parser = argparse.ArgumentParser(
+        prog="landmarking",
+        description="Landmarks on the data manifold (GP landmarking and baselines), "
+                    "landmark features, and embeddings (Locally Linear Landmarks, "
+                    "Laplacian eigenmaps, Manifold Sculpting).",
+        epilog=_example(
+            "landmarking landmarks digits.csv -n 20 -o landmarks.npz --plot landmarks.png\n"
+            "landmarking COMMAND --help     # each command's options and an example"),
+        formatter_class=RAW,
+    )
+    parser.add_argument("--version", action="version", version=f"landmarking {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parents = _parents()
+    for add in (_add_landmarks, _add_features, _add_embed, _add_transform, _add_topics,
+                _add_demo, _add_reproduce):
+        add(commands, parents)
+    return parser
+
+
+def _parents():
+    """The option groups several commands share, as argparse parent parsers."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bars or messages, only results and errors")
@@ -75,22 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one label per row (.npy, .npz, .csv, .txt) to colour the plot")
     labels.add_argument("--labels-key", metavar="KEY", help="the array to read from a labels .npz")
 
-    parser = argparse.ArgumentParser(
-        prog="landmarking",
-        description="Landmarks on the data manifold (GP landmarking and baselines), "
-                    "landmark features, and embeddings (Locally Linear Landmarks, "
-                    "Laplacian eigenmaps, Manifold Sculpting).",
-        epilog=_example(
-            "landmarking landmarks digits.csv -n 20 -o landmarks.npz --plot landmarks.png\n"
-            "landmarking COMMAND --help     # each command's options and an example"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"landmarking {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    raw = argparse.RawDescriptionHelpFormatter
+    return SimpleNamespace(common=common, data=data, output=output, device=device,
+                           labels=labels)
 
+
+def _add_landmarks(commands, parents):
     p = commands.add_parser(
-        "landmarks", parents=[common, data, output, labels, device], formatter_class=raw,
+        "landmarks", formatter_class=RAW,
+        parents=[parents.common, parents.data, parents.output, parents.labels, parents.device],
         help="learn an ordered list of landmarks",
         description="Learn an ordered list of landmarks on the data. Landmark k never depends "
                     "on how many come after it, so --continue extends an earlier run exactly "
@@ -129,8 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw the plot on this 2-D embedding of DATA (e.g. from `landmarking "
                         "embed`) instead of the first two principal components")
 
+
+def _add_features(commands, parents):
     p = commands.add_parser(
-        "features", parents=[common, data, output, device], formatter_class=raw,
+        "features", formatter_class=RAW,
+        parents=[parents.common, parents.data, parents.output, parents.device],
         help="landmark features exp(-|x - t|^2 / width) of data",
         description="Gaussian landmark features exp(-||x - t_k||^2 / width) of every row x "
                     "of DATA, for landmarks t_k saved by `landmarking landmarks` (and its "
@@ -141,8 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel-width", type=_positive_float, metavar="WIDTH",
                    help="override the saved kernel width")
 
+
+def _add_embed(commands, parents):
     p = commands.add_parser(
-        "embed", parents=[common, data, output, labels], formatter_class=raw,
+        "embed", formatter_class=RAW,
+        parents=[parents.common, parents.data, parents.output, parents.labels],
         help="low-dimensional embedding (LLL, Laplacian eigenmaps, Manifold Sculpting)",
         description="Embed DATA in -d dimensions. --model saves the fitted estimator "
                     "(landmarking.save's format, read by landmarking.load) for "
@@ -177,8 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lll: save the fitted model to this .npz (landmarking.save's format)")
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
+
+def _add_transform(commands, parents):
     p = commands.add_parser(
-        "transform", parents=[common, data, output, labels, device], formatter_class=raw,
+        "transform", formatter_class=RAW,
+        parents=[parents.common, parents.data, parents.output, parents.labels, parents.device],
         help="place new points with a saved model",
         description="Apply a saved model to new points: an embedding model from `landmarking "
                     "embed --method lll --model` places them in the embedding (the result "
@@ -192,8 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model .npz from `embed --model`, `landmarks --model` or landmarking.save")
     p.add_argument("--plot", metavar="PNG", help="picture of the first two coordinates")
 
+
+def _add_topics(commands, parents):
     p = commands.add_parser(
-        "topics", parents=[common, device], formatter_class=raw,
+        "topics", formatter_class=RAW,
+        parents=[parents.common, parents.device],
         help="landmarks of a text corpus, read as topics",
         description="Represent each document as the square roots of its normalised word "
                     "histogram over the most frequent words, learn GP landmarks on the "
@@ -225,14 +259,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--continue", dest="previous", metavar="FILE",
                    help="extend a run saved with -o, e.g. one that was killed (-n is the total)")
 
-    p = commands.add_parser(
-        "demo", parents=[common], formatter_class=raw, help="the demo that `make demo` runs",
+
+def _add_demo(commands, parents):
+    commands.add_parser(
+        "demo", formatter_class=RAW,
+        parents=[parents.common], help="the demo that `make demo` runs",
         description="Learn landmarks on data that needs no download, print a table and "
                     "write pictures (what `make demo` runs).",
         epilog=_example("landmarking demo"))
 
+
+def _add_reproduce(commands, parents):
     p = commands.add_parser(
-        "reproduce", parents=[common], formatter_class=raw,
+        "reproduce", formatter_class=RAW,
+        parents=[parents.common],
         help="run one of the papers' experiments (benchmarks/)",
         description="Run a benchmark script of the source checkout: small and quick by "
                     "default, the paper's scale with --full. Data is read from "
@@ -242,8 +282,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("experiment", choices=list(EXPERIMENTS))
     p.add_argument("--full", action="store_true", help="the paper's scale (slow)")
     p.add_argument("--out", metavar="DIR", help="where the script writes its pictures")
-
-    return parser
 
 
 def _positive_int(text):

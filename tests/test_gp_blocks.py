@@ -1,0 +1,384 @@
+"""GP landmarks in blocks: the joint objective, its gradient, the block step."""
+
+import numba
+import numpy as np
+import pytest
+
+from landmarking import GPLandmarks
+from landmarking.datasets import make_concentric_circles
+from landmarking.gp._block_kernels import SPACE_CODES, block_work, compiled_block_visit
+from landmarking.gp._numpy import _numpy_step
+from landmarking.gp.batches import (
+    _batch_order,
+    _batches,
+    _BatchGram,
+    _Chunks,
+    _kernel_columns,
+    _Preceding,
+)
+from landmarking.gp.blocks import (
+    BlockStep,
+    block_objective_and_gradient,
+    block_step_numpy,
+    greedy_order,
+    move_block,
+    optimise_block,
+)
+from landmarking.gp.objective import RIDGE, _CholeskyFactor
+
+
+def _data(n=300, d=5, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(4, d)) * 3
+    X = centres[rng.integers(0, 4, n)] + rng.normal(size=(n, d))
+    return X.astype(dtype)
+
+
+def _layout(X, earlier, eta, batch_size):
+    """One chunk in order: (xsq, perm, positions, bounds, Phi table, factors)."""
+    n = len(X)
+    xsq = np.einsum("ij,ij->i", X, X)
+    perm = np.arange(n, dtype=np.int64)
+    bounds = _batches(n, batch_size).astype(np.int64)
+    k = len(earlier)
+    Phi = np.ascontiguousarray(_kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
+        (n, 1), dtype=X.dtype)
+    Ls = np.zeros((len(bounds) - 1, max(k, 1), max(k, 1)))
+    factors = []
+    for j in range(len(bounds) - 1):
+        rows = slice(bounds[j], bounds[j + 1])
+        factor = _CholeskyFactor(max(k, 1), RIDGE * (bounds[j + 1] - bounds[j]), L=Ls[j])
+        Phi_B = np.asfortranarray(Phi[rows, :k], dtype=np.float64)
+        for col in range(k):
+            factor.append(Phi_B[:, :col].T @ Phi_B[:, col], Phi_B[:, col] @ Phi_B[:, col])
+        factors.append(factor)
+    return xsq, perm, bounds, Phi, Ls, factors
+
+
+def _reference_visit(X, xsq, bounds, Phi, factors, k, T, eta, batches, first, s0, tau,
+                     max_step, space):
+    T = T.copy()
+    for q, j in enumerate(batches):
+        rows = np.arange(bounds[j], bounds[j + 1])
+        L = factors[j].L[:k, :k]
+        S, f, phi_sq, nearest, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :k],
+                                                         L, T, eta)
+        move_block(T, S, active, (s0 + first + q) ** -0.51 if tau is None else
+                   (s0 + first + q) ** -tau, max_step, nearest, space)
+    return T
+
+
+def test_gradient_of_the_joint_objective_matches_finite_differences():
+    X = _data(80, 3)
+    rng = np.random.default_rng(1)
+    eta = 4.0
+    earlier = X[rng.choice(80, 2, replace=False)] + 0.1
+    Phi = np.exp(-((X[:, None] - earlier[None]) ** 2).sum(-1) / eta)
+    T = X[rng.choice(80, 3, replace=False)] + rng.normal(size=(3, 3)) * 0.3
+    J, grad = block_objective_and_gradient(T, X, Phi, eta)
+    h = 1e-6
+    numeric = np.zeros_like(T)
+    for j in range(3):
+        for c in range(3):
+            up, down = T.copy(), T.copy()
+            up[j, c] += h
+            down[j, c] -= h
+            numeric[j, c] = (block_objective_and_gradient(up, X, Phi, eta)[0]
+                             - block_objective_and_gradient(down, X, Phi, eta)[0]) / (2 * h)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+    assert np.isfinite(J)
+
+
+def test_joint_objective_is_the_sum_of_sequential_log_variances_in_any_order():
+    X = _data(120, 4)
+    eta = 5.0
+    earlier = X[:2] + 0.2
+    Phi = np.exp(-((X[:, None] - earlier[None]) ** 2).sum(-1) / eta)
+    T = X[10:13] + 0.1
+    J, _ = block_objective_and_gradient(T, X, Phi, eta)
+    J_rev, _ = block_objective_and_gradient(T[::-1], X, Phi, eta)
+    total = 0.0
+    span = Phi
+    for t in T:
+        phi = np.exp(-((X - t) ** 2).sum(-1) / eta)
+        ridge = RIDGE * len(X) if span.shape[1] == Phi.shape[1] else 0.0
+        gram = span.T @ span + ridge * np.eye(span.shape[1])
+        # Inside the block there is no ridge: compare with the earlier span ridged,
+        # the block's own columns exact.
+        f = phi @ phi - phi @ span @ np.linalg.solve(gram, span.T @ phi)
+        total += np.log(f)
+        span = np.column_stack([span, phi])
+    assert J == pytest.approx(J_rev, rel=1e-10)
+    assert J == pytest.approx(total, rel=1e-6)
+
+
+def test_block_of_one_is_todays_step():
+    X = _data(200, 6)
+    eta = 6.0
+    earlier = X[[3, 50, 120]] + 0.05
+    xsq, perm, bounds, Phi, Ls, factors = _layout(X, earlier, eta, 100)
+    t = X[7] + 0.3
+    rows = np.arange(100)
+    weighted, f, phi_sq, nearest = _numpy_step(X, xsq, rows, Phi, factors[0], t, eta)
+    S, f_b, phi_sq_b, nearest_b, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :3],
+                                                           factors[0].L[:3, :3], t[None], eta)
+    assert active[0]
+    # Measured: 8.6e-16 relative for the target, 0 for f.
+    np.testing.assert_allclose(S[0], weighted / f, rtol=5e-14)
+    assert f_b[0] == pytest.approx(f, rel=1e-13)
+    assert phi_sq_b[0] == pytest.approx(phi_sq, rel=1e-13)
+    assert nearest_b[0] == pytest.approx(nearest, rel=1e-13)
+
+
+def test_columns_of_the_weights_sum_to_one_and_far_starts_still_step():
+    X = _data(150, 4)
+    eta = 3.0
+    earlier = X[:2]
+    xsq, _, _, Phi, _, factors = _layout(X, earlier, eta, 150)
+    T = np.vstack([X[40] + 0.2, X[90] + 200.0])  # the second underflows in true values
+    S, f, phi_sq, nearest, active = block_step_numpy(X, xsq, Phi[:, :2], factors[0].L[:2, :2],
+                                                     T, eta)
+    assert active.all()
+    assert np.all(np.isfinite(S))
+    # The far landmark's target is a weighted mean of the data: near the data.
+    assert np.linalg.norm(S[1] - X.mean(0)) < 50
+    # Weights summing to one per landmark: shifting data and landmarks shifts the
+    # targets by the same vector.
+    shift = np.array([5.0, -3.0, 2.0, 7.0])
+    moved = X + shift
+    S_moved, *_ = block_step_numpy(moved, np.einsum("ij,ij->i", moved, moved), Phi[:, :2],
+                                   factors[0].L[:2, :2], T + shift, eta)
+    np.testing.assert_allclose(S_moved, S + shift, rtol=1e-8, atol=1e-8)
+
+
+def test_a_duplicated_landmark_in_the_block_does_not_move_and_the_other_steps_alone():
+    X = _data(150, 4)
+    eta = 3.0
+    xsq = np.einsum("ij,ij->i", X, X)
+    t = X[5] + 0.1
+    S1, f1, *_ = block_step_numpy(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)), t[None], eta)
+    S2, f2, _, _, active = block_step_numpy(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)),
+                                            np.vstack([t, t]), eta)
+    assert active.tolist() == [True, False]
+    np.testing.assert_allclose(S2[0], S1[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
+@pytest.mark.parametrize("B", [1, 3, 5])
+def test_compiled_block_visit_matches_the_numpy_reference(dtype, space, B):
+    X = np.abs(_data(400, 7, seed=2, dtype=dtype))
+    if space == "sphere":
+        X = (X / np.linalg.norm(X, axis=1, keepdims=True)).astype(dtype)
+    eta = float(np.var(X, axis=0).sum()) / 2
+    earlier = X[[1, 100, 200, 300]].astype(np.float64) + 0.01
+    k = len(earlier)
+    xsq, perm, bounds, Phi, Ls, factors = _layout(X, earlier, eta, 64)
+    rng = np.random.default_rng(3)
+    T0 = X[rng.choice(400, B, replace=False)].astype(np.float64) + 0.05
+    batches = rng.integers(0, len(bounds) - 1, 30).astype(np.int64)
+    max_step = 3.0 * np.sqrt(eta)
+    expected = _reference_visit(X.astype(np.float64), xsq.astype(np.float64), bounds,
+                                Phi.astype(np.float64), factors, k, T0, eta, batches, 1, 10.0,
+                                0.51, max_step, space)
+    T = T0.copy()
+    sums = np.empty((len(batches), B, 3))
+    visit = compiled_block_visit(np.dtype(dtype))
+    visit(X, xsq, perm, perm, bounds, batches, Phi, k, Ls, T, eta, 1, 10.0, 0.51, max_step,
+          SPACE_CODES[space], block_work(B, int(np.diff(bounds).max()), X.shape[1], k, X.dtype),
+          sums)
+    # Measured over these 18 cases: 2.0e-14 (float64), 8.1e-6 (float32), relative.
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(T, expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread only")
+def test_compiled_block_visit_is_the_same_bits_on_one_and_two_threads():
+    X = _data(2000, 40, seed=4, dtype=np.float32)
+    eta = float(np.var(X, axis=0).sum()) / 4
+    earlier = X[[5, 500, 1500]].astype(np.float64)
+    xsq, perm, bounds, Phi, Ls, _ = _layout(X, earlier, eta, 500)
+    batches = np.array([0, 2, 1, 3, 0, 1, 2, 3] * 3, dtype=np.int64)
+    T0 = X[[10, 700, 1300, 1900, 33]].astype(np.float64) + 0.1
+    visit = compiled_block_visit(X.dtype)
+    results = []
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            T = T0.copy()
+            sums = np.empty((len(batches), 5, 3))
+            visit(X, xsq, perm, perm, bounds, batches, Phi, 3, Ls, T, eta, 1, 10.0, 0.51,
+                  3.0 * np.sqrt(eta), 0, block_work(5, 500, 40, 3, X.dtype), sums)
+            results.append((T, sums))
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_greedy_order_picks_the_largest_conditional_variance_first():
+    X = _data(300, 3, seed=5)
+    eta = 2.0
+    landmarks = X[[0, 1, 100, 150, 151, 250]] + 0.01
+    Phi = np.exp(-((X[:, None] - landmarks[None]) ** 2).sum(-1) / eta)
+    gram = Phi.T @ Phi
+    k = 2
+    order, f = greedy_order(gram, k, ridge=RIDGE * len(X))
+    chosen = list(range(k))
+    for step in range(4):
+        best, best_f = None, -np.inf
+        for j in range(k, 6):
+            if j in chosen:
+                continue
+            span = Phi[:, chosen]
+            G = span.T @ span + RIDGE * len(X) * np.eye(len(chosen))
+            v = gram[j, j] + RIDGE * len(X) - gram[j, chosen] @ np.linalg.solve(G, gram[chosen, j])
+            if v > best_f:
+                best, best_f = j, v
+        assert order[step] + k == best
+        assert f[step] == pytest.approx(best_f, rel=1e-6)
+        chosen.append(best)
+    assert sorted(order.tolist()) == [0, 1, 2, 3]
+
+
+def _block_fit_state(X, earlier, eta, batch_size, seed=0, chunk_size=None):
+    from landmarking._blocks import chunk_bounds
+
+    n_total = len(earlier) + 6
+    landmarks = np.zeros((n_total, X.shape[1]))
+    landmarks[:len(earlier)] = earlier
+    chunks = _Chunks(X, chunk_bounds(X, chunk_size), batch_size, landmarks, eta, seed, 2**30)
+    gram = _BatchGram(chunks.n_batches, n_total, chunks.batch_sizes(), 2**30)
+    return chunks, _Preceding(chunks, gram, len(earlier))
+
+
+@pytest.mark.parametrize("chunk_size", [None, 150])
+def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
+    from scipy import sparse
+
+    X = np.abs(_data(600, 6, seed=7))
+    eta = 2.0
+    earlier = X[[0, 300]] + 0.01
+    T0 = X[[10, 200, 400, 500]] + 0.1
+    results = []
+    for data, step in ((X, BlockStep()), (X, None), (sparse.csr_matrix(X), BlockStep())):
+        chunks, span = _block_fit_state(data, earlier, eta, 50, chunk_size=chunk_size)
+        order = _batch_order(np.random.default_rng([0, 2]), chunks.batches_per_chunk, 60)
+        chunks.plan(order)
+        T, taken = optimise_block(T0, span, eta, order, s0=10.0, tau=0.51,
+                                  space="nonnegative", step=step, max_step=3 * np.sqrt(eta))
+        chunks.close()
+        assert taken == 60
+        results.append(T)
+    # Measured: 8.0e-15 (compiled against NumPy steps), 6.2e-15 (CSR), absolute.
+    np.testing.assert_allclose(results[0], results[1], rtol=0, atol=5e-13)
+    np.testing.assert_allclose(results[2], results[1], rtol=0, atol=5e-13)
+    assert np.abs(results[0] - T0).max() > 0.01
+
+
+# ---------------------------------------------------------------- GPLandmarks(block_size=B)
+
+@pytest.fixture(scope="module")
+def circles():
+    return make_concentric_circles(600, random_state=0)[0]
+
+
+def _fit(X, **params):
+    settings = dict(n_landmarks=6, n_steps=80, batch_size=100, random_state=0)
+    return GPLandmarks(**{**settings, **params}).fit(X)
+
+
+def test_block_size_one_is_the_sequential_fit(circles):
+    default = _fit(circles)
+    ones = _fit(circles, block_size=1)
+    np.testing.assert_array_equal(ones.landmarks_, default.landmarks_)
+    np.testing.assert_array_equal(ones.objective_, default.objective_)
+
+
+def test_blocks_put_their_landmarks_in_greedy_order_so_prefixes_are_landmark_sets(circles):
+    gp = _fit(circles, n_landmarks=7, block_size=3)
+    # Inside each block (0-2, 3-5, 6) the posterior variance given the landmarks
+    # before does not rise: the greedy choice on all the data.
+    for lo, hi in ((0, 3), (3, 6)):
+        assert np.all(np.diff(gp.objective_[lo:hi]) <= 1e-12)
+    Phi = np.exp(-((circles[:, None] - gp.landmarks_[None]) ** 2).sum(-1) / gp.kernel_width_)
+    order, _ = greedy_order(Phi[:, :6].T @ Phi[:, :6], 3, RIDGE * len(circles))
+    assert order.tolist() == [0, 1, 2]
+    assert gp.n_steps_.tolist() == [80] * 7
+    assert len(gp.landmark_seconds_) == 7
+
+
+def test_blocks_put_landmarks_on_the_circles(circles):
+    from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
+
+    gp = _fit(circles, n_landmarks=12, n_steps=200, block_size=4)
+    distance, _ = landmark_to_data_distances(gp.landmarks_, circles)
+    assert distance.max() < 3 * nearest_neighbor_spacing(circles)
+    # and spread: no two landmarks closer than two spacings
+    gaps = np.sqrt(((gp.landmarks_[:, None] - gp.landmarks_[None]) ** 2).sum(-1))
+    assert gaps[np.triu_indices(12, 1)].min() > 2 * nearest_neighbor_spacing(circles)
+
+
+def test_extend_and_warm_start_continue_block_by_block(circles):
+    whole = _fit(circles, n_landmarks=8, block_size=2)
+    part = _fit(circles, n_landmarks=4, block_size=2)
+    part.extend(circles, 4)
+    np.testing.assert_array_equal(part.landmarks_, whole.landmarks_)
+    warm = _fit(circles, n_landmarks=4, block_size=2, warm_start=True)
+    warm.set_params(n_landmarks=8).fit(circles)
+    np.testing.assert_array_equal(warm.landmarks_, whole.landmarks_)
+    np.testing.assert_allclose(warm.objective_, whole.objective_, rtol=1e-12)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread only")
+def test_a_block_fit_is_the_same_bits_on_one_and_two_threads(circles):
+    one = _fit(circles.astype(np.float32), block_size=3, n_jobs=1)
+    two = _fit(circles.astype(np.float32), block_size=3, n_jobs=2)
+    np.testing.assert_array_equal(one.landmarks_, two.landmarks_)
+    np.testing.assert_array_equal(one.objective_, two.objective_)
+
+
+def test_blocks_with_auto_steps_stop_and_with_a_checkpoint_report_each_block(circles):
+    calls = []
+    gp = GPLandmarks(n_landmarks=6, n_steps="auto", batch_size=100, block_size=3,
+                     random_state=0)
+    gp.fit(circles, checkpoint=lambda landmarks, objective, seconds: calls.append(
+        len(landmarks)))
+    assert 100 <= gp.n_steps_.min() and gp.n_steps_.max() <= 1000
+    assert calls == [3, 6]
+
+
+@pytest.mark.parametrize("block_size, error, match", [
+    (0, ValueError, "block_size must be >= 1"),
+    (-2, ValueError, "block_size must be >= 1"),
+    (2.0, TypeError, "block_size must be an integer"),
+    (7, ValueError, "block_size=7 is larger than n_landmarks=6"),
+])
+def test_bad_block_sizes_get_clear_errors(circles, block_size, error, match):
+    with pytest.raises(error, match=match):
+        _fit(circles, block_size=block_size)
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])
+def test_bad_n_jobs_get_clear_errors(circles, n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be None, a positive number"):
+        _fit(circles, block_size=2, n_jobs=n_jobs)
+
+
+def test_blocks_on_a_torch_device_are_refused_with_the_fix(circles):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="block_size=2 runs on the CPU only"):
+        _fit(circles, block_size=2, device=torch.device("cpu"))
+
+
+def test_a_block_fit_without_the_kept_kernel_table_agrees_to_rounding(circles, monkeypatch):
+    from landmarking.gp import _numpy
+
+    kept = _fit(circles, n_landmarks=6, block_size=3, n_steps=60)
+    monkeypatch.setattr(_numpy, "KERNEL_TABLE_BYTES", 0)
+    recomputed = _fit(circles, n_landmarks=6, block_size=3, n_steps=60)
+    # The kept table gets a block's columns computed together (float64 distances),
+    # the recomputed one column by column: the same landmarks to rounding (measured
+    # 0.0 on these float64 circles).
+    np.testing.assert_allclose(recomputed.landmarks_, kept.landmarks_, rtol=0, atol=1e-13)
