@@ -5,7 +5,7 @@ Locally Linear Landmarks on more points than one graph can hold
 The k-NN graph behind Laplacian eigenmaps needs every point at once, so
 ``LocallyLinearLandmarks.fit`` gathers its input into memory. The route at scale
 is to fit on a random sample of M points (for a large M, with the graph from
-pynndescent's approximate search), then place all N points with LLL's own out-of-sample map
+the approximate search), then place all N points with LLL's own out-of-sample map
 x = X~ z(y): each point's weights z(y) come from its nearest landmarks alone, so
 ``transform`` works one block of rows at a time. On a Dask array it returns a
 lazy Dask array, and ``.to_zarr(...)`` streams the embedding to disk block by
@@ -42,9 +42,9 @@ big = da.from_zarr(store)
 
 # %%
 # Fit on a sample of M rows: only these are in memory, with their graph. For a
-# sample of hundreds of thousands of rows pass ``neighbors_method="approximate"``
-# (pynndescent; its first call in a session compiles for half a minute or more,
-# so this small example uses the exact search).
+# sample of hundreds of thousands of rows ``neighbors_method="auto"`` (the
+# default) takes the approximate search (usearch, the ``ann`` extra); this small
+# example asks for the exact one.
 rng = np.random.default_rng(0)
 sample = np.sort(rng.choice(N, M, replace=False))
 start = time.perf_counter()

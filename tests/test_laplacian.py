@@ -262,19 +262,8 @@ def _count_index_builds(monkeypatch):
 @pytest.mark.parametrize("method", ["exact", "approximate"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_kept_index_gives_the_transform_of_a_rebuilt_one(monkeypatch, method, dtype):
-    if method == "approximate":
-        # An exact graph in NN-descent's place (the real one compiles for a minute);
-        # transform searches exactly whatever the fit's method was.
-        from landmarking import neighbors
-
-        def graph(X, n_neighbors, metric, random_state):
-            class Graph:
-                d2 = ((X[:, None] - X[None]) ** 2).sum(-1)
-                order = np.argsort(d2, axis=1, kind="stable")[:, :n_neighbors]
-                neighbor_graph = (order, np.sqrt(np.take_along_axis(d2, order, axis=1)))
-            return Graph
-
-        monkeypatch.setattr(neighbors, "_nndescent_index", graph)
+    # "approximate" fits on the real usearch graph (the `ann` extra); transform
+    # searches exactly whatever the fit's method was.
     X = _roll(400, seed=21).astype(dtype)
     new = (X[:60] + np.random.default_rng(21).normal(scale=0.05, size=(60, 3))).astype(dtype)
     new[::10] = X[100:106]  # rows equal to fitted ones take their embedding

@@ -454,26 +454,50 @@ def test_sparse_input_gives_the_dense_fit():
                                atol=1e-8)
 
 
+def _reference_weights(X, T, k, reg=1e-3):
+    """The slow reference: the vectorised NumPy weights that small K_Z used before
+    issue 25 (a partial sort of the Gram-trick distances, a stacked LAPACK solve)."""
+    X = X.astype(np.float64)
+    cross, x_sq, t_sq = X @ T.T, np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", T, T)
+    idx = lll_module._nearest_landmarks(cross, x_sq, t_sq, k)
+    c = np.take_along_axis(cross, idx, axis=1)
+    return idx, lll_module._solve_local(lll_module._local_gram(x_sq, c, T @ T.T, idx), reg)
+
+
 @pytest.mark.parametrize("k", [1, 3, 5])
-def test_numpy_weights_for_small_k_match_the_compiled_kernel(monkeypatch, k):
-    # Small K_Z goes through NumPy (nothing to compile on a first call): the same
-    # landmarks, nearest first with ties to the lower index, and the same weights
-    # to rounding as the compiled Cholesky.
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_weights_for_small_k_match_the_numpy_reference(k, dtype):
+    # Every K_Z goes through the compiled kernel (issue 25): the same landmarks,
+    # nearest first with ties to the lower index, and the same weights to
+    # rounding as the NumPy reference, with many passes (a small chunk_size).
     rng = np.random.default_rng(20)
-    X = rng.normal(size=(600, 4))
+    X = rng.normal(size=(600, 4)).astype(dtype)
     T = rng.normal(size=(70, 4))
     T[40:50] = T[:10]  # exact duplicates: tied distances
-    fast = reconstruction_weights(X, T, k)
-    monkeypatch.setattr(lll_module, "NUMPY_MAX_K", 0)
-    compiled = reconstruction_weights(X, T, k)
-    np.testing.assert_array_equal(fast.indices, compiled.indices)
-    np.testing.assert_allclose(fast.data, compiled.data, rtol=0,
-                               atol=1e-10 * np.abs(compiled.data).max())
+    compiled = reconstruction_weights(X, T, k, chunk_size=128)
+    idx, w = _reference_weights(X, T, k)
+    np.testing.assert_array_equal(compiled.indices.reshape(600, k), idx)
+    np.testing.assert_allclose(compiled.data.reshape(600, k), w, rtol=0,
+                               atol=1e-10 * np.abs(w).max())
     d2 = -2 * (X @ T.T) + np.einsum("ij,ij->i", X, X)[:, None] + np.einsum("ij,ij->i", T, T)
     order = np.lexsort((np.broadcast_to(np.arange(70), d2.shape), d2), axis=1)[:, :k]
+    X64 = X.astype(np.float64)
     np.testing.assert_array_equal(
-        lll_module._nearest_landmarks(X @ T.T, np.einsum("ij,ij->i", X, X),
+        lll_module._nearest_landmarks(X64 @ T.T, np.einsum("ij,ij->i", X64, X64),
                                       np.einsum("ij,ij->i", T, T), k), order)
+
+
+def test_compiled_weights_on_digits_match_the_numpy_reference():
+    # Real data at the default K_Z = 5: 2,000 digits, 300 landmarks among them
+    # (points that are landmarks reconstruct from themselves).
+    from landmarking.datasets import load_mnist
+
+    X = load_mnist()[0][:2000]
+    T = X[::7].astype(np.float64)
+    compiled = reconstruction_weights(X, T, 5)
+    idx, w = _reference_weights(X, T, 5)
+    np.testing.assert_array_equal(compiled.indices.reshape(2000, 5), idx)
+    np.testing.assert_allclose(compiled.data.reshape(2000, 5), w, rtol=0, atol=1e-9)
 
 
 def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monkeypatch):
@@ -543,3 +567,23 @@ def test_graph_spectral_and_lll_modules_import_downward():
                    for t in edges[start])
 
     assert [n for n in edges if reaches(n, n, set())] == []
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_reconstruction_residuals_match_numpy_on_any_thread_count(dtype):
+    from landmarking.lll._kernels import reconstruction_residuals
+    from landmarking.lll.diagnostics import landmark_reconstruction_error
+
+    rng = np.random.default_rng(24)
+    X = rng.normal(size=(500, 6)).astype(dtype)
+    T = rng.normal(size=(40, 6))
+    Z = reconstruction_weights(X, T, 4)
+    want = ((X.astype(np.float64) - Z @ T) ** 2).sum(axis=1)
+    one = reconstruction_residuals(X, T, Z.indptr, Z.indices, Z.data, n_threads=1)
+    np.testing.assert_allclose(one, want, rtol=1e-12)
+    np.testing.assert_array_equal(
+        reconstruction_residuals(X, T, Z.indptr, Z.indices, Z.data, n_threads=3), one)
+    X64 = X.astype(np.float64)
+    spread = ((X64 - X64.mean(axis=0)) ** 2).sum()
+    assert landmark_reconstruction_error(X, Z, T) == pytest.approx(
+        np.sqrt(want.sum() / spread), rel=1e-12)

@@ -56,7 +56,7 @@ def test_minimum_pins_cover_every_dependency_of_the_tested_extras():
                                               for e in extras), [])
     assert len(pins) == len(declared)
     names = [re.split(r"[\[=]", pin)[0].lower() for pin in pins]
-    for needed in ["numpy", "scipy", "scikit-learn", "numba", "pillow", "pynndescent",
+    for needed in ["numpy", "scipy", "scikit-learn", "numba", "pillow", "usearch",
                    "dask", "zarr", "pytest", "hypothesis", "torch", "pyamg"]:
         assert needed in names
     assert all("==" in pin and ">" not in pin for pin in pins)

@@ -37,6 +37,11 @@ def _same_libraries(recorded):
 
 
 GOLDEN = np.load(HERE / "golden.npz")
+# Arrays a later change moved on purpose, by rounding only, with the bound they are
+# held to (relative to the array's scale) and why. Issue 25: LLL's weights for
+# K_Z <= 5 moved from NumPy's stacked LAPACK solve to the compiled Cholesky
+# (measured 4.1e-14 and 5.6e-14 of the scale).
+CHANGED_BY_ROUNDING = {"lll": 1e-12, "lll_map": 1e-12}
 SAME = _same_libraries(GOLDEN["versions"])
 
 
@@ -46,8 +51,11 @@ def test_fit_reproduces_the_arrays_saved_before_the_move(name):
     got = np.asarray(make_golden.fits()[name]())
     want = GOLDEN[name]
     assert got.shape == want.shape and got.dtype == want.dtype
-    if SAME:
+    if SAME and name not in CHANGED_BY_ROUNDING:
         np.testing.assert_array_equal(got, want)
+    elif SAME:
+        np.testing.assert_allclose(got, want, rtol=0,
+                                   atol=CHANGED_BY_ROUNDING[name] * np.abs(want).max())
     else:
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * np.abs(want).max())
 

@@ -107,7 +107,9 @@ def push_columns(G, sq_rows, row_start, vals, idx, col_start):
 def candidate_sq_distances(Q, X, cand):
     """Squared distances |q_i - x_cand[i, j]|^2 in float64 from the differences
     (no cancellation, unlike the |q|^2 - 2 q.x + |x|^2 of the shortlist); a
-    loop avoids gathering a (b, m, n_features) array."""
+    loop avoids gathering a (b, m, n_features) array. float32 rows are read as
+    they are (half the memory traffic of a float64 copy) and subtracted in
+    float64, so either dtype gives the distances of the float64 values."""
     b, m = cand.shape
     out = np.empty((b, m))
     for i in numba.prange(b):
@@ -115,7 +117,7 @@ def candidate_sq_distances(Q, X, cand):
             c = cand[i, j]
             s = 0.0
             for f in range(Q.shape[1]):
-                t = Q[i, f] - X[c, f]
+                t = np.float64(Q[i, f]) - np.float64(X[c, f])
                 s += t * t
             out[i, j] = s
     return out

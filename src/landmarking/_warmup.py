@@ -70,7 +70,21 @@ def _steps():
             exact_knn(X, 5)
             exact_knn(X, 5, query=X[:20])
 
+    def approximate_neighbours():
+        # usearch ships compiled code; what compiles here is the exact re-rank of
+        # its candidates for float32 rows (float64 is the exact search's).
+        from .neighbors import NeighborIndex
+
+        try:
+            for data in (X, X32):  # float64 and float32 points, float64 queries too
+                index = NeighborIndex(method="approximate", random_state=0).fit(data)
+                index.query(data[:5], 3)
+                index.query(X[:5], 3)
+        except ImportError:
+            pass  # no `ann` extra: the approximate search is not installed
+
     return [("exact neighbours (tiles)", neighbours),
+            ("approximate neighbours (re-rank)", approximate_neighbours),
             ("affinity passes (large graphs)", affinity_passes),
             ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
             ("GPLandmarks", gp)]

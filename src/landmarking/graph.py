@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from ._memory import check_memory
-from ._parallel import check_n_jobs
+from ._parallel import NJobs
 from ._timings import stage
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from ._validation import (
@@ -63,11 +63,6 @@ def _check_bandwidth(value, name):
     return check_positive_float(value, name)
 
 
-def _check_n_jobs(value, name):
-    """None or a nonzero integer"""
-    return check_n_jobs(value)
-
-
 #: The rules (:func:`landmarking._validation.check_params`) of the parameters that
 #: every estimator building a k-NN graph shares; each merges them into its table.
 GRAPH_PARAMETER_RULES = {
@@ -75,7 +70,7 @@ GRAPH_PARAMETER_RULES = {
     "bandwidth": Check(_check_bandwidth),
     "symmetrize": Options(*SYMMETRIZE),
     "neighbors_method": Options(*NEIGHBOR_METHODS),
-    "n_jobs": Check(_check_n_jobs),
+    "n_jobs": NJobs(),
 }
 
 

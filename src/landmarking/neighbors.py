@@ -4,16 +4,20 @@
 data by tiles of float32 matrix products from BLAS that shortlist candidates
 (each product computed once for both of its points), followed by an exact
 float64 re-rank (:func:`exact_knn`), otherwise with scikit-learn's
-``NearestNeighbors``. ``method="approximate"`` uses pynndescent's NN-descent,
-which scales to millions of points; ``method="auto"`` picks NN-descent from
+``NearestNeighbors``. ``method="approximate"`` (the ``ann`` extra) walks
+usearch's HNSW graph, built on the leading principal axes of the data, and
+re-ranks the candidates it finds by their exact float64 distances; usearch
+ships compiled code, so a new process pays no compilation. It serves dense data
+with the Euclidean metric. ``method="auto"`` picks it from
 :data:`APPROXIMATE_MIN_SAMPLES` points on for at most
-:data:`APPROXIMATE_MAX_NEIGHBORS` neighbours, the exact search otherwise.
+:data:`APPROXIMATE_MAX_NEIGHBORS` neighbours (dense Euclidean data), the exact
+search otherwise.
 Every function returns ``(distances, indices)`` sorted by distance (ties by
 index), with a point never counted as its own neighbour.
 
 :class:`NeighborIndex` keeps a fitted search structure (the float64 and
-centred float32 copies and the norms for the exact search, the prepared
-NN-descent index for the approximate one), so that many small queries against
+centred float32 copies and the norms for the exact search, the HNSW graph
+for the approximate one), so that many small queries against
 the same reference set cost no rebuild; :class:`LazyNeighborIndex` is the slot in
 which a fitted estimator keeps one, built on its first ``transform``.
 """
@@ -48,18 +52,20 @@ Metric = str | Callable[..., float]
 #: ``(distances, indices)``, each of shape (n_query, n_neighbors).
 Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 
-#: ``method="auto"`` switches to NN-descent from this many reference points on,
-#: for at most APPROXIMATE_MAX_NEIGHBORS neighbours. Measured with
-#: benchmarks/knn.py on MNIST, 2 shared cores (docs/results.md, "k-NN graphs on
-#: MNIST 60,000"), seconds exact / NN-descent, NN-descent's recall 0.976-0.9998:
-#: k = 10: 3.6 / 1.9 at 10,000 points, 25 / 2.4 at 40,000, 129 / 23.5 at 60,000;
-#: k = 50: 3.7 / 7.4, 23 / 8.8, 150 / 55; k = 150: 7.6 / 28, 73 / 38, 212 / 198.
-#: NN-descent also compiles for 61-250 s in every new process. Counting that
-#: once, the exact search wins at 40,000 points for every k and NN-descent at
-#: 60,000 for k <= 50 (compiled in 61 s): the switch lies between.
-APPROXIMATE_MIN_SAMPLES = 50_000
-#: Above this many neighbours ``method="auto"`` stays exact: at k = 150 the
-#: two tie at 60,000 points before NN-descent's compile (212 / 198 s above).
+#: ``method="auto"`` switches to the approximate search from this many reference
+#: points on, for at most APPROXIMATE_MAX_NEIGHBORS neighbours (dense data, the
+#: Euclidean metric). Measured with benchmarks/knn.py on MNIST, 2 shared cores,
+#: BLAS at full speed (docs/benchmarks.md, "Approximate neighbours in a new
+#: process"), seconds exact / approximate (recall): k = 10: 0.58 / 0.39 (0.997)
+#: at 10,000 points, 1.7 / 0.71 (0.996) at 20,000, 12.6 / 1.9 (0.994) at 40,000;
+#: k = 50: 0.77 / 0.44, 2.3 / 0.98, 7.3 / 2.4. A first call in a new process
+#: costs what a warm one does (benchmarks/first_call.py: 60,000 digits, k = 10,
+#: 2.8 s first, 2.5 s warm; exact 15.0 / 13.5 s). At 10,000 points the exact
+#: lists cost 0.2 s more; from 20,000 on the approximate search is 2.4-6.6x
+#: faster at recall >= 0.99.
+APPROXIMATE_MIN_SAMPLES = 20_000
+#: Above this many neighbours ``method="auto"`` stays exact: k = 50 is the
+#: largest k whose recall was measured >= 0.99 (with k + 100 candidates).
 APPROXIMATE_MAX_NEIGHBORS = 50
 
 # Unit roundoff of float32: the float32 shortlist is checked against a bound
@@ -75,15 +81,29 @@ _TILE = 4096
 
 def _resolve_method(method, n_reference, metric, X, n_neighbors):
     check_choice(method, "method", NEIGHBOR_METHODS)
+    euclidean_dense = (isinstance(metric, str) and metric == "euclidean"
+                       and not sparse.issparse(X))
     if method == "auto":
         large = (n_reference >= APPROXIMATE_MIN_SAMPLES
                  and n_neighbors <= APPROXIMATE_MAX_NEIGHBORS)
-        method = "approximate" if large else "exact"
+        method = "approximate" if large and euclidean_dense else "exact"
     if method == "exact":
-        blocked = (isinstance(metric, str) and metric == "euclidean"
-                   and not sparse.issparse(X))
-        return "blocked" if blocked else "sklearn"
+        return "blocked" if euclidean_dense else "sklearn"
+    if not euclidean_dense:
+        what = "sparse input" if sparse.issparse(X) else f"metric={metric!r}"
+        raise ValueError(
+            f"method='approximate' searches dense data with the Euclidean metric, not "
+            f"{what}; use method='exact' (scikit-learn's search for {what})."
+        )
     return method
+
+
+def _check_finite(X, name="X"):
+    if not np.all(np.isfinite(X)):
+        raise ValueError(
+            f"{name} holds NaN or infinity; remove or impute those values before the "
+            "neighbour search."
+        )
 
 
 def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod = "exact",
@@ -98,16 +118,21 @@ def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod
         Neighbours per point, < n_samples.
     method : {"exact", "approximate", "auto"}
         ``"exact"``: :func:`exact_knn` for the Euclidean metric on dense data,
-        scikit-learn otherwise; ``"approximate"``: pynndescent; ``"auto"``:
+        scikit-learn otherwise; ``"approximate"``: usearch's HNSW graph with an
+        exact re-rank (dense data, Euclidean metric); ``"auto"``:
         approximate from :data:`APPROXIMATE_MIN_SAMPLES` samples on when
         n_neighbors <= :data:`APPROXIMATE_MAX_NEIGHBORS`, else exact.
     metric : str or callable
-        Any metric scikit-learn (exact) or pynndescent (approximate) accepts.
+        Any metric scikit-learn accepts (exact); "euclidean" only for
+        ``"approximate"``.
     random_state : int, RandomState or None
-        Seeds NN-descent; unused by the exact search.
+        Seeds the approximate search (its principal axes and the order in which
+        points enter the graph): the same seed gives the same lists on every run
+        and thread count. Unused by the exact search.
     n_jobs : int or None
-        Threads of the exact search (:func:`exact_knn`'s meaning; scikit-learn's
-        ``n_jobs`` for other metrics).
+        Threads of the search (:func:`exact_knn`'s meaning; scikit-learn's
+        ``n_jobs`` for other metrics; the approximate graph is built by one
+        thread and searched by these).
 
     Returns
     -------
@@ -132,9 +157,10 @@ def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod
     if how == "sklearn":
         nn = NearestNeighbors(n_neighbors=n_neighbors, metric=metric, n_jobs=n_jobs)
         return nn.fit(X).kneighbors()
-    index = _nndescent_index(X, n_neighbors + 1, metric, random_state)
-    indices, distances = index.neighbor_graph
-    return _drop_self(indices, distances, n_neighbors)
+    X = np.asarray(X)
+    _check_finite(X)
+    with nullcontext() if n_jobs is None else thread_limits(n_jobs):
+        return _approximate_index(X, random_state).graph(n_neighbors)
 
 
 def query_neighbors(reference: MatrixLike | NeighborIndex, query: MatrixLike,
@@ -168,14 +194,11 @@ class NeighborIndex:
         As in :func:`nearest_neighbors`.
     metric : str or callable
     random_state : int, RandomState or None
-        Seeds NN-descent.
+        Seeds the approximate index.
     n_jobs : int or None
-        Threads of the exact search (:func:`exact_knn`'s meaning; scikit-learn's
-        ``n_jobs`` for other metrics).
+        Threads of the search, as in :func:`nearest_neighbors`.
     n_neighbors : int
-        Graph degree of the NN-descent index (at least 10; larger values give
-        better recall for queries of many neighbours), and the neighbour count
-        ``"auto"`` decides by.
+        The neighbour count ``"auto"`` decides by.
 
     Examples
     --------
@@ -205,11 +228,9 @@ class NeighborIndex:
             self.index_ = NearestNeighbors(metric=self.metric, n_jobs=self.n_jobs)
             self.index_.fit(reference)
         else:
-            self.index_ = _nndescent_index(reference, max(self.n_neighbors, 10),
-                                           self.metric, self.random_state)
-            # The search graph is built lazily on the first query; build it now,
-            # once, rather than inside the first transform.
-            self.index_.prepare()
+            reference = np.asarray(reference)
+            _check_finite(reference, "reference")
+            self.index_ = _approximate_index(reference, self.random_state)
         return self
 
     def query(self, query: MatrixLike, n_neighbors: int) -> Neighbors:
@@ -225,8 +246,10 @@ class NeighborIndex:
                              n_jobs=self.n_jobs, _prepared=self.prepared_)
         if self.method_ == "sklearn":
             return self.index_.kneighbors(query, n_neighbors)
-        indices, distances = self.index_.query(query, k=n_neighbors)
-        return distances, indices
+        query = np.asarray(query)
+        _check_finite(query, "query")
+        with nullcontext() if self.n_jobs is None else thread_limits(self.n_jobs):
+            return self.index_.query(query, n_neighbors)
 
 
 class LazyNeighborIndex:
@@ -561,26 +584,201 @@ def _rounding_bound(qsq, max_sq, n_features):
 
 # --------------------------------------------------------------------------- approximate
 
-def _nndescent_index(X, n_neighbors, metric, random_state):
+# The approximate search walks usearch's HNSW graph (compiled C++ shipped in its
+# wheel: nothing compiles at run time, so a new process pays no warm-up) built on the
+# leading principal axes of the data, and re-ranks the candidates it returns by their
+# exact float64 distances in the original space. The settings below were measured
+# with benchmarks/knn.py and benchmarks/first_call.py on MNIST 60,000 (k = 10, 2 cores;
+# docs/benchmarks.md, "Approximate neighbours in a new process", has the sweep).
+#: The graph is searched on the fewest principal axes that hold this share of
+#: the data's variance (estimated on a sample), but never fewer than
+#: _MIN_SEARCH_DIMS (below a few dozen axes the small distances between near
+#: neighbours, which the minor axes carry, are lost), and only when that is at
+#: most half the features: otherwise on all features, centred.
+_SEARCH_VARIANCE = 0.8
+_MIN_SEARCH_DIMS = 48
+#: Rows (at most) from which the principal axes are estimated.
+_AXES_SAMPLE = 3000
+#: HNSW edges per node and candidate list length while inserting (usearch's
+#: ``connectivity`` and ``expansion_add``).
+_CONNECTIVITY = 12
+_EXPANSION_ADD = 40
+
+
+def _n_candidates(n_neighbors: int) -> int:
+    """Candidates fetched from the graph per query point, re-ranked exactly.
+
+    k + 50 at k = 10 (MNIST 60,000: recall 0.992); k + 100 from k = 50 on
+    (MNIST 20,000, k = 50: recall 0.978 with k + 50, 0.994 with k + 100).
+    """
+    return n_neighbors + max(50, min(2 * n_neighbors, 100))
+
+
+def _expansion_search(n_candidates: int) -> int:
+    """usearch's ``expansion_search`` (HNSW's ef) for that many candidates."""
+    return n_candidates
+
+
+class _ApproximateIndex:
+    """usearch's HNSW graph on the principal axes of X, with an exact re-rank.
+
+    The graph is built by one thread, inserting the rows in an order drawn from
+    ``random_state``: parallel insertion makes the graph depend on how the threads
+    interleave, so the same seed would not give the same neighbours. Queries only
+    read the graph and run on every thread numba may use (each query's result is
+    independent of the others). The same ``random_state`` therefore gives the same
+    lists on every run and thread count.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Dense, finite reference points, kept for the re-rank (as they are when
+        C-contiguous float32 or float64, else as a float64 copy).
+    random_state : int, RandomState or None
+        Seeds the sample the principal axes come from and the insertion order.
+    """
+
+    def __init__(self, X: NDArray[np.floating], random_state: RandomStateLike) -> None:
+        Index = _usearch_index_class()
+        self.X_ = _rerank_dtype(X)
+        X = self.X_
+        rng = check_random_state(random_state)
+        self.centre_, self.axes_ = _principal_axes(X, rng)
+        self.projected_ = self._project(X)
+        order = rng.permutation(X.shape[0])
+        self.index_ = Index(ndim=self.projected_.shape[1], metric="l2sq", dtype="f32",
+                            connectivity=_CONNECTIVITY, expansion_add=_EXPANSION_ADD)
+        self.index_.add(order.astype(np.uint64), self.projected_[order], threads=1)
+
+    def _project(self, Z):
+        """Z less the centre, on the principal axes (when there are any), in float32."""
+        out = np.empty((Z.shape[0], self.projected_dims), dtype=np.float32)
+        for sl in gen_batches(Z.shape[0], 4096):
+            centred = Z[sl] - self.centre_
+            out[sl] = centred if self.axes_ is None else centred @ self.axes_.T
+        return out
+
+    @property
+    def projected_dims(self) -> int:
+        return self.X_.shape[1] if self.axes_ is None else self.axes_.shape[0]
+
+    def _search(self, Y, count):
+        """Keys of the ``count`` graph neighbours of each row of Y, all threads."""
+        import numba
+
+        self.index_.expansion_search = _expansion_search(count)
+        found = self.index_.search(Y, count, threads=numba.get_num_threads())
+        keys = np.asarray(found.keys, dtype=np.int64).reshape(Y.shape[0], count)
+        short = np.flatnonzero(np.asarray(found.counts).reshape(-1) < count)
+        return keys, short
+
+    def graph(self, n_neighbors: int) -> Neighbors:
+        """Each reference point's ``n_neighbors`` nearest others (self excluded)."""
+        n = self.X_.shape[0]
+        count = min(n, _n_candidates(n_neighbors) + 1)
+        keys, short = self._search(self.projected_, count)
+        return self._rerank(self.X_, _drop_self(keys), short, n_neighbors,
+                            exclude_self=True)
+
+    def query(self, Q: NDArray[np.floating], n_neighbors: int) -> Neighbors:
+        """The ``n_neighbors`` nearest reference rows of each row of Q."""
+        count = min(self.X_.shape[0], _n_candidates(n_neighbors))
+        keys, short = self._search(self._project(Q), count)
+        return self._rerank(Q, keys, short, n_neighbors, exclude_self=False)
+
+    def _rerank(self, Q, candidates, short, k, exclude_self):
+        """Exact float64 order of each row's candidates (ties by index); a row the
+        graph returned too few candidates for is searched exactly."""
+        from ._neighbors_kernels import candidate_sq_distances
+
+        # float32 queries of float32 points stay float32 (the kernel subtracts in
+        # float64); any other pair is read in float64. The compiled kernel then
+        # sees the three pairs make install's warm-up compiles.
+        Q = _rerank_dtype(Q, np.float32 if self.X_.dtype == np.float32 else np.float64)
+        candidates = np.sort(candidates, axis=1)  # the stable sort then breaks ties by index
+        sq = candidate_sq_distances(Q, self.X_, candidates)
+        order = np.argsort(sq, axis=1, kind="stable")[:, :k]
+        indices = np.take_along_axis(candidates, order, axis=1)
+        distances = np.sqrt(np.take_along_axis(sq, order, axis=1))
+        if len(short):
+            d, i = _exact_rows(Q, self.X_, short, k, exclude_self)
+            distances[short], indices[short] = d, i
+        return distances, indices
+
+
+def _rerank_dtype(A, like=np.float32):
+    """A as C-contiguous float32 when it is float32 and ``like`` is, else float64."""
+    keep32 = A.dtype == np.float32 and like == np.float32
+    return np.ascontiguousarray(A, dtype=np.float32 if keep32 else np.float64)
+
+
+def _exact_rows(Q, X, rows, k, exclude_self):
+    """Exact neighbours of the given rows of Q among X (their own row excluded
+    when Q is X)."""
+    prepared = prepare_reference(X)
+    m = min(k + max(16, k // 4), X.shape[0] - int(exclude_self))
+    out_d = np.empty((len(rows), k))
+    out_i = np.empty((len(rows), k), dtype=np.int64)
+    for j, r in enumerate(rows):
+        q = np.ascontiguousarray(Q[r:r + 1], dtype=np.float64)
+        out_d[j], out_i[j] = knn_block(q, *prepared[:3], k, m,
+                                       self_offset=r if exclude_self else None,
+                                       centre=prepared[3])
+    return out_d, out_i
+
+
+def _principal_axes(X, rng):
+    """The mean of a sample of X's rows, and the fewest of the sample's principal
+    axes (rows of a matrix) that hold :data:`_SEARCH_VARIANCE` of its variance,
+    at least :data:`_MIN_SEARCH_DIMS`; None for the axes when that takes more
+    than half of X's columns.
+
+    From the eigenvectors of the sample's covariance, or of its Gram matrix when
+    the sample has fewer rows than columns (whichever is smaller): one
+    symmetric eigendecomposition, 0.1-0.3 s for MNIST's 784 pixels.
+    """
+    rows = np.sort(rng.choice(X.shape[0], min(X.shape[0], _AXES_SAMPLE), replace=False))
+    sample = np.asarray(X[rows], dtype=np.float64)
+    centre = sample.mean(axis=0)
+    sample -= centre
+    m, d = sample.shape
+    if min(m, d) < 2 * _MIN_SEARCH_DIMS:
+        return centre, None
+    if d <= m:
+        variances, axes = np.linalg.eigh(sample.T @ sample)
+        axes = axes.T[::-1]
+    else:
+        variances, left = np.linalg.eigh(sample @ sample.T)
+        axes = (sample.T @ left[:, ::-1]).T
+    variances = np.maximum(variances[::-1], 0.0)
+    held = np.cumsum(variances) / max(variances.sum(), np.finfo(float).tiny)
+    n_axes = max(_MIN_SEARCH_DIMS, int(np.searchsorted(held, _SEARCH_VARIANCE)) + 1)
+    if n_axes > d // 2:
+        return centre, None
+    axes = axes[:n_axes]
+    return centre, axes / np.linalg.norm(axes, axis=1, keepdims=True)
+
+
+def _usearch_index_class():
     try:
-        from pynndescent import NNDescent
-    except ImportError as exc:  # pragma: no cover - depends on the install
+        from usearch.index import Index
+    except ImportError as exc:
         raise ImportError(
-            "method='approximate' needs pynndescent; install it with "
-            "`pip install landmarking[ann]` or use method='exact'."
+            "method='approximate' needs usearch, from the `ann` extra: install it with "
+            "`pip install landmarking[ann]`, or use method='exact'."
         ) from exc
-    seed = None if random_state is None else check_random_state(random_state).randint(2**31 - 1)
-    return NNDescent(X, n_neighbors=n_neighbors, metric=metric, random_state=seed)
+    return Index
 
 
-def _drop_self(indices, distances, n_neighbors):
-    """Remove each point from its own neighbour list (or its farthest neighbour)."""
+def _approximate_index(X, random_state):
+    """The approximate index on dense, finite X (see :class:`_ApproximateIndex`)."""
+    return _ApproximateIndex(X, random_state)
+
+
+def _drop_self(indices):
+    """Each row of a self-search's lists without its own point; a row that does
+    not list itself (a duplicate took its place) drops its last entry instead."""
     n = indices.shape[0]
     is_self = indices == np.arange(n)[:, None]
-    # A row that does not list itself (duplicates) drops its last entry instead.
-    no_self = ~is_self.any(axis=1)
-    is_self[no_self, -1] = True
-    keep = ~is_self
-    kept_idx = indices[keep].reshape(n, -1)[:, :n_neighbors]
-    kept_dist = distances[keep].reshape(n, -1)[:, :n_neighbors]
-    return kept_dist, kept_idx
+    is_self[~is_self.any(axis=1), -1] = True
+    return indices[~is_self].reshape(n, -1)

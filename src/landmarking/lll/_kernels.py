@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-__all__ = ["BLOCK", "sift_down", "nearest_gram_weights", "reduced_dense"]
+__all__ = ["BLOCK", "sift_down", "nearest_gram_weights", "reduced_dense",
+           "reconstruction_residuals"]
 
 #: Points per block of the compiled Cholesky (the vectorised dimension).
 BLOCK = 64
@@ -252,3 +253,41 @@ def _reduced_part(w_indptr, w_indices, w_data, deg, z_idx, z_w, part, n_parts, B
             for col in range(n_land):
                 Cp[row, col] += zv * acc[col]
         acc[:] = 0.0
+
+
+def reconstruction_residuals(X, landmarks, z_indptr, z_indices, z_data, n_threads=None):
+    """|x_i - sum_a z_ia t_a|^2 for every row of dense X, in float64.
+
+    Z is given as CSR arrays (rows of X, columns the landmarks). Rows go in
+    contiguous parts, one thread each (default: numba's thread count); each
+    row's value depends on that row only, so the result does not depend on the
+    thread count. One pass over X with no (n, n_features) temporaries, where
+    ``X - Z @ T`` made four.
+    """
+    n = X.shape[0]
+    out = np.empty(n)
+    if n_threads is None:
+        n_threads = numba.get_num_threads()
+    per_part = max(1, -(-n // max(1, int(n_threads))))
+    starts = list(range(0, n, per_part))
+
+    def run(start):
+        stop = min(n, start + per_part)
+        _residual_part(X, landmarks, z_indptr, z_indices, z_data, start, stop, out)
+
+    _run_parts(run, starts, n_threads)
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _residual_part(X, landmarks, z_indptr, z_indices, z_data, start, stop, out):
+    """:func:`reconstruction_residuals` for rows start:stop."""
+    d = X.shape[1]
+    for i in range(start, stop):
+        s = 0.0
+        for f in range(d):
+            r = np.float64(X[i, f])
+            for p in range(z_indptr[i], z_indptr[i + 1]):
+                r -= z_data[p] * landmarks[z_indices[p], f]
+            s += r * r
+        out[i] = s

@@ -33,6 +33,7 @@ from scipy import sparse
 
 from .._blocks import row_blocks
 from .._typing import ArrayLike, MatrixLike, SparseMatrix
+from ._kernels import reconstruction_residuals
 
 __all__ = ["LandmarkSpanWarning", "landmark_reconstruction_error",
            "warn_if_landmarks_represent_poorly", "RECONSTRUCTION_WARN"]
@@ -77,11 +78,17 @@ def landmark_reconstruction_error(X: MatrixLike, weights: SparseMatrix,
     column_sums = np.zeros(landmarks.shape[1])
     n = 0
     for rows, block in row_blocks(X):
-        block = block.toarray() if sparse.issparse(block) else block
-        block = np.asarray(block, dtype=np.float64)
-        residual += float(np.sum((block - weights[rows] @ landmarks) ** 2))
-        total += float(np.sum(block * block))
-        column_sums += block.sum(axis=0)
+        block = block.toarray() if sparse.issparse(block) else np.asarray(block)
+        if block.dtype not in (np.float32, np.float64):
+            block = block.astype(np.float64)
+        block = np.ascontiguousarray(block)
+        # Compiled, one pass on all threads (on 30,000 MNIST digits the NumPy
+        # X - Z T took as long as computing Z).
+        z = weights[rows]
+        residual += float(np.sum(reconstruction_residuals(
+            block, landmarks, z.indptr, z.indices, z.data)))
+        total += float(np.einsum("ij,ij->", block, block, dtype=np.float64))
+        column_sums += block.sum(axis=0, dtype=np.float64)
         n += block.shape[0]
     # ||Y - mean||^2 = ||Y||^2 - N ||mean||^2; never below 0 through rounding.
     spread = max(total - float(column_sums @ column_sums) / max(n, 1), 0.0)

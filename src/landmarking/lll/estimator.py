@@ -107,10 +107,11 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     symmetrize : {"union", "mean"}, default="union"
     neighbors_method : {"auto", "exact", "approximate"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
-        re-rank), pynndescent, or ``"auto"``: exact below
+        re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
+        ``ann`` extra; dense data), or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
-        pynndescent from there on when ``n_neighbors`` is at most
-        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`.
+        approximate from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data).
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
         Threads for the neighbour search, the compiled kernels and BLAS during

@@ -48,11 +48,6 @@ __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
 #: (one matrix product per chunk of points); above it, from explicit differences.
 GRAM_LIMIT = 8192
-#: Up to this K_Z, the nearest landmarks and the weights are vectorised NumPy
-#: (a partial sort and a stacked LAPACK solve), as fast as the compiled kernel for
-#: such small systems and with nothing to compile on the first call; larger K_Z
-#: use the compiled kernel, which avoids the N K_Z^2 gathers.
-NUMPY_MAX_K = 5
 #: From this ridge on, the local systems are solved by a compiled Cholesky
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
@@ -208,12 +203,13 @@ def _weights_of_block(block, local):
         Xc = block[rows].astype(np.float64)
         if local.use_gram:
             x_sq = row_norms(Xc, squared=True)
+            # One BLAS product per pass for every landmark distance, then one
+            # compiled pass on all threads for the nearest landmarks and the local
+            # solves (for every K_Z: at K_Z = 5 on 20,000 MNIST digits and 1,000
+            # landmarks it took 0.48 s where the vectorised NumPy (a partial sort
+            # and a stacked LAPACK solve, _nearest_landmarks and _solve_local)
+            # took 0.78 s; the product alone 0.34 s).
             cross = np.asarray(Xc @ local.landmarks.T)
-            if k <= NUMPY_MAX_K:
-                idx = indices[rows] = _nearest_landmarks(cross, x_sq, local.t_sq, k)
-                c = np.take_along_axis(cross, idx, axis=1)
-                weights[rows] = _solve_local(_local_gram(x_sq, c, local.gram, idx), local.reg)
-                continue
             idx = indices[rows]
             failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
                                             local.reg >= CHOLESKY_MIN_REG, idx,

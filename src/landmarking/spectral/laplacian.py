@@ -187,10 +187,11 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         :func:`~landmarking.graph.gaussian_affinity`).
     neighbors_method : {"auto", "exact", "approximate"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
-        re-rank), pynndescent, or ``"auto"``: exact below
+        re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
+        ``ann`` extra; dense data), or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
-        pynndescent from there on when ``n_neighbors`` is at most
-        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`.
+        approximate from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data).
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding`; ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
@@ -229,8 +230,8 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
     rebuild; it is never saved (:func:`landmarking.save`, pickles) and is
     rebuilt on the first call after loading.
 
-    X may be a NumPy array, a scipy CSR matrix (neighbours from scikit-learn or
-    pynndescent, which take CSR), or a memory map, Zarr or Dask array (loaded
+    X may be a NumPy array, a scipy CSR matrix (neighbours from scikit-learn,
+    which takes CSR), or a memory map, Zarr or Dask array (loaded
     after a memory check: the exact method needs every row). float32 input gives
     a float32 ``embedding_`` and ``transform``; the affinity and the eigenproblem
     are float64 on purpose (the trailing eigenvalues of S cluster near 1 and
