@@ -6,8 +6,17 @@ to a ``.npy`` file for the memory-map run. No one can hold it twice in this
 machine's memory budget for the run (8 GB for all processes together).
 
     python benchmarks/scale.py generate --store /tmp/scale  # writes the data once
-    python benchmarks/scale.py gp --store /tmp/scale  # GP at 1e5, 1e6, 1e7 (Dask), 1e7 (memmap)
+    python benchmarks/scale.py gp --store /tmp/scale  # GP at 1e5, 1e6, 1e7 (Zarr), 1e7 (memmap)
     python benchmarks/scale.py lll --store /tmp/scale  # LLL on a 1e6 sample, map all 1e7
+
+Issue 24 (out of core without surprises), each on its own data:
+
+    python benchmarks/scale.py memmap --store /tmp/scale   # 2,000,000 x 50 .npy: default
+        # parameters against chunk_size by hand: seconds and tracemalloc peak
+    python benchmarks/scale.py sorted --store /tmp/scale   # MNIST ordered by label as a
+        # memory map and a Zarr store (2,000-row chunks) against shuffled rows in memory
+    python benchmarks/scale.py containers --store /tmp/scale  # one fit, NumPy / memory
+        # map / Zarr / Dask, two chunkings each: are the landmarks identical?
 
 Each measurement runs in a fresh process, so that peak resident memory (ru_maxrss)
 is that run's own: the driver's, and every Dask worker's (asked from the workers
@@ -25,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _machine import full_speed_blas, machine_line
 
 N_TOTAL = 10_000_000
 N_FEATURES = 100
@@ -111,15 +121,28 @@ def run_gp(store, n, source, n_landmarks, n_workers, memory_limit):
 
         cluster, client = _cluster(n_workers, memory_limit)
         X = da.from_zarr(str(store / "X.zarr"))[:n]
+    elif source == "zarr":
+        import zarr
+
+        X = zarr.open_array(str(store / "X.zarr"), mode="r")
+        if n < X.shape[0]:
+            # The first n rows as their own store, with the same 100,000-row chunks.
+            small = store / f"X_{n}.zarr"
+            if not small.exists():
+                part = zarr.create_array(store=str(small), shape=(n, N_FEATURES),
+                                         chunks=(min(CHUNK, n), N_FEATURES), dtype="float32")
+                part[:] = X[:n]
+            X = zarr.open_array(str(small), mode="r")
     else:
         X = np.load(store / "X.npy", mmap_mode="r")[:n]
-    gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width="auto", chunk_size=CHUNK,
-                     random_state=0)
+    # Default parameters: the minibatches come from the estimator's sample of all rows.
+    gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width="auto", random_state=0)
     start = time.perf_counter()
     gp.fit(X)
     total = time.perf_counter() - start
     record = {
         "run": "gp", "source": source, "n": n, "n_landmarks": n_landmarks,
+        "machine": machine_line(),
         "seconds": total, "seconds_per_landmark": total / n_landmarks,
         "step_seconds_per_landmark": float(np.mean(gp.landmark_seconds_)),
         "driver_peak_mib": _peak_mib(), "worker_peaks_mib": [],
@@ -194,6 +217,7 @@ def _append(record):
 
 
 def table():
+    print(machine_line())
     records = json.loads((OUT / "scale.json").read_text())
     print("| run | source | N | s / landmark | step s / landmark | driver peak MiB "
           "| worker peaks MiB | all processes MiB | load |")
@@ -221,7 +245,7 @@ def _plot(records):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    for source, marker in (("dask", "o"), ("memmap", "s")):
+    for source, marker in (("dask", "o"), ("memmap", "s"), ("zarr", "^")):
         rs = sorted((r for r in records if r["run"] == "gp" and r["source"] == source),
                     key=lambda r: r["n"])
         if rs:
@@ -236,9 +260,202 @@ def _plot(records):
     fig.savefig(OUT / "scale_seconds_per_landmark.png", dpi=120)
 
 
+
+
+# --------------------------------------------------------------------------- issue 24
+
+MEMMAP_SHAPE = (2_000_000, 50)
+MEMMAP_GP = dict(n_landmarks=8, n_steps=200, random_state=0)
+
+
+def _memmap_file(store):
+    """2,000,000 x 50 float32 (381 MB): the manifold's first 50 coordinates."""
+    path = Path(store) / "X_2m_50.npy"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=MEMMAP_SHAPE)
+        for c in range(MEMMAP_SHAPE[0] // CHUNK):
+            mm[c * CHUNK:(c + 1) * CHUNK] = manifold_chunk(c)[0][:, :MEMMAP_SHAPE[1]]
+        mm.flush()
+        del mm
+    return path
+
+
+def memmap_one(args):
+    """One memory-map fit in this (fresh) process: seconds untraced, then the
+    tracemalloc peak of the same fit; numba compiles before either."""
+    import tracemalloc
+
+    from landmarking import GPLandmarks
+
+    X = np.load(_memmap_file(args.store), mmap_mode="r")
+    chunk = args.chunk_size or None
+    GPLandmarks(n_landmarks=2, n_steps=5, kernel_width=1.0, random_state=0).fit(X[:3000])
+    # The file in the page cache for every row alike (the first row would otherwise
+    # pay for reading it from disk).
+    for rows in range(0, X.shape[0], CHUNK):
+        float(X[rows:rows + CHUNK].sum())
+    start = time.perf_counter()
+    gp = GPLandmarks(chunk_size=chunk, **MEMMAP_GP).fit(X)
+    seconds = time.perf_counter() - start
+    tracemalloc.start()
+    traced = GPLandmarks(chunk_size=chunk, **MEMMAP_GP).fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert np.array_equal(gp.landmarks_, traced.landmarks_)
+    print(json.dumps({"chunk_size": chunk, "seconds": seconds, "peak": peak,
+                      "data": X.nbytes, "load": os.getloadavg()[0]}))
+
+
+def memmap(args):
+    _memmap_file(args.store)
+    print(machine_line())
+    print(f"GPLandmarks({', '.join(f'{k}={v}' for k, v in MEMMAP_GP.items())}).fit(X), X = "
+          f"np.load(.npy, mmap_mode='r'), {MEMMAP_SHAPE[0]:,} x {MEMMAP_SHAPE[1]} float32; "
+          "each row a fresh process")
+    print("| chunk_size | seconds | traced peak MiB | % of the data | load |")
+    print("|---|---|---|---|---|")
+    for chunk in (0, 50_000, 200_000, 500_000):
+        out = subprocess.run([sys.executable, __file__, "memmap-one", "--store", args.store,
+                              "--chunk-size", str(chunk)], check=True, capture_output=True,
+                             text=True).stdout.strip().splitlines()[-1]
+        r = json.loads(out)
+        print(f"| {r['chunk_size'] or 'None (default)'} | {r['seconds']:.2f} | "
+              f"{r['peak'] / 2**20:.0f} | {100 * r['peak'] / r['data']:.0f}% | "
+              f"{r['load']:.1f} |", flush=True)
+
+
+def _sorted_mnist(n):
+    from landmarking.datasets.real import load_mnist
+
+    X, y = load_mnist(split="train")
+    X, y = X[:n], y[:n]
+    order = np.argsort(y, kind="stable")
+    X_test, y_test = load_mnist(split="test")
+    return X[order], y[order], X_test, y_test
+
+
+def sorted_one(args):
+    """Test accuracy of one GP fit on MNIST ordered by label (args.kind: 'shuffled'
+    in memory, 'memmap' or 'zarr' with 2,000-row chunks of the sorted rows)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from landmarking import GPLandmarks
+
+    X, y, X_test, y_test = _sorted_mnist(args.n)
+    folder = Path(args.store) / f"mnist_sorted_{args.n}"
+    if args.kind == "shuffled":
+        order = np.random.default_rng(12345).permutation(len(X))
+        data, labels = X[order], y[order]
+    elif args.kind == "memmap":
+        folder.mkdir(parents=True, exist_ok=True)
+        if not (folder / "X.npy").exists():
+            np.save(folder / "X.npy", X)
+        data, labels = np.load(folder / "X.npy", mmap_mode="r"), y
+    else:
+        import zarr
+
+        if not (folder / "X.zarr").exists():
+            z = zarr.create_array(store=str(folder / "X.zarr"), shape=X.shape,
+                                  chunks=(2000, X.shape[1]), dtype="float32")
+            z[:] = X
+        data, labels = zarr.open_array(str(folder / "X.zarr"), mode="r"), y
+    results = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        start = time.perf_counter()
+        gp = GPLandmarks(n_landmarks=50, random_state=seed).fit(data)
+        seconds = time.perf_counter() - start
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+        clf.fit(gp.transform(data), labels)
+        accuracy = float(clf.score(gp.transform(X_test), y_test))
+        np.save(folder.parent / f"mnist_{args.n}_{args.kind}_{seed}.npy", gp.landmarks_)
+        results.append({"seed": seed, "accuracy": accuracy, "seconds": seconds})
+    print(json.dumps({"n": args.n, "kind": args.kind, "results": results,
+                      "load": os.getloadavg()[0]}))
+
+
+def sorted_table(args):
+    print(machine_line())
+    print("MNIST training rows ordered by label; GPLandmarks(n_landmarks=50, random_state="
+          "seed) (defaults otherwise); standardised features, LogisticRegression; test "
+          "accuracy on the 10,000 test digits, seeds " + args.seeds)
+    print("| n | rows | accuracy per seed | mean | vs shuffled in memory | fit s | load |")
+    print("|---|---|---|---|---|---|---|")
+    for n in (int(n) for n in args.mnist_sizes.split(",")):
+        reference = None
+        for kind in ("shuffled", "memmap", "zarr"):
+            seeds = args.zarr_seeds if kind == "zarr" else args.seeds
+            out = subprocess.run([sys.executable, __file__, "sorted-one", "--store", args.store,
+                                  "--n", str(n), "--kind", kind, "--seeds", seeds],
+                                 check=True, capture_output=True, text=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            acc = [x["accuracy"] for x in r["results"]]
+            mean = float(np.mean(acc))
+            reference = mean if reference is None else reference
+            name = {"shuffled": "shuffled, in memory", "memmap": "sorted, memory map",
+                    "zarr": "sorted, Zarr 2,000-row chunks"}[kind]
+            print(f"| {n:,} | {name} | {', '.join(f'{a:.4f}' for a in acc)} | {mean:.4f} | "
+                  f"{100 * (mean - reference):+.2f} points | "
+                  f"{np.mean([x['seconds'] for x in r['results']]):.0f} | {r['load']:.1f} |",
+                  flush=True)
+        same = all(np.array_equal(np.load(Path(args.store) / f"mnist_{n}_memmap_{s}.npy"),
+                                  np.load(Path(args.store) / f"mnist_{n}_zarr_{s}.npy"))
+                   for s in args.zarr_seeds.split(","))
+        print(f"\nn={n:,}: memory-map and Zarr landmarks identical for seeds "
+              f"{args.zarr_seeds}: {same}")
+
+
+def containers(args):
+    """One seeded fit from every container and two chunkings each."""
+    import dask.array as da
+    import zarr
+
+    from landmarking import GPLandmarks
+
+    folder = Path(args.store) / "containers"
+    folder.mkdir(parents=True, exist_ok=True)
+    X = np.concatenate([manifold_chunk(c)[0][:, :20] for c in range(3)])  # 300,000 x 20
+    np.save(folder / "X.npy", X)
+    kinds = {"NumPy": X, "memory map": np.load(folder / "X.npy", mmap_mode="r")}
+    for rows in (7_000, 64_000):
+        z = zarr.create_array(store=str(folder / f"X{rows}.zarr"), shape=X.shape,
+                              chunks=(rows, X.shape[1]), dtype="float32", overwrite=True)
+        z[:] = X
+        kinds[f"Zarr, {rows:,}-row chunks"] = z
+    for rows in (10_000, 150_000):
+        kinds[f"Dask, {rows:,}-row chunks"] = da.from_zarr(
+            zarr.open_array(str(folder / "X64000.zarr"), mode="r")).rechunk((rows, -1))
+    print(machine_line())
+    for steps in (100, 1000):
+        params = dict(n_landmarks=6, n_steps=steps, random_state=0)
+        sample = "100,000-row sample" if steps == 100 else "all 300,000 rows"
+        print(f"\nGPLandmarks({', '.join(f'{k}={v}' for k, v in params.items())}) on "
+              f"{X.shape[0]:,} x {X.shape[1]} float32 ({sample})")
+        print("| container | identical landmarks | identical objective_ | max abs difference "
+              "| seconds |")
+        print("|---|---|---|---|---|")
+        reference = None
+        for name, kind in kinds.items():
+            start = time.perf_counter()
+            gp = GPLandmarks(**params).fit(kind)
+            seconds = time.perf_counter() - start
+            reference = gp if reference is None else reference
+            print(f"| {name} | {np.array_equal(gp.landmarks_, reference.landmarks_)} | "
+                  f"{np.array_equal(gp.objective_, reference.objective_)} | "
+                  f"{np.abs(gp.landmarks_ - reference.landmarks_).max():.1e} | "
+                  f"{seconds:.1f} |", flush=True)
+
+
+ISSUE24 = {"memmap": memmap, "memmap-one": memmap_one, "sorted": sorted_table,
+           "sorted-one": sorted_one, "containers": containers}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=["generate", "gp", "lll", "table", "one"])
+    p.add_argument("what", choices=["generate", "gp", "lll", "table", "one", "memmap",
+                                    "memmap-one", "sorted", "sorted-one", "containers"])
     p.add_argument("--store", default="/tmp/landmarking-scale")
     p.add_argument("--sizes", default="100000,1000000,10000000")
     p.add_argument("--landmarks", type=int, default=50)
@@ -246,18 +463,27 @@ def main():
     p.add_argument("--memory-limit", default="3GB")
     p.add_argument("--sample", type=int, default=1_000_000)
     p.add_argument("--lll-landmarks", type=int, default=1000)
-    p.add_argument("--source", default="dask", choices=["dask", "memmap"])
+    p.add_argument("--source", default="zarr", choices=["dask", "memmap", "zarr"])
     p.add_argument("--n", type=int, default=0)
+    p.add_argument("--chunk-size", type=int, default=0)
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--kind", default="numpy")
+    p.add_argument("--mnist-sizes", default="20000,60000")
+    # The Zarr fits equal the memory map's bit for bit (checked for these seeds), so
+    # its accuracy is theirs; fewer Zarr seeds save time on a shared machine.
+    p.add_argument("--zarr-seeds", default="0,1,2")
     args = p.parse_args()
+    full_speed_blas()
     OUT.mkdir(parents=True, exist_ok=True)
-    if args.what == "generate":
+    if args.what in ISSUE24:
+        ISSUE24[args.what](args)
+    elif args.what == "generate":
         generate(args.store)
     elif args.what == "one":
         _append(run_gp(args.store, args.n, args.source, args.landmarks, args.workers,
                        args.memory_limit))
     elif args.what == "gp":
-        runs = [(int(n), "dask") for n in args.sizes.split(",")]
-        runs.append((N_TOTAL, "memmap"))
+        runs = [(int(n), args.source) for n in args.sizes.split(",")]
         for n, source in runs:
             subprocess.run([sys.executable, __file__, "one", "--store", args.store, "--n",
                             str(n), "--source", source, "--landmarks", str(args.landmarks),

@@ -426,21 +426,34 @@ def _kill_a_worker_during(client, run, ready):
     return result
 
 
-def test_killed_worker_does_not_change_a_distributed_gp_fit(client):
-    """Dask recomputes the lost tasks; the fit holds no state that dies with a worker."""
+def test_killed_worker_does_not_change_a_distributed_gp_fit(client, monkeypatch):
+    """Dask recomputes the lost tasks; the fit holds no state that dies with a worker.
+
+    A fit reads the cluster while it checks X, draws the kernel width's subsample and
+    gathers the rows its minibatches come from; its steps then run on those rows
+    here. The worker is killed as the gather starts, so the kill lands inside the
+    distributed part of the run however fast the machine is."""
     da = pytest.importorskip("dask.array")
+    from landmarking import _blocks
+
     X = np.random.default_rng(0).random((4000, 8)).astype(np.float32)
     dask_X = da.from_array(X, chunks=(1000, 8))
     params = dict(n_landmarks=4, n_steps=400, batch_size=100, random_state=0)
     undisturbed = GPLandmarks(**params).fit(dask_X)
-    finished = []  # the count of landmarks finished, reported after each one
+    victim = sorted(client.run(os.getpid).values())[0]
+    read, killed = _blocks._read_sorted, []
 
-    def report(landmarks, objectives, seconds):
-        finished.append(len(landmarks))
+    def read_after_killing_a_worker(X, rows):
+        if not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+        return read(X, rows)
 
-    disturbed = _kill_a_worker_during(
-        client, lambda: GPLandmarks(**params).fit(dask_X, checkpoint=report),
-        ready=lambda address: finished)  # after the first of 4 landmarks
+    monkeypatch.setattr(_blocks, "_read_sorted", read_after_killing_a_worker)
+    disturbed = GPLandmarks(**params).fit(dask_X)
+    assert killed == [victim]
+    client.wait_for_workers(2, timeout=50)
+    assert victim not in client.run(os.getpid).values()
     np.testing.assert_array_equal(disturbed.landmarks_, undisturbed.landmarks_)
     np.testing.assert_array_equal(disturbed.objective_, undisturbed.objective_)
 
@@ -473,65 +486,107 @@ SCHEDULER_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_lost_scheduler_is_one_clear_line_and_continue_completes_bit_identically(
-        tmp_path, monkeypatch, capsys):
-    pytest.importorskip("dask.distributed", reason="the scale extra (dask) is not installed")
-    from landmarking import _cluster
-
-    X = _circle(tmp_path, n=2000)
+def _scheduler(tmp_path):
+    """A scheduler and its worker in their own session (lost together, as when the
+    scheduler's machine is lost) and its address."""
     (tmp_path / "cluster.py").write_text(SCHEDULER_SCRIPT)
-    # Its own session, so that the scheduler and its worker go away together, as
-    # when the scheduler's machine is lost.
     scheduler = subprocess.Popen([sys.executable, "cluster.py"], cwd=tmp_path, env=_env(),
                                  stdout=subprocess.PIPE, text=True, start_new_session=True)
+    address = scheduler.stdout.readline().strip()
+    assert address.startswith("tcp://127.0.0.1:"), address
+    return scheduler, address
+
+
+def _stop(scheduler):
+    if scheduler.poll() is None:
+        os.killpg(scheduler.pid, signal.SIGKILL)
+    scheduler.wait(timeout=30)
+
+
+def test_lost_scheduler_is_one_clear_line_and_a_rerun_completes_bit_identically(
+        tmp_path, monkeypatch, capsys):
+    # A fit needs the cluster while it reads X (the check, the kernel width's
+    # subsample, the gather of the rows its minibatches come from): the scheduler
+    # is lost as the gather starts.
+    pytest.importorskip("dask.distributed", reason="the scale extra (dask) is not installed")
+    from landmarking import _blocks, _cluster
+
+    X = _circle(tmp_path, n=2000)
+    scheduler, address = _scheduler(tmp_path)
+    read, lost_at = _blocks._read_sorted, []
+
+    def read_after_losing_the_scheduler(X, rows):
+        if not lost_at:
+            os.killpg(scheduler.pid, signal.SIGKILL)
+            lost_at.append(time.monotonic())
+        return read(X, rows)
+
     try:
-        address = scheduler.stdout.readline().strip()
-        assert address.startswith("tcp://127.0.0.1:"), address
         monkeypatch.chdir(tmp_path)
         monkeypatch.setattr(_cluster, "SCHEDULER_TIMEOUT", 3)
-        lost_at, returned = [], threading.Event()
-
-        def lose_the_scheduler():
-            while not (tmp_path / "run.npz").exists():
-                if returned.wait(0.02):
-                    return  # the run ended first; the assertions below say how
-            os.killpg(scheduler.pid, signal.SIGKILL)  # once the first landmark is saved
-            lost_at.append(time.monotonic())
-
-        killer = threading.Thread(target=lose_the_scheduler)
-        killer.start()
-        try:
-            status = cli.main(["landmarks", "x.npy", "-n", "200", "--steps", str(STEPS),
-                               "--scheduler", address, "-o", "run.npz", "-q"])
-        finally:
-            returned_at = time.monotonic()
-            returned.set()
-            killer.join()
+        monkeypatch.setattr(_blocks, "_read_sorted", read_after_losing_the_scheduler)
+        status = cli.main(["landmarks", "x.npy", "-n", "200", "--steps", str(STEPS),
+                           "--scheduler", address, "-o", "run.npz", "-q"])
+        returned_at = time.monotonic()
     finally:
-        if scheduler.poll() is None:
-            os.killpg(scheduler.pid, signal.SIGKILL)
-        scheduler.wait(timeout=30)
+        _stop(scheduler)
     err = capsys.readouterr().err
-    assert lost_at, f"the run ended before the scheduler was lost: {err}"
+    assert lost_at, f"the run never gathered its rows: {err}"
     assert status == 1, err
     assert returned_at - lost_at[0] < 3 + 20, "no error within the timeout"
     line = [m for m in err.splitlines() if m.startswith("landmarking landmarks: error:")]
     assert len(line) == 1 and "Traceback" not in err, err
     assert re.search(rf"lost the Dask scheduler at {re.escape(address)} in the middle of the "
-                     r"run \(no answer within 3 s; .*\); the (\d+) landmarks finished so far "
-                     r"\(of 200\) are in run\.npz; start the scheduler again .* resume with: "
-                     r"landmarking landmarks x\.npy -n 200 --continue run\.npz -o run\.npz",
-                     line[0]), line[0]
-    saved = read_result(tmp_path / "run.npz")
-    k = len(saved["landmarks"])
-    assert 1 <= k < 200 and not bool(saved["complete"])
-    assert f"the {k} landmarks finished so far" in line[0]
-    # Resume without the cluster: a continued run is exact wherever it runs.
-    status = cli.main(["landmarks", "x.npy", "-n", str(k + 3), "--steps", str(STEPS),
-                       "--continue", "run.npz", "-o", "run.npz", "-q"])
+                     r"run \(no answer within 3 s; .*\); nothing was written; start the "
+                     r"scheduler again \(or use --dask-workers N\) and rerun\.", line[0]), line[0]
+    assert not (tmp_path / "run.npz").exists()
+    # Rerun without the cluster: the same landmarks wherever it runs.
+    monkeypatch.setattr(_blocks, "_read_sorted", read)
+    status = cli.main(["landmarks", "x.npy", "-n", "5", "--steps", str(STEPS), "-o",
+                       "run.npz", "-q"])
     assert status == 0, capsys.readouterr().err
+    single = GPLandmarks(n_landmarks=5, n_steps=STEPS, random_state=0).fit(X)
+    np.testing.assert_array_equal(read_result(tmp_path / "run.npz")["landmarks"],
+                                  single.landmarks_)
+
+
+def test_scheduler_lost_after_the_rows_are_read_leaves_the_fit_whole(tmp_path, monkeypatch,
+                                                                    capsys):
+    # Once its rows are read the fit no longer needs the cluster (issue 24): a
+    # scheduler lost after the first landmark is saved does not stop the run, which
+    # gives the landmarks of a run without a cluster.
+    pytest.importorskip("dask.distributed", reason="the scale extra (dask) is not installed")
+    from landmarking import _cluster
+
+    X = _circle(tmp_path, n=2000)
+    scheduler, address = _scheduler(tmp_path)
+    lost_at, returned = [], threading.Event()
+
+    def lose_the_scheduler():
+        while not (tmp_path / "run.npz").exists():
+            if returned.wait(0.02):
+                return  # the run ended first; the assertions below say how
+        os.killpg(scheduler.pid, signal.SIGKILL)  # once the first landmark is saved
+        lost_at.append(time.monotonic())
+
+    killer = threading.Thread(target=lose_the_scheduler)
+    try:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(_cluster, "SCHEDULER_TIMEOUT", 3)
+        killer.start()
+        try:
+            status = cli.main(["landmarks", "x.npy", "-n", "200", "--steps", str(STEPS),
+                               "--scheduler", address, "-o", "run.npz", "-q"])
+        finally:
+            returned.set()
+            killer.join()
+    finally:
+        _stop(scheduler)
+    err = capsys.readouterr().err
+    assert lost_at, f"the run ended before the scheduler was lost: {err}"
+    assert status == 0, err
     result = read_result(tmp_path / "run.npz")
-    single = GPLandmarks(n_landmarks=k + 3, n_steps=STEPS, random_state=0).fit(X)
     assert bool(result["complete"])
+    single = GPLandmarks(n_landmarks=200, n_steps=STEPS, random_state=0).fit(X)
     np.testing.assert_array_equal(result["landmarks"], single.landmarks_)
     np.testing.assert_array_equal(result["objective"], single.objective_)

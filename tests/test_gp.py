@@ -557,11 +557,14 @@ def test_zarr_and_dask_give_the_numpy_landmarks_with_auto_steps_and_refinement()
     X = rng.normal(size=(480, 5)).astype(np.float32)
     params = dict(n_landmarks=3, n_steps="auto", batch_size=80, refine=1, kernel_width=2.0,
                   random_state=0)
-    dense = GPLandmarks(chunk_size=160, **params).fit(X)
     z = zarr.create_array(store=zarr.storage.MemoryStore(), shape=X.shape, chunks=(160, 5),
                           dtype=X.dtype)
     z[:] = X
-    for stored in (z, da.from_array(X, chunks=(160, 5))):
-        fitted = GPLandmarks(**params).fit(stored)
-        np.testing.assert_array_equal(fitted.landmarks_, dense.landmarks_)
-        np.testing.assert_array_equal(fitted.n_steps_, dense.n_steps_)
+    # Default: the fit's own sample, whatever the storage chunks (issue 24); with
+    # chunk_size, the chunked sampling, the same chunks in every container.
+    for chunk_size in (None, 160):
+        dense = GPLandmarks(chunk_size=chunk_size, **params).fit(X)
+        for stored in (z, da.from_array(X, chunks=(160, 5))):
+            fitted = GPLandmarks(chunk_size=chunk_size, **params).fit(stored)
+            np.testing.assert_array_equal(fitted.landmarks_, dense.landmarks_)
+            np.testing.assert_array_equal(fitted.n_steps_, dense.n_steps_)

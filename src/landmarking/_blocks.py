@@ -11,6 +11,8 @@ function of the block and explicit arguments; the helpers decide *where*:
 - :func:`block_bounds` gives the row blocks: the storage chunks of a Zarr or Dask
   array, else blocks of a given number of rows.
 - :func:`take_rows` reads rows (a slice or any indices) into memory.
+- :func:`gather_rows` reads many sorted rows front to back, a bounded piece at a
+  time, each storage chunk once.
 - :func:`row_blocks` yields ``(slice, block)`` pairs, each block in memory.
 - :func:`map_row_blocks` applies a function to every block and returns an array
   of the same kind as the input: a lazy Dask array for Dask input (so
@@ -34,13 +36,13 @@ import sys
 
 import numpy as np
 from scipy import sparse
-from sklearn import get_config
 from sklearn.utils.validation import validate_data
 
+from ._memory import BLOCKS_PER_BUDGET, working_memory_bytes
 from ._torch import is_tensor, tensor_to_host
 
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
-           "take_rows",
+           "take_rows", "gather_rows",
            "row_blocks", "map_row_blocks", "reduce_row_blocks", "to_memory",
            "is_lazy", "is_in_memory", "find_nonfinite_row", "as_dask"]
 
@@ -191,11 +193,17 @@ def rows_per_block(row_bytes, *, working_memory=None):
     """Rows that fit in scikit-learn's ``working_memory`` budget (MiB), at least 1.
 
     The rule of ``sklearn.utils._chunking.get_chunk_n_rows``: reading the budget
-    from ``sklearn.get_config()`` lets ``sklearn.config_context`` bound our memory too.
+    from ``sklearn.get_config()`` lets ``sklearn.config_context`` bound our memory too
+    (a bad setting is refused with a clear error: :func:`._memory.working_memory_bytes`).
     """
-    if working_memory is None:
-        working_memory = get_config()["working_memory"]
-    return max(1, int(working_memory * 2**20 // max(1, row_bytes)))
+    budget = working_memory_bytes() if working_memory is None else working_memory * 2**20
+    return max(1, int(budget // max(1, row_bytes)))
+
+
+def out_of_core_block_rows(n_features):
+    """Rows per block of a pass over a memory map: ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of float64 values, at least one row."""
+    return max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * max(1, n_features)))
 
 
 def block_bounds(X, block_rows=None):
@@ -203,13 +211,16 @@ def block_bounds(X, block_rows=None):
 
     Zarr and Dask arrays keep their storage chunks (a block never straddles two
     chunks); other input is cut into blocks of ``block_rows`` rows (default: as many
-    rows of float64 as fit in ``working_memory``).
+    rows of float64 as fit in ``working_memory``, and in ``working_memory /
+    BLOCKS_PER_BUDGET`` for a memory map, whose blocks are read from disk).
     """
     n = X.shape[0]
     if _is_dask(X):
         return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
     if _is_zarr(X):
         block_rows = X.chunks[0]
+    elif block_rows is None and _is_out_of_core(X):
+        block_rows = out_of_core_block_rows(X.shape[1])
     elif block_rows is None:
         block_rows = rows_per_block(8 * max(1, X.shape[1]))
     return np.append(np.arange(0, n, block_rows, dtype=np.int64), n)
@@ -263,6 +274,47 @@ def take_rows(X, rows):
     else:
         block = X[unique]
     return _as_block(block, dtype)[inverse]
+
+
+def gather_rows(X, rows):
+    """Rows ``rows`` (sorted, without repeats) of X in memory, read front to back.
+
+    Out-of-core input is read in pieces of at most ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes, each within consecutive blocks of X (the storage
+    chunks of a Zarr or Dask array), so that every chunk is read once and a piece
+    of consecutive rows is one slice. The result, ``len(rows)`` rows of
+    :func:`working_dtype` (CSR for sparse input), and one piece are all it holds.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) > 1 and np.any(np.diff(rows) <= 0):
+        raise ValueError("gather_rows needs sorted row indices without repeats.")
+    dtype = working_dtype(X)
+    if not _is_out_of_core(X):
+        return _as_block(X if len(rows) == X.shape[0] else X[rows], dtype)
+    out = np.empty((len(rows), X.shape[1]), dtype=dtype)
+    piece_rows = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET
+                     // (dtype.itemsize * max(1, X.shape[1])))
+    # Where each block of X starts among the rows asked for; a piece is the rows of
+    # consecutive blocks, cut inside a block only when one block alone is too large.
+    cuts = np.unique(np.searchsorted(rows, block_bounds(X)))
+    start = 0
+    while start < len(rows):
+        stop = cuts[np.searchsorted(cuts, start + piece_rows, side="right") - 1]
+        stop = stop if stop > start else min(start + piece_rows, len(rows))
+        out[start:stop] = _read_sorted(X, rows[start:stop])
+        start = stop
+    return out
+
+
+def _read_sorted(X, rows):
+    """Sorted rows of an out-of-core X, as stored (one slice where they are consecutive)."""
+    if rows[-1] - rows[0] == len(rows) - 1:
+        part = X[int(rows[0]):int(rows[-1]) + 1]
+    elif _is_zarr(X):
+        part = X.oindex[rows, :]
+    else:
+        part = X[rows]
+    return part.compute() if _is_dask(X) else part
 
 
 def row_blocks(X, *, bounds=None, block_rows=None):

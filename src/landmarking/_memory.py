@@ -23,11 +23,29 @@ Available memory is the smaller of
   process already uses.
 
 When neither can be read (an unusual platform) nothing is checked.
+
+The memory budget of passes over data that lives outside memory (a memory map, a
+Zarr store, a Dask array) is scikit-learn's ``working_memory`` setting, read in one
+place, :func:`working_memory_bytes`, so that ``sklearn.config_context`` bounds
+landmarking's blocks as it bounds scikit-learn's own chunked computations.
 """
 
+import math
 import os
+from numbers import Real
 
-__all__ = ["InsufficientMemoryError", "available_memory", "check_memory", "format_bytes"]
+from sklearn import get_config
+
+__all__ = ["InsufficientMemoryError", "available_memory", "check_memory", "format_bytes",
+           "working_memory_bytes", "BLOCKS_PER_BUDGET"]
+
+#: A pass over out-of-core data holds one block of at most ``working_memory /
+#: BLOCKS_PER_BUDGET`` bytes at a time (16 MiB with scikit-learn's default of 1024
+#: MiB): the block's float64 temporaries (two or three of its size), a block read
+#: ahead and what a fit keeps (its sample, kernel table and factors) then stay well
+#: inside the budget, and a memory map is never read as one block of all rows. Small
+#: blocks cost a memory map nothing: its pages are read ahead by the kernel.
+BLOCKS_PER_BUDGET = 64
 
 
 class InsufficientMemoryError(MemoryError, ValueError):
@@ -99,6 +117,35 @@ def _rlimit_room():
         return None
     used = _address_space_used()
     return max(soft - (used or 0), 0)
+
+
+def working_memory_bytes():
+    """scikit-learn's ``working_memory`` setting (MiB), in bytes: the one memory budget.
+
+    Raises
+    ------
+    ValueError
+        When the setting is not a positive finite number of MiB (scikit-learn
+        stores whatever it is given, so a bad value would otherwise surface as a
+        confusing error deep inside a pass over the data).
+
+    Examples
+    --------
+    >>> from sklearn import config_context
+    >>> with config_context(working_memory=64):
+    ...     working_memory_bytes()
+    67108864
+    """
+    value = get_config()["working_memory"]
+    if (isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value)
+            or value <= 0):
+        raise ValueError(
+            f"scikit-learn's working_memory must be a positive number of MiB (it sizes "
+            f"the blocks landmarking reads out-of-core data in); got {value!r}. Set it "
+            "with sklearn.set_config(working_memory=1024) or, for one call, "
+            "`with sklearn.config_context(working_memory=256): ...`."
+        )
+    return int(value * 2**20)
 
 
 def available_memory():

@@ -224,12 +224,16 @@ class _Chunks:
     the steps run on the current one.
     """
 
-    def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes):
+    def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes,
+                 permutations=None):
         self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
         self.dtype = working_dtype(X)
         sizes = np.diff(bounds)
-        self.permutations = [np.random.default_rng([seed, 0xB47C, c]).permutation(n)
-                             for c, n in enumerate(sizes)]
+        # The fit's sample (.sampling) brings its order; the chunked sampling draws
+        # one permutation per chunk.
+        self.permutations = permutations or [
+            np.random.default_rng([seed, 0xB47C, c]).permutation(n)
+            for c, n in enumerate(sizes)]
         self.batch_bounds = [_batches(n, batch_size) for n in sizes]
         self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
         self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])

@@ -132,15 +132,19 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         Starting points: draws from a Gaussian with the data's mean and
         per-dimension variance (the paper's), or one given row per landmark.
     chunk_size : int or None, default=None
-        Rows per chunk the minibatches are drawn from. Each landmark visits the
-        chunks in a random order and, within a chunk, its batches (slices of a
-        fixed random permutation of the chunk's rows) in a random order, so one
-        chunk at a time is read. None: the storage chunks of a Zarr or Dask array,
-        and all rows as one chunk for other input (the paper's sampling). The
-        landmarks depend on the chunks: the same data in any container with the
-        same chunks gives the same landmarks. Data sorted by class should be
-        shuffled, or cut into small chunks, since the last chunk a landmark visits
-        weighs most.
+        None: the minibatches are slices of a seeded random order of the fit's
+        sample, every row when a landmark's ``n_steps`` can visit all
+        N // ``batch_size`` batches (the paper's sampling), else ``n_steps x
+        batch_size`` rows drawn from all N; the sample is read once, front to
+        back, and the landmarks are the same from a NumPy array, a memory map, a
+        Zarr or a Dask array in any chunking, and every batch mixes rows from the
+        whole array however they are ordered (see the guide's page "Data larger
+        than memory"). An int: the earlier chunked sampling, where each landmark
+        visits chunks of that many rows in a random order and, within a chunk, its
+        batches (slices of a fixed random permutation of the chunk's rows); its
+        landmarks depend on the chunks, the same in any container, and data
+        sorted by class should be shuffled first, since the last chunk a landmark
+        visits weighs most.
     block_size : int, default=1
         Landmarks learned together: each block of ``block_size`` new landmarks
         runs ``n_steps`` steps of joint stochastic ascent on the log-determinant of
@@ -184,7 +188,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     landmarks_ : ndarray of shape (n_landmarks, n_features)
         The landmarks, in order of selection.
     objective_ : ndarray of shape (n_landmarks,)
-        The objective each landmark reached: (1/N) phi^T M phi on all the data.
+        The objective each landmark reached: (1/P) phi^T M phi on the fit's
+        sample of P rows (all the data unless N > ``n_steps x batch_size``).
     kernel_width_ : float
         The kernel width eta used.
     landmark_seconds_ : ndarray of shape (n_landmarks,)

@@ -6,8 +6,9 @@ draws the start and the order of batches from ``(seed, k)``, has the backend
 (:func:`.backend.gp_backend`: NumPy on the host or torch on a device) run the
 steps and add the landmark's kernel column, puts a block's landmarks in greedy
 order (:func:`.blocks.greedy_order`), reports to the callback after each landmark
-or block, and computes the objectives on all the data from the backend's Gram
-matrix at the end. A ``KeyboardInterrupt`` carries the
+or block, and computes the objectives on the fit's sample (:mod:`.sampling`: the
+rows its minibatches come from, all the data unless N > steps x batch_size) from
+the backend's Gram matrix at the end. A ``KeyboardInterrupt`` carries the
 landmarks finished so far (``partial_result``). The step schedule, the move and
 the stopping rule of ``n_steps="auto"`` are in :mod:`.objective`.
 """
@@ -21,14 +22,13 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._blocks import chunk_bounds
 from .._typing import ArrayLike, DeviceLike, MatrixLike
-from ..kernels import column_mean_std
 from ..spaces import project
 from .backend import gp_backend
 from .batches import _batch_order, _Chunks
 from .blocks import greedy_order
 from .objective import RIDGE, _objectives, max_steps
+from .sampling import draw_sample
 
 __all__ = ["learn_gp_landmarks"]
 
@@ -69,9 +69,11 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
     already be validated (finite, 2-D, feasible for ``space``). It may be a NumPy
-    array, a CSR matrix, a memory map, a Zarr array or a Dask array: X is read one
-    chunk at a time and never copied whole, except an in-memory array while the
-    copy is small (see Notes).
+    array, a CSR matrix, a memory map, a Zarr array or a Dask array: the rows the
+    minibatches come from (:mod:`.sampling`) are read once, front to back, in
+    blocks bounded by scikit-learn's ``working_memory``, and the steps run on them
+    in memory, so the landmarks are the same from every container and chunking
+    (see Notes).
 
     Parameters
     ----------
@@ -88,16 +90,17 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         Landmarks of an earlier run on the same data with the same settings; they
         are kept and the run continues with landmark k + 1.
     seed : int
-        Landmark k draws its start and its order of chunks and batches from
-        ``(seed, k)``, and the batches of chunk c come from a permutation drawn from
-        ``(seed, c)``, so landmark k never depends on how many landmarks are asked
+        The sample and its batches come from ``seed`` (:func:`.sampling.draw_sample`;
+        with ``chunk_size``, the batches of chunk c from a permutation drawn from
+        ``(seed, c)``); landmark k draws its start and its order of batches from
+        ``(seed, k)``, so landmark k never depends on how many landmarks are asked
         for.
     callback : callable, optional
         Called as ``callback(landmarks, objectives, seconds)`` right after each
         landmark is finished: the landmarks so far (k + 1 rows, a view: copy to
         keep) and the ``objectives`` and ``seconds`` of the new ones so far. The
         objectives are computed for all landmarks at the end, in one pass over the
-        data: they are NaN in every call but the last, which comes after that pass.
+        sample: they are NaN in every call but the last, which comes after that pass.
         Used to save a run as it goes (``GPLandmarks.fit(checkpoint=...)``).
     return_n_steps : bool
         Also return the number of steps each new landmark ran.
@@ -121,8 +124,9 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     -------
     landmarks : ndarray (n_landmarks, n_features), float64
     objectives : ndarray (n_landmarks,)
-        f at each landmark (the previous ones included) on all the data, divided
-        by N, computed after the last landmark in one pass.
+        f at each landmark (the previous ones included) on the sample, divided by
+        its P rows (all the data unless N > steps x batch_size), computed after the
+        last landmark in one pass.
     seconds : ndarray (n_landmarks - k,)
         Wall time for each new landmark (a block's time shared evenly by its
         landmarks).
@@ -135,17 +139,29 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
 
     Notes
     -----
-    Memory: one chunk of X (rows x n_features) at a time, plus the kernel table
-    Phi, n_samples x n_landmarks values of X's dtype, when it fits in
-    ``KERNEL_TABLE_BYTES`` (else only the visited chunk's Phi, recomputed at each
-    visit), plus the batches' Cholesky factors (at most ``FACTOR_CACHE_BYTES``),
-    plus copies of dense chunks in the batches' order (``batches.IN_ORDER_BYTES``):
-    of all chunks while they fit in 2 GiB and a quarter of the memory available, for
-    data in memory; else of one chunk (never for chunks over 2 GiB).
-    The objectives are computed after the last landmark, in one more pass.
-    On a torch device the memory is that of :func:`._torch.torch_fit`.
+    Memory, with P rows in the sample (P = N, or ``steps x batch_size`` when that
+    is smaller; steps = ``n_steps``, or ``objective.AUTO_MAX_STEPS`` for "auto"),
+    d features, K landmarks, s bytes per value of X's working dtype and
+    n_b = P // batch_size batches::
+
+        P d s                the sample (none for an in-memory array with P = N)
+      + P d s                its copy in batch order, when steps >= 4 n_b and it
+                             fits batches.IN_ORDER_BYTES (2 GiB)
+      + P K s                the kernel table on the sample, while it fits
+                             KERNEL_TABLE_BYTES (2 GiB) and half the memory
+                             available; else recomputed for each landmark
+      + n_b K^2 8            the batches' Cholesky factors (<= FACTOR_CACHE_BYTES)
+      + W / 64 (x 2-3)       while X is read (the non-finite check, the gather of
+                             the sample), one block of W = scikit-learn's
+                             working_memory and its float64 temporaries
+
+    never N x K or a block of all N rows of out-of-core input; with
+    ``kernel_width="auto"`` the estimator also holds a 2000 x 2000 distance table
+    (64 MB) once, before the fit. With ``chunk_size``: one chunk of X at a time and
+    the kernel table on all N rows (the earlier layout). On a torch device the
+    memory is that of :func:`._torch.torch_fit`, for the sample.
     """
-    n_samples, n_features = X.shape
+    n_features = X.shape[1]
     backend = gp_backend(device)
     if block_size > 1 and not backend.blocks:
         raise ValueError(
@@ -154,20 +170,21 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
-    bounds = chunk_bounds(X, chunk_size)
-    chunks = _Chunks(X, bounds, batch_size, landmarks, kernel_width, seed,
-                     backend.table_bytes())
-    mean, std = column_mean_std(X, bounds)
+    sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
+                         chunk_size=chunk_size)
+    chunks = _Chunks(sample.X, sample.bounds, batch_size, landmarks, kernel_width, seed,
+                     backend.table_bytes(), permutations=sample.permutations)
+    mean, std = sample.mean_std()
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
     outer = tqdm(firsts, desc="landmarks" if block_size == 1 else "blocks",
                  disable=not verbose, unit="landmark" if block_size == 1 else "block")
-    with backend.fit(X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
+    with backend.fit(sample.X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
                      space=space, max_steps=steps_per_landmark, s0=s0, tau=tau,
                      auto=auto, **({"n_jobs": n_jobs} if block_size > 1 else {})) as fit:
 
         def result(done):
-            objectives = _objectives(fit.gram(done), n_samples, 0)
+            objectives = _objectives(fit.gram(done), sample.n_rows, 0)
             out = (landmarks[:done].copy() if done < n_landmarks else landmarks, objectives,
                    np.asarray(seconds))
             return out + (np.asarray(steps, dtype=np.int64),) if return_n_steps else out
@@ -190,7 +207,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                 if end > k + 1:
                     # Greedy order inside the block: every prefix of the list stays a
                     # landmark set (largest posterior variance on all the data first).
-                    picked, _ = greedy_order(fit.block_gram(k, end), k, RIDGE * n_samples)
+                    picked, _ = greedy_order(fit.block_gram(k, end), k, RIDGE * sample.n_rows)
                     landmarks[k:end] = landmarks[k:end][picked]
                     fit.reorder(k, picked)
                 for j in range(k, end):

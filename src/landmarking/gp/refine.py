@@ -4,8 +4,8 @@
 in order, each re-optimised by the same steps with ``M`` projecting out the span of
 all the others. Since det(Phi^T Phi) = f_1 f_2 ... f_K for the sequential objectives,
 and a landmark's f given all the others is det(Phi^T Phi) over a quantity that does
-not depend on it, a move is kept only when it raises that f on all the data: the
-sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
+not depend on it, a move is kept only when it raises that f on the fit's sample
+(:mod:`.sampling`): the sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
 
 The steps are those of the sequential pass (:mod:`._numpy`, on the host); the
 symbols are those of :mod:`.objective`.
@@ -18,11 +18,11 @@ from typing import Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._blocks import chunk_bounds
 from .._typing import ArrayLike, MatrixLike
 from ._numpy import _Refinement
 from .batches import _batch_order
 from .objective import _objectives, max_steps
+from .sampling import draw_sample
 
 __all__ = ["refine_gp_landmarks"]
 
@@ -40,7 +40,7 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
     objective f, with M projecting out the span of the other K - 1 landmarks'
     columns instead of the k before it, starting where it is, with the step schedule
     continued after the ``n_steps`` (per earlier pass) it has had. The new position
-    is kept only if it raises f given the others on all the data (one pass per
+    is kept only if it raises f given the others on the fit's sample (one pass per
     landmark), so each accepted move raises det(Phi^T Phi), the product of the
     sequential objectives: the sweeps are coordinate ascent on the joint objective,
     and the full objective never drops. Order and meaning of the list are kept.
@@ -61,19 +61,21 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
     -------
     landmarks : ndarray (K, n_features), float64
     objectives : ndarray (K,)
-        (1/N) phi_k^T M phi_k given the landmarks before k, on all the data.
+        (1/P) phi_k^T M phi_k given the landmarks before k, on the fit's sample
+        of P rows (:mod:`.sampling`; all the data unless N > n_steps x batch_size).
     n_steps : ndarray (n_sweeps, K), int
         Steps run by each landmark in each sweep.
     accepted : ndarray (n_sweeps, K), bool
         Whether the new position was kept.
     """
-    n_samples = X.shape[0]
+    sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
+                         chunk_size=chunk_size)
     landmarks = np.array(landmarks, dtype=np.float64)
     n_landmarks = len(landmarks)
     auto = isinstance(n_steps, str)
     steps_per_run = max_steps(n_steps)
-    state = _Refinement(X, landmarks, chunk_bounds(X, chunk_size), batch_size, kernel_width,
-                        seed)
+    state = _Refinement(sample.X, landmarks, sample.bounds, batch_size, kernel_width, seed,
+                        permutations=sample.permutations)
     steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
     accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
     for sweep in range(n_sweeps):
@@ -85,4 +87,5 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
                 k, order, s0=s0, tau=tau, space=space,
                 first_step=(sweep + 1) * steps_per_run + 1, auto=auto)
             accepted[sweep, k] = state.accept(k, t)
-    return state.chunks.landmarks, _objectives(state.full_gram, n_samples, 0), steps, accepted
+    return (state.chunks.landmarks, _objectives(state.full_gram, sample.n_rows, 0), steps,
+            accepted)

@@ -1,0 +1,191 @@
+"""Where a GP fit's minibatches come from: a seeded sample of all rows, whatever the storage.
+
+The steps of :func:`.learn.learn_gp_landmarks` read minibatches that
+are consecutive slices of a seeded random order of *the sample*, a set of rows that
+depends only on the number of rows, the batch size, the steps per landmark and the
+seed, never on the container or its chunks:
+
+- **All rows**, when a landmark's steps can visit every batch (``N // batch_size
+  <= steps``): the rows in the order of a permutation drawn from ``(seed, 0xB47C,
+  0)``. This is the paper's sampling and the layout fits in memory have always
+  used, so their landmarks are unchanged.
+- **steps x batch_size rows drawn without replacement from all N rows**, in a
+  random order, otherwise. Each batch is then a uniform sample of all rows
+  (however the rows are ordered: by time, by source, by class), and every
+  landmark's steps visit each batch of the sample once, in their own order: a
+  landmark sees as many points as when its batches were drawn from all the data,
+  and every landmark sees the same ones, so that their kernel columns are kept for
+  those rows only.
+
+The sample's rows are read front to back (:func:`landmarking._blocks.gather_rows`:
+one pass over a memory map, each Zarr chunk or Dask block read once, a piece of at
+most ``working_memory / 64`` at a time) and held in memory in row order, with the
+random order as a permutation of them. So the kernel columns (whose rounding in a
+BLAS matrix-vector product depends on where a row sits in the array) are computed on
+the same rows in the same layout from a NumPy array, a memory map, a Zarr store or a
+Dask array in any chunking, and the landmarks are the same bit for bit. The column
+means and deviations that place the starting points are summed in row order in
+blocks (:func:`sample_mean_std`), giving the bits of one pass over the sample.
+
+With ``chunk_size`` (``GPLandmarks(chunk_size=...)``) a fit keeps the earlier
+sampling instead: X as it is, cut into chunks of that many rows, each with its own
+permutation, visited one after another; its landmarks depend on the chunks.
+
+Memory of the sample: ``P x n_features`` values of the data's working dtype (float32
+stays float32), ``P = N`` or ``steps x batch_size``, plus ``2 P`` integers for its
+order; an array in memory whose sample is all its rows is used as it is (no copy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from .._blocks import chunk_bounds, gather_rows, is_in_memory, working_dtype
+from .._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
+from .._typing import MatrixLike
+from ..kernels import column_mean_std
+
+__all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
+
+#: The stream that has always drawn the permutation of a single chunk of all rows.
+PERMUTATION_STREAM = 0xB47C
+#: The stream of the rows of a sample smaller than the data.
+SAMPLE_STREAM = 0x5A4D
+
+
+def sample_size(n_samples: int, batch_size: int, steps: int) -> int:
+    """Rows in the sample: all ``n_samples`` when the steps of one landmark can visit
+    every batch (``n_samples // batch_size <= steps``), else ``steps * batch_size``."""
+    n_batches = max(1, n_samples // batch_size)
+    return n_samples if n_batches <= steps else steps * batch_size
+
+
+@dataclass
+class Sample:
+    """The rows a fit's minibatches come from.
+
+    Attributes
+    ----------
+    X : ndarray or CSR matrix (P, n_features)
+        The rows, in row order, in memory (the input itself when that is an array in
+        memory and the sample is all its rows).
+    rows : ndarray (P,) of int or None
+        Their indices in the input, sorted; None when they are all rows.
+    order : ndarray (P,) of int or None
+        The random order: batch j is rows ``order[j * b:(j + 1) * b]`` of ``X`` (the
+        last batch takes the remainder). None for the chunked sampling, whose
+        permutations :class:`.batches._Chunks` draws per chunk.
+    n_samples : int
+        Rows of the input.
+    chunks : ndarray of int or None
+        Chunk offsets of the chunked sampling (``chunk_size`` given), else None.
+    """
+
+    X: MatrixLike
+    rows: np.ndarray | None
+    order: np.ndarray | None
+    n_samples: int
+    chunks: np.ndarray | None = None
+
+    @property
+    def n_rows(self) -> int:
+        """Rows the fit's steps and objectives see: P."""
+        return self.X.shape[0]
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """The chunks of the fit: the sample as one chunk ``[0, P]``, or the chunks
+        of the chunked sampling."""
+        if self.chunks is not None:
+            return self.chunks
+        return np.array([0, self.n_rows], dtype=np.int64)
+
+    @property
+    def permutations(self) -> list[np.ndarray] | None:
+        """The order of the one chunk, as :class:`.batches._Chunks` takes it (None:
+        drawn there per chunk)."""
+        return None if self.order is None else [self.order]
+
+    def mean_std(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-column mean and deviation of the rows, for the starting points."""
+        if self.order is None:
+            return column_mean_std(self.X, self.chunks)
+        return sample_mean_std(self.X)
+
+
+def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
+                chunk_size: int | None = None) -> Sample:
+    """The sample of X for ``batch_size`` and ``steps`` per landmark, drawn from ``seed``.
+
+    Parameters
+    ----------
+    X : validated array (any kind :func:`landmarking._blocks.check_rows` accepts)
+    batch_size : int
+    steps : int
+        Steps per landmark (the most a landmark may run).
+    seed : int
+    chunk_size : int or None
+        When given, the chunked sampling: X itself in chunks of this many rows.
+
+    Returns
+    -------
+    Sample
+    """
+    n = X.shape[0]
+    if chunk_size is not None:
+        return Sample(X, None, None, n, chunks=chunk_bounds(X, chunk_size))
+    size = sample_size(n, batch_size, steps)
+    if size == n:
+        # The permutation a single chunk of all rows has always been cut by.
+        order = np.random.default_rng([seed, PERMUTATION_STREAM, 0]).permutation(n)
+        if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
+            return Sample(X, None, order, n)
+        _check_room(X, size, batch_size, steps)
+        return Sample(gather_rows(X, np.arange(n)), None, order, n)
+    _check_room(X, size, batch_size, steps)
+    drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
+    rows = np.sort(drawn)
+    order = np.searchsorted(rows, drawn)
+    return Sample(gather_rows(X, rows), rows, order, n)
+
+
+def _check_room(X, size, batch_size, steps):
+    """Refuse at once, with the way out, a sample that will not fit in memory."""
+    nbytes = size * X.shape[1] * working_dtype(X).itemsize
+    check_memory(nbytes, what=f"the GP fit's sample of {size:,} rows x {X.shape[1]}",
+                 way_out=f"lower n_steps ({steps}) or batch_size ({batch_size}): the sample "
+                 "is at most n_steps x batch_size rows")
+
+
+def _c_ordered(X):
+    return (X.dtype in (np.float32, np.float64) and X.flags.c_contiguous
+            and type(X) is np.ndarray)
+
+
+def sample_mean_std(X: MatrixLike) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column mean and standard deviation (float64) of an in-memory sample.
+
+    The sums run over the rows in order, in blocks of at most ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of float64 with the running sum carried into the next
+    block (a reduction down the columns of a C-ordered array adds the rows one by
+    one), so the result has the bits of :func:`landmarking.kernels.column_mean_std`
+    on the whole sample in one block, and its memory is one block. A single column
+    (whose sum NumPy adds pairwise) and sparse rows are summed in one block.
+    """
+    n, d = X.shape
+    block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
+    if sparse.issparse(X) or d == 1 or block >= n:
+        return column_mean_std(X, np.array([0, n]))
+    total = np.zeros(d)
+    for start in range(0, n, block):
+        total = np.add.reduce(np.vstack([total[None], X[start:start + block]]), axis=0,
+                              dtype=np.float64)
+    mean = total / n
+    m2 = np.zeros(d)
+    for start in range(0, n, block):
+        m2 = np.add.reduce(np.vstack([m2[None], (X[start:start + block] - mean) ** 2]),
+                           axis=0)
+    return mean, np.sqrt(m2 / n)

@@ -1,0 +1,165 @@
+"""The GP fit's sample: uniform over all rows, the same bits from every container."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn import config_context
+
+from landmarking._blocks import gather_rows
+from landmarking._memory import working_memory_bytes
+from landmarking.gp.sampling import draw_sample, sample_mean_std, sample_size
+from landmarking.kernels import column_mean_std
+
+da = pytest.importorskip("dask.array", reason="the scale extra (dask) is not installed")
+zarr = pytest.importorskip("zarr", reason="the scale extra (zarr) is not installed")
+
+
+def _containers(X, folder):
+    """X as NumPy, a memory map, Zarr and Dask arrays, each Zarr/Dask in two chunkings."""
+    np.save(folder / "X.npy", X)
+    kinds = {"numpy": X, "memmap": np.load(folder / "X.npy", mmap_mode="r")}
+    for rows in (700, 2500):
+        z = zarr.create_array(store=str(folder / f"X{rows}.zarr"), shape=X.shape,
+                              chunks=(rows, X.shape[1]), dtype=X.dtype)
+        z[:] = X
+        kinds[f"zarr-{rows}"] = z
+        kinds[f"dask-{rows}"] = da.from_zarr(z).rechunk((rows + 333, -1))
+    return kinds
+
+
+@pytest.mark.parametrize("steps", [40, 200])  # a sample of 4,000 rows; all 10,000 rows
+def test_sample_is_the_same_from_every_container_and_chunking(tmp_path, steps):
+    X = np.random.default_rng(0).random((10_000, 6)).astype(np.float32)
+    reference = draw_sample(X, batch_size=100, steps=steps, seed=3)
+    assert reference.n_rows == sample_size(10_000, 100, steps) == min(10_000, steps * 100)
+    with config_context(working_memory=0.5):  # many small pieces
+        for name, kind in _containers(X, tmp_path).items():
+            got = draw_sample(kind, batch_size=100, steps=steps, seed=3)
+            np.testing.assert_array_equal(got.X, reference.X, err_msg=name)
+            np.testing.assert_array_equal(got.order, reference.order, err_msg=name)
+            assert type(got.X) is np.ndarray and got.X.flags.c_contiguous
+
+
+def test_sample_of_all_rows_is_the_permutation_fits_have_always_used():
+    X = np.random.default_rng(1).random((900, 3))
+    sample = draw_sample(X, batch_size=50, steps=100, seed=7)
+    assert sample.X is X and sample.rows is None
+    np.testing.assert_array_equal(
+        sample.order, np.random.default_rng([7, 0xB47C, 0]).permutation(900))
+
+
+def test_batches_of_label_sorted_rows_mix_the_labels():
+    # 20,000 rows sorted by ten labels: 2,000-row storage chunks would each hold one.
+    labels = np.repeat(np.arange(10), 2000)
+    X = labels[:, None] + np.random.default_rng(2).random((20_000, 4))
+    b = 500
+    sample = draw_sample(X, batch_size=b, steps=10, seed=0)  # 5,000 of 20,000 rows
+    assert sample.n_rows == 5000
+    drawn = labels[sample.rows[sample.order]].reshape(-1, b)
+    shares = np.stack([np.bincount(batch, minlength=10) / b for batch in drawn])
+    # Every batch holds every label near its share of 1/10 (sd 0.013 for 500 rows).
+    assert shares.min() > 0.04 and shares.max() < 0.17, shares
+    # Each batch draws from the whole array, not from a few neighbouring rows.
+    spans = [np.ptp(sample.rows[sample.order[j * b:(j + 1) * b]]) for j in range(10)]
+    assert min(spans) > 0.95 * 20_000
+
+
+def test_sample_mean_std_has_the_bits_of_one_pass(tmp_path):
+    X = (np.random.default_rng(3).random((30_011, 7)) * 50 + 9).astype(np.float32)
+    whole = column_mean_std(X, np.array([0, len(X)]))
+    with config_context(working_memory=0.25):  # 16 KiB blocks: 292 rows
+        blocked = sample_mean_std(X)
+    for got, want in zip(blocked, whole, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_gather_reads_a_memmap_in_pieces_of_the_budget(tmp_path):
+    X = np.random.default_rng(4).random((100_000, 20))
+    np.save(tmp_path / "X.npy", X)
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    rows = np.arange(0, 100_000, 10)
+    tracemalloc.start()
+    with config_context(working_memory=16):  # 1 MiB pieces
+        got = gather_rows(mm, rows)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    np.testing.assert_array_equal(got, X[rows])
+    assert peak < got.nbytes + 3 * 2**20, peak  # the result and a piece or two
+
+
+@pytest.mark.parametrize("value", [0, -5, float("nan"), "1GB", True])
+def test_bad_working_memory_is_refused_with_the_fix(value, tmp_path):
+    X = np.zeros((10, 2), dtype=np.float32)
+    np.save(tmp_path / "X.npy", X)
+    with config_context(working_memory=value):
+        with pytest.raises(ValueError, match=r"working_memory must be a positive number "
+                           r"of MiB.*got .*sklearn.set_config\(working_memory=1024\)"):
+            working_memory_bytes()
+        with pytest.raises(ValueError, match="working_memory must be a positive number"):
+            draw_sample(np.load(tmp_path / "X.npy", mmap_mode="r"), batch_size=2, steps=1,
+                        seed=0)
+
+
+def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, monkeypatch):
+    # Rows stored by label in 2,000-row chunks (each nearly one label), as real
+    # stores often are. The statistic is on the rows the fit's steps drew.
+    from landmarking import GPLandmarks
+    from landmarking.gp import learn
+
+    labels = np.repeat(np.arange(10), 2000)
+    X = (labels[:, None] + np.random.default_rng(5).random((20_000, 4))).astype(np.float32)
+    z = zarr.create_array(store=str(tmp_path / "sorted.zarr"), shape=X.shape,
+                          chunks=(2000, 4), dtype="float32")
+    z[:] = X
+    seen = {}
+    draw, order = learn.draw_sample, learn._batch_order
+    monkeypatch.setattr(learn, "draw_sample",
+                        lambda *a, **k: seen.setdefault("sample", draw(*a, **k)))
+    monkeypatch.setattr(learn, "_batch_order",
+                        lambda *a: seen.setdefault("orders", []).append(order(*a))
+                        or seen["orders"][-1])
+    gp = GPLandmarks(n_landmarks=3, n_steps=15, batch_size=500, kernel_width=1.0,
+                     random_state=0).fit(z)
+    sample = seen["sample"]
+    assert sample.n_rows == 7500 and len(seen["orders"]) == 3
+    bounds = np.arange(0, sample.n_rows + 1, 500)
+    drawn = [labels[sample.rows[sample.order[bounds[j]:bounds[j + 1]]]]
+             for steps in seen["orders"] for _, j in steps]
+    assert len(drawn) == 45
+    shares = np.stack([np.bincount(batch, minlength=10) / 500 for batch in drawn])
+    assert shares.min() > 0.04 and shares.max() < 0.17, shares
+    # The same landmarks as the rows in memory (the sample does not see the chunks).
+    monkeypatch.undo()
+    np.testing.assert_array_equal(
+        gp.landmarks_, GPLandmarks(n_landmarks=3, n_steps=15, batch_size=500,
+                                   kernel_width=1.0, random_state=0).fit(X).landmarks_)
+
+
+def test_a_sample_too_large_for_memory_is_refused_with_the_way_out(tmp_path, monkeypatch):
+    from landmarking import _memory
+
+    X = np.zeros((5000, 3), dtype=np.float32)
+    np.save(tmp_path / "X.npy", X)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 10_000)
+    with pytest.raises(MemoryError, match=r"the GP fit's sample of 2,000 rows x 3 .*needs "
+                       r"about .*lower n_steps \(20\) or batch_size \(100\)"):
+        draw_sample(np.load(tmp_path / "X.npy", mmap_mode="r"), batch_size=100, steps=20,
+                    seed=0)
+
+
+def test_torch_path_fits_the_same_sample_of_a_memory_map(tmp_path):
+    # The sample (300 of 900 rows) is what the device gets, not the whole input.
+    torch = pytest.importorskip("torch")
+    from landmarking import GPLandmarks
+    from landmarking.datasets import make_noisy_swiss_roll
+
+    X, _ = make_noisy_swiss_roll(900, random_state=3)
+    np.save(tmp_path / "X.npy", X)
+    params = dict(n_landmarks=4, n_steps=6, batch_size=50, random_state=0)
+    on_host = GPLandmarks(**params).fit(X)
+    on_torch = GPLandmarks(device=torch.device("cpu"), **params).fit(
+        np.load(tmp_path / "X.npy", mmap_mode="r"))
+    np.testing.assert_allclose(on_torch.landmarks_, on_host.landmarks_, rtol=0,
+                               atol=1e-8 * np.abs(on_host.landmarks_).max())
+    np.testing.assert_allclose(on_torch.objective_, on_host.objective_, rtol=1e-7)
