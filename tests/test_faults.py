@@ -163,17 +163,18 @@ def test_kill_9_during_topics_then_continue_is_bit_identical(tmp_path):
             fh.write(json.dumps({"text": " ".join(rng.choice(group, size=15))}) + "\n")
     total = 100
     args = ("topics", "posts.jsonl", "--steps", STEPS, "-q")
-    # The uninterrupted run first: the reference, and the time its rest takes after its
-    # first checkpoint on this machine.
+    # The uninterrupted run first: the reference.
     with open(tmp_path / "u.out", "wb") as out:
         reference_run = subprocess.Popen(_command(*args, "-n", total, "-o", "u.npz"),
                                          cwd=tmp_path, env=_env(), stdout=out,
                                          stderr=subprocess.PIPE)
-        _wait_for(tmp_path / "u.npz", reference_run)
-        first = time.monotonic()
         _, err = reference_run.communicate(timeout=50)
-        seconds_left = time.monotonic() - first
     assert reference_run.returncode == 0, err.decode(errors="replace")
+    # The kill lands as soon as the first checkpoint is on disk (one landmark of 100
+    # done). A delay in proportion to the rest of a run's wall time let the kill land
+    # in the process's exit, after the last landmark was written, in 2 of 5 loaded
+    # runs: the topics' output records no per-landmark seconds to size it by.
+    seconds_left = 0.0
     proc = subprocess.Popen(_command(*args, "-n", total, "-o", "t.npz"), cwd=tmp_path, env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _signal_soon_after_the_first_checkpoint(proc, tmp_path / "t.npz", signal.SIGKILL,
