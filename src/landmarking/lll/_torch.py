@@ -179,8 +179,12 @@ def _sparse_on_device(M, device):
     torch = import_torch(device)
     M = sparse.coo_matrix(M)
     indices = torch.as_tensor(np.vstack([M.row, M.col]).astype(np.int64))
-    return torch.sparse_coo_tensor(indices, torch.as_tensor(M.data), M.shape,
-                                   check_invariants=False).to(device)
+    # scipy's indices are valid, so torch's invariant checks are skipped; said for
+    # the copy to the device too, where torch 2.11 warns ("implicitly disabled") on
+    # every call otherwise (seen on an H100).
+    with torch.sparse.check_sparse_tensor_invariants(enable=False):
+        return torch.sparse_coo_tensor(indices, torch.as_tensor(M.data), M.shape,
+                                       check_invariants=False).to(device)
 
 
 def _local_weights(rows, local):
