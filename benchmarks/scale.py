@@ -15,6 +15,8 @@ Issue 24 (out of core without surprises), each on its own data:
         # parameters against chunk_size by hand: seconds and tracemalloc peak
     python benchmarks/scale.py sorted --store /tmp/scale   # MNIST ordered by label as a
         # memory map and a Zarr store (2,000-row chunks) against shuffled rows in memory
+    python benchmarks/scale.py sorted --data yaleB --store /tmp/scale  # the same for the
+        # Yale B faces ordered by subject (50-row chunks, about one subject each)
     python benchmarks/scale.py containers --store /tmp/scale  # one fit, NumPy / memory
         # map / Zarr / Dask, two chunkings each: are the landmarks identical?
 
@@ -325,27 +327,45 @@ def memmap(args):
               f"{r['load']:.1f} |", flush=True)
 
 
-def _sorted_mnist(n):
-    from landmarking.datasets.real import load_mnist
+#: Rows per Zarr chunk of the sorted stores: about one class each (a digit among
+#: 2,000 MNIST rows is nearly one label; Yale B has about 45 training faces a subject).
+SORTED_CHUNK = {"mnist": 2000, "yaleB": 50}
 
-    X, y = load_mnist(split="train")
-    X, y = X[:n], y[:n]
+
+def _sorted_rows(data, n):
+    """Training rows ordered by label (the first ``n`` for MNIST), and a test set.
+
+    MNIST: the official test digits. Yale B (2,414 faces of 38 subjects, pixels /
+    255): a seeded stratified 70/30 split, the task the subject.
+    """
+    from landmarking.datasets.real import load_faces, load_mnist
+
+    if data == "mnist":
+        X, y = load_mnist(split="train")
+        X, y = X[:n], y[:n]
+        X_test, y_test = load_mnist(split="test")
+    else:
+        from sklearn.model_selection import train_test_split
+
+        images, labels = load_faces(data)
+        flat = images.reshape(len(images), -1).astype(np.float32) / 255
+        X, X_test, y, y_test = train_test_split(flat, labels, test_size=0.3, stratify=labels,
+                                                random_state=12345)
     order = np.argsort(y, kind="stable")
-    X_test, y_test = load_mnist(split="test")
     return X[order], y[order], X_test, y_test
 
 
 def sorted_one(args):
-    """Test accuracy of one GP fit on MNIST ordered by label (args.kind: 'shuffled'
-    in memory, 'memmap' or 'zarr' with 2,000-row chunks of the sorted rows)."""
+    """Test accuracy of one GP fit on ``args.data`` ordered by label (args.kind:
+    'shuffled' in memory, 'memmap' or 'zarr' with SORTED_CHUNK rows per chunk)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     from landmarking import GPLandmarks
 
-    X, y, X_test, y_test = _sorted_mnist(args.n)
-    folder = Path(args.store) / f"mnist_sorted_{args.n}"
+    X, y, X_test, y_test = _sorted_rows(args.data, args.n)
+    folder = Path(args.store) / f"{args.data}_sorted_{args.n}"
     if args.kind == "shuffled":
         order = np.random.default_rng(12345).permutation(len(X))
         data, labels = X[order], y[order]
@@ -359,7 +379,8 @@ def sorted_one(args):
 
         if not (folder / "X.zarr").exists():
             z = zarr.create_array(store=str(folder / "X.zarr"), shape=X.shape,
-                                  chunks=(2000, X.shape[1]), dtype="float32")
+                                  chunks=(SORTED_CHUNK[args.data], X.shape[1]),
+                                  dtype="float32")
             z[:] = X
         data, labels = zarr.open_array(str(folder / "X.zarr"), mode="r"), y
     results = []
@@ -370,40 +391,46 @@ def sorted_one(args):
         clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
         clf.fit(gp.transform(data), labels)
         accuracy = float(clf.score(gp.transform(X_test), y_test))
-        np.save(folder.parent / f"mnist_{args.n}_{args.kind}_{seed}.npy", gp.landmarks_)
+        np.save(folder.parent / f"{args.data}_{args.n}_{args.kind}_{seed}.npy", gp.landmarks_)
         results.append({"seed": seed, "accuracy": accuracy, "seconds": seconds})
-    print(json.dumps({"n": args.n, "kind": args.kind, "results": results,
+    print(json.dumps({"n": args.n, "n_rows": len(X), "kind": args.kind, "results": results,
                       "load": os.getloadavg()[0]}))
 
 
 def sorted_table(args):
     print(machine_line())
-    print("MNIST training rows ordered by label; GPLandmarks(n_landmarks=50, random_state="
-          "seed) (defaults otherwise); standardised features, LogisticRegression; test "
-          "accuracy on the 10,000 test digits, seeds " + args.seeds)
+    chunk = SORTED_CHUNK[args.data]
+    print(f"{args.data} training rows ordered by label; GPLandmarks(n_landmarks=50, "
+          "random_state=seed) (defaults otherwise); standardised features, "
+          "LogisticRegression; test accuracy ("
+          + ("the 10,000 test digits" if args.data == "mnist" else "a stratified 30% split")
+          + "), seeds " + args.seeds)
     print("| n | rows | accuracy per seed | mean | vs shuffled in memory | fit s | load |")
     print("|---|---|---|---|---|---|---|")
-    for n in (int(n) for n in args.mnist_sizes.split(",")):
+    sizes = [int(n) for n in args.mnist_sizes.split(",")] if args.data == "mnist" else [0]
+    for n in sizes:
         reference = None
         for kind in ("shuffled", "memmap", "zarr"):
             seeds = args.zarr_seeds if kind == "zarr" else args.seeds
             out = subprocess.run([sys.executable, __file__, "sorted-one", "--store", args.store,
-                                  "--n", str(n), "--kind", kind, "--seeds", seeds],
+                                  "--data", args.data, "--n", str(n), "--kind", kind,
+                                  "--seeds", seeds],
                                  check=True, capture_output=True, text=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             acc = [x["accuracy"] for x in r["results"]]
             mean = float(np.mean(acc))
             reference = mean if reference is None else reference
             name = {"shuffled": "shuffled, in memory", "memmap": "sorted, memory map",
-                    "zarr": "sorted, Zarr 2,000-row chunks"}[kind]
-            print(f"| {n:,} | {name} | {', '.join(f'{a:.4f}' for a in acc)} | {mean:.4f} | "
+                    "zarr": f"sorted, Zarr {chunk:,}-row chunks"}[kind]
+            print(f"| {r['n_rows']:,} | {name} | {', '.join(f'{a:.4f}' for a in acc)} | {mean:.4f} | "
                   f"{100 * (mean - reference):+.2f} points | "
                   f"{np.mean([x['seconds'] for x in r['results']]):.0f} | {r['load']:.1f} |",
                   flush=True)
-        same = all(np.array_equal(np.load(Path(args.store) / f"mnist_{n}_memmap_{s}.npy"),
-                                  np.load(Path(args.store) / f"mnist_{n}_zarr_{s}.npy"))
+        kept = Path(args.store)
+        same = all(np.array_equal(np.load(kept / f"{args.data}_{n}_memmap_{s}.npy"),
+                                  np.load(kept / f"{args.data}_{n}_zarr_{s}.npy"))
                    for s in args.zarr_seeds.split(","))
-        print(f"\nn={n:,}: memory-map and Zarr landmarks identical for seeds "
+        print(f"\n{args.data} n={n:,}: memory-map and Zarr landmarks identical for seeds "
               f"{args.zarr_seeds}: {same}")
 
 
@@ -469,6 +496,8 @@ def main():
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--kind", default="numpy")
     p.add_argument("--mnist-sizes", default="20000,60000")
+    p.add_argument("--data", default="mnist", choices=sorted(SORTED_CHUNK),
+                   help="the data of 'sorted': MNIST digits or the Yale B faces")
     # The Zarr fits equal the memory map's bit for bit (checked for these seeds), so
     # its accuracy is theirs; fewer Zarr seeds save time on a shared machine.
     p.add_argument("--zarr-seeds", default="0,1,2")
