@@ -11,6 +11,7 @@ import re
 import struct
 import zipfile
 import zlib
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -79,19 +80,25 @@ def load_npy(path):
     block is used, so a file larger than memory works and nothing is loaded twice.
     Other dtypes are loaded (and converted by the caller).
     """
-    try:
+    with _read_errors(path, ".npy", "save it with np.save"):
         with open(path, "rb") as fh:
             _check_npy_header(fh, path, os.fstat(fh.fileno()).st_size)
         X = np.load(path, mmap_mode="r", allow_pickle=False)
         return X if X.dtype in (np.float32, np.float64) else np.array(X)
+
+
+@contextmanager
+def _read_errors(path, kind, fix):
+    """Reading ``path``: a damaged file becomes an InputError naming ``fix``, and
+    running out of memory one naming the size; our own InputErrors pass as they are."""
+    try:
+        yield
     except InputError:
         raise
     except MemoryError as exc:
         raise _too_large(path, exc) from None
     except DAMAGED as exc:
-        raise InputError(
-            f"{path}: not a valid .npy file ({_short(exc)}); save it with np.save."
-        ) from None
+        raise InputError(f"{path}: not a valid {kind} file ({_short(exc)}); {fix}.") from None
 
 
 def check_npz_members(path):
@@ -109,7 +116,7 @@ def load_npz(path, key=None, allow_sparse=True, result_key=None):
     Without ``key``: the array named by the entry ``result_key`` when present, or
     the only array. Damaged files raise InputError.
     """
-    try:
+    with _read_errors(path, ".npz", "save it with np.savez"):
         if not zipfile.is_zipfile(path):
             raise InputError(
                 f"{path}: not a valid .npz file (not a zip archive); save it with np.savez."
@@ -117,14 +124,6 @@ def load_npz(path, key=None, allow_sparse=True, result_key=None):
         check_npz_members(path)
         with np.load(path, allow_pickle=False) as content:
             return _npz_entry(content, path, key, allow_sparse, result_key)
-    except InputError:
-        raise
-    except MemoryError as exc:
-        raise _too_large(path, exc) from None
-    except DAMAGED as exc:
-        raise InputError(
-            f"{path}: not a valid .npz file ({_short(exc)}); save it with np.savez."
-        ) from None
 
 
 def write_npz(fh, arrays):
