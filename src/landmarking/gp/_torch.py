@@ -41,6 +41,11 @@ captured once per fit as a CUDA graph on a CUDA device and replayed: one launch
 per 50 steps instead of about 30 per step. On the CPU (and for sparse input, or
 if capture fails) the same step function runs eagerly.
 
+Blocks of landmarks (``block_size > 1``, :mod:`.blocks`) step the same way
+(:class:`_BlockSteps`): the B landmarks in one tensor, the drop rule of degenerate
+pivots as tensors, no host read inside a step, and a CUDA graph per block size.
+The block's kernel columns are computed together for its greedy order and kept.
+
 On the CPU the step loop runs torch on one thread (restored when the loop ends),
 as the NumPy path limits BLAS: a step is too small to gain from threads, and
 torch's threads lose badly when the cores are busy (seven times slower measured
@@ -595,8 +600,9 @@ def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_step
 
 
 def _project(torch, t, space):
-    """:func:`landmarking.spaces.project` of one point (or each row of a block) onto a space other than
-    "euclidean", on tensors, with no host read (pinned to it by ``tests/test_gpu.py``)."""
+    """:func:`landmarking.spaces.project` of one point (or each row of a block) onto a
+    space other than "euclidean", on tensors, with no host read (pinned to it by
+    ``tests/test_gpu.py``)."""
     clipped = t.clamp_min(0)
     if space == "nonnegative":
         return clipped
