@@ -7,7 +7,10 @@ run:
    paper's settings (100 landmarks, 1000 steps, batch 1000): ``GPLandmarks(device=
    "cuda")`` against the NumPy CPU path and scikit-learn's ``KMeans(100, n_init=1)``
    on the CPU; seconds, seconds per step, the ratios, and the largest landmark
-   difference between the devices (relative to the largest value);
+   difference between the devices (relative to the largest value); then the same
+   in blocks (issue 23, the settings of ``gp_mnist_speed.py --blocks``: 100
+   landmarks, ``block_size=50, n_steps=100`` and ``block_size=10, n_steps=300``),
+   the NumPy block step on all cores;
 2. where the GPU's time goes, from ``torch.profiler`` over a short fit: GPU kernel
    time (arithmetic), copies between host and device (transfers), the number of
    launches and their host-side cost, and the rest of the wall time (the GPU
@@ -205,6 +208,32 @@ def lll_comparison(X, device, quick, seed):
     return rows
 
 
+def block_rows(X, device, settings, small):
+    """GP landmarks in blocks (issue 23) on the device and on the NumPy CPU path (on
+    all cores), at the settings of ``gp_mnist_speed.py --blocks`` (100 landmarks,
+    batch 1000; B=50 x 100 steps and B=10 x 300 steps), or small ones; seconds,
+    seconds per block step, and the largest landmark difference."""
+    n_landmarks = 10 if small else 100
+    cases = ((5, 40), (2, 60)) if small else ((50, 100), (10, 300))
+    print(f"\nblocks: {n_landmarks} landmarks, batch 1000")
+    print(f"{'block_size x n_steps':<22} {'device':<12} {'seconds':>9} {'us/step':>9} "
+          f"{'diff':>9}")
+    for block_size, n_steps in cases:
+        params = dict(settings, n_landmarks=n_landmarks, n_steps=n_steps,
+                      block_size=block_size)
+        on_device, device_seconds = timed_fit(X, device, **params)
+        numpy_fit, numpy_seconds = timed_fit(X, None, n_jobs=-1, **params)
+        block_steps = n_steps * -(-n_landmarks // block_size)
+        diff = (np.abs(on_device.landmarks_ - numpy_fit.landmarks_).max()
+                / np.abs(numpy_fit.landmarks_).max())
+        case = f"{block_size} x {n_steps}"
+        for name, seconds, shown in ((str(device), device_seconds, f"{diff:9.1e}"),
+                                     ("NumPy (CPU)", numpy_seconds, "")):
+            print(f"{case:<22} {name:<12} {seconds:9.2f} "
+                  f"{seconds / block_steps * 1e6:9.0f} {shown:>9}")
+        print(f"{case:<22} NumPy CPU / torch {device}: {numpy_seconds / device_seconds:.2f}")
+
+
 def main(argv=None):
     import torch
 
@@ -265,6 +294,8 @@ def main(argv=None):
     if cuda and not small:
         ok = numpy_seconds / device_seconds >= 20 and device_seconds < 10
         print(f"target (>= 20x the CPU path and < 10 s): {'met' if ok else 'NOT met'}")
+
+    block_rows(X, device, settings, small)
 
     brief = dict(settings, n_landmarks=min(3, n_landmarks), n_steps=min(200, n_steps))
     print_breakdown(profile_breakdown(X, device, **brief), device)

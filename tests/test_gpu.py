@@ -9,6 +9,7 @@ import pickle
 import re
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from landmarking._torch_kernels import gaussian_features_torch
 from landmarking.datasets import make_noisy_swiss_roll, make_sphere_orthant
 from landmarking.gp import _torch as _gp_torch
 from landmarking.gp import objective
+from landmarking.gp.blocks import greedy_order
 from landmarking.gp.learn import learn_gp_landmarks
 from landmarking.io import read_result
 from landmarking.kernels import gaussian_features
@@ -206,6 +208,144 @@ def test_keyboard_interrupt_keeps_the_finished_landmarks(monkeypatch):
                                * np.abs(whole.landmarks_).max())
 
 
+# --- blocks of landmarks (block_size > 1) on the device -------------------------------
+
+# Measured against the NumPy block path on these settings (worst over them):
+# float64 4.3e-15 of the scale for the landmarks and 9.5e-15 relative for the
+# objectives, float32 6.0e-7 and 4.8e-6. BLOCK_SLACK scales SAME_FIT_TOL to about
+# 10x the float64 landmarks' (5e-14) and keeps float32's (3e-5, 1e-4: 50x and 20x);
+# one step more moves a landmark by 4e-3 of the scale.
+BLOCK_SLACK = {np.dtype(np.float64): 0.05, np.dtype(np.float32): 1}
+BLOCK_SETTINGS = {
+    "chunks": dict(n_landmarks=7, n_steps=120, batch_size=250, chunk_size=400, block_size=3),
+    "auto-steps": dict(n_landmarks=6, n_steps="auto", batch_size=200, block_size=3),
+    "one-batch": dict(n_landmarks=5, n_steps=60, batch_size=2000, block_size=5),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("setting", list(BLOCK_SETTINGS))
+def test_torch_cpu_blocks_equal_the_numpy_blocks(dtype, setting):
+    X = _roll(dtype=dtype)
+    params = dict(random_state=1, **BLOCK_SETTINGS[setting])
+    numpy_fit = GPLandmarks(**params).fit(X)
+    torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
+    _assert_same_fit(numpy_fit, torch_fit, dtype, slack=BLOCK_SLACK[np.dtype(dtype)])
+    if setting == "auto-steps":
+        # The stopping rule on the block's summed batch objectives, on the device.
+        assert torch_fit.n_steps_.max() < 1000
+
+
+@pytest.mark.parametrize("space", ["nonnegative", "sphere"])
+def test_torch_cpu_blocks_project_like_the_numpy_blocks(space):
+    # Measured 7.8e-14 of the scale and 1.5e-12 relative (objectives).
+    X, _ = make_sphere_orthant(600, random_state=0)
+    params = dict(n_landmarks=6, n_steps=80, batch_size=150, space=space, block_size=3,
+                  random_state=0)
+    numpy_fit = GPLandmarks(**params).fit(X)
+    torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
+    _assert_same_fit(numpy_fit, torch_fit, X.dtype)
+    assert np.all(torch_fit.landmarks_ >= 0)
+    if space == "sphere":
+        np.testing.assert_allclose(np.linalg.norm(torch_fit.landmarks_, axis=1), 1.0)
+
+
+def test_torch_cpu_block_size_one_is_the_sequential_torch_fit():
+    X = _roll(600)
+    params = dict(n_landmarks=4, n_steps=60, batch_size=150, random_state=2, device=TORCH_CPU)
+    default = GPLandmarks(**params).fit(X)
+    ones = GPLandmarks(block_size=1, **params).fit(X)
+    np.testing.assert_array_equal(ones.landmarks_, default.landmarks_)
+    np.testing.assert_array_equal(ones.objective_, default.objective_)
+
+
+def test_torch_cpu_blocks_continue_across_a_block_boundary():
+    # Measured 2.2e-15 of the scale (aligned) and 5.7e-16 (a block cut short).
+    X = _roll(600)
+    params = dict(n_steps=80, batch_size=150, random_state=4, block_size=2)
+    whole = GPLandmarks(n_landmarks=8, **params).fit(X)
+    extended = GPLandmarks(n_landmarks=4, device=TORCH_CPU, **params).fit(X).extend(X, 4)
+    warm = GPLandmarks(n_landmarks=4, device=TORCH_CPU, warm_start=True, **params).fit(X)
+    warm.set_params(n_landmarks=8).fit(X)
+    _assert_same_fit(whole, extended, X.dtype)
+    _assert_same_fit(whole, warm, X.dtype)
+    # Five landmarks in blocks of 3 end on a block of two; the extension starts a
+    # new block at landmark 6 on both paths.
+    params["block_size"] = 3
+    numpy_fit = GPLandmarks(n_landmarks=5, **params).fit(X).extend(X, 4)
+    torch_fit = GPLandmarks(n_landmarks=5, device=TORCH_CPU, **params).fit(X).extend(X, 4)
+    _assert_same_fit(numpy_fit, torch_fit, X.dtype)
+
+
+def test_torch_cpu_block_prefixes_are_landmark_sets():
+    X = _roll(600)
+    params = dict(n_steps=80, batch_size=150, random_state=0, block_size=3,
+                  device=TORCH_CPU)
+    gp = GPLandmarks(n_landmarks=7, **params).fit(X)
+    # Greedy order inside each block: the posterior variance given the landmarks
+    # before does not rise, and a shorter fit is a prefix of a longer one.
+    for lo, hi in ((0, 3), (3, 6)):
+        assert np.all(np.diff(gp.objective_[lo:hi]) <= 1e-12)
+    Phi = np.exp(-((X[:, None] - gp.landmarks_[None]) ** 2).sum(-1) / gp.kernel_width_)
+    order, _ = greedy_order(Phi[:, :6].T @ Phi[:, :6], 3, objective.RIDGE * len(X))
+    assert order.tolist() == [0, 1, 2]
+    short = GPLandmarks(n_landmarks=3, **params).fit(X)
+    np.testing.assert_array_equal(short.landmarks_, gp.landmarks_[:3])
+
+
+def test_torch_cpu_sparse_blocks_equal_the_numpy_blocks():
+    # Measured 3.0e-16 of the scale (landmarks), 2.2e-15 relative (objectives).
+    rng = np.random.default_rng(12)
+    X = np.abs(rng.normal(size=(500, 6))) * (rng.random((500, 6)) < 0.5)
+    for chunk_size in (200, None):
+        params = dict(n_landmarks=5, n_steps=100, batch_size=100, chunk_size=chunk_size,
+                      kernel_width=1.0, block_size=2, random_state=0)
+        numpy_fit = GPLandmarks(**params).fit(sparse.csr_matrix(X))
+        torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(sparse.csr_matrix(X))
+        _assert_same_fit(numpy_fit, torch_fit, X.dtype)
+        _assert_same_fit(GPLandmarks(**params).fit(X), torch_fit, X.dtype)
+
+
+def test_torch_cpu_coincident_starts_in_a_block_drop_like_the_numpy_blocks():
+    # Four landmarks from one point: the drop rule leaves all but one out of the
+    # first step, and the near-singular G of the next steps amplifies rounding:
+    # measured 1.0e-12 of the scale and 6e-13 relative (objectives), hence 10x
+    # the tolerance.
+    X = _roll(300)
+    init = np.repeat(X[:1], 4, axis=0)
+    params = dict(n_landmarks=4, n_steps=50, batch_size=100, init=init, block_size=4,
+                  random_state=0)
+    numpy_fit = GPLandmarks(**params).fit(X)
+    torch_fit = GPLandmarks(device=TORCH_CPU, **params).fit(X)
+    assert np.all(np.isfinite(torch_fit.landmarks_))
+    _assert_same_fit(numpy_fit, torch_fit, X.dtype, slack=10)
+
+
+def test_device_factor_with_drops_is_the_numpy_factor():
+    from landmarking.gp.blocks import pivots_with_drops
+
+    rng = np.random.default_rng(5)
+    Phi = np.exp(-rng.uniform(0, 3, size=(40, 5)))
+    Phi[:, 3] = Phi[:, 1]  # column 3 duplicates column 1: dropped
+    Phi[:, 4] = 0.5 * Phi[:, 0] + Phi[:, 2]  # in the span of 0 and 2: dropped
+    G = Phi.T @ Phi
+    phi_sq = np.diag(G).copy()
+    f, active, L = pivots_with_drops(G, phi_sq)
+    steps = _gp_torch._BlockSteps(SimpleNamespace(torch=torch, n_features=2, device=TORCH_CPU),
+                                  5)
+    f_t, active_t, L_t = (v.numpy() for v in steps._factor_with_drops(torch.as_tensor(G),
+                                                                        torch.as_tensor(phi_sq)))
+    assert active.tolist() == [True, True, True, False, False]
+    np.testing.assert_array_equal(active_t, active)
+    np.testing.assert_allclose(f_t[active], f[active], rtol=1e-13)
+    # A dropped column's pivot is rounding of 0 on both.
+    assert np.all(np.abs(f_t[~active]) <= 1e-10 * phi_sq[~active])
+    np.testing.assert_allclose(L_t[np.ix_(active, active)], L, rtol=1e-13, atol=1e-15)
+    # The dropped columns' rows and columns are the identity's.
+    np.testing.assert_array_equal(L_t[~active], np.eye(5)[~active])
+    np.testing.assert_array_equal(L_t[:, ~active], np.eye(5)[:, ~active])
+
+
 # --- landmark features on the device -------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -379,6 +519,30 @@ def test_cuda_graphs_replay_the_eager_steps(monkeypatch):
     graphs = learn_gp_landmarks(X, 4, **kwargs)[0]
     monkeypatch.setattr(_gp_torch, "CUDA_GRAPHS", False)
     eager = learn_gp_landmarks(X, 4, **kwargs)[0]
+    np.testing.assert_allclose(graphs, eager, rtol=0, atol=1e-10)
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("setting", ["chunks", "auto-steps"])
+def test_cuda_blocks_equal_the_numpy_blocks(dtype, setting):
+    X = _roll(dtype=dtype)
+    params = dict(random_state=1, **BLOCK_SETTINGS[setting])
+    numpy_fit = GPLandmarks(**params).fit(X)
+    cuda_fit = GPLandmarks(device="cuda", **params).fit(X)
+    # The CPU tolerances (float64's at 10x, as the sequential CUDA test's).
+    _assert_same_fit(numpy_fit, cuda_fit, dtype, slack=10 * BLOCK_SLACK[np.dtype(dtype)])
+    assert cuda_fit.device_.startswith("cuda")
+
+
+@needs_cuda
+def test_cuda_graphs_replay_the_eager_block_steps(monkeypatch):
+    X = _roll(600)
+    kwargs = dict(kernel_width=4.0, n_steps=120, batch_size=150, seed=3, block_size=3,
+                  device=torch.device("cuda"))
+    graphs = learn_gp_landmarks(X, 5, **kwargs)[0]  # blocks of 3 and 2: two graphs
+    monkeypatch.setattr(_gp_torch, "CUDA_GRAPHS", False)
+    eager = learn_gp_landmarks(X, 5, **kwargs)[0]
     np.testing.assert_allclose(graphs, eager, rtol=0, atol=1e-10)
 
 

@@ -51,6 +51,7 @@ from .batches import (
     _BatchGram,
     _BatchGrams,
     _Chunks,
+    _kernel_columns,
     _Others,
     _Preceding,
     _visit_arrays,
@@ -310,6 +311,9 @@ class _NumpyFit:
         eta = self.eta
 
         def columns(Xc, xsq, landmarks):
+            if sparse.issparse(Xc):
+                # The compiled columns read dense rows; a CSR chunk's go one by one.
+                return _kernel_columns(Xc, landmarks, eta, xsq)
             out = np.empty((Xc.shape[0], len(landmarks)), dtype=Xc.dtype)
             with thread_limits(self.n_jobs):
                 kernel_columns_together(np.ascontiguousarray(Xc), xsq, landmarks, eta, out)

@@ -41,6 +41,11 @@ captured once per fit as a CUDA graph on a CUDA device and replayed: one launch
 per 50 steps instead of about 30 per step. On the CPU (and for sparse input, or
 if capture fails) the same step function runs eagerly.
 
+Blocks of landmarks (``block_size > 1``, :mod:`.blocks`) step the same way
+(:class:`_BlockSteps`): the B landmarks in one tensor, the drop rule of degenerate
+pivots as tensors, no host read inside a step, and a CUDA graph per block size.
+The block's kernel columns are computed together for its greedy order and kept.
+
 On the CPU the step loop runs torch on one thread (restored when the loop ends),
 as the NumPy path limits BLAS: a step is too small to gain from threads, and
 torch's threads lose badly when the cores are busy (seven times slower measured
@@ -171,19 +176,30 @@ class _DeviceFit:
 
     def add_column(self, k, t):
         """Landmark k is finished at t: its column of Phi and a row of every factor."""
+        self.kernel_columns(k, np.asarray(t)[None, :])
+        self._grow_factors(k)
+
+    def kernel_columns(self, k, T):
+        """Columns k, ..., k + B - 1 of Phi for the landmarks T (B, d), as one
+        (n x d) by (d x B) product over all rows."""
         torch = self.torch
-        T = torch.as_tensor(np.asarray(t)[None, :], dtype=self.dtype, device=self.device)
+        T = torch.as_tensor(np.asarray(T), dtype=self.dtype, device=self.device)
         if self.sparse:
-            d2 = torch.sparse.mm(self.X, T.T)[:-1, 0]
+            d2 = torch.sparse.mm(self.X, T.T)[:-1]
             d2 *= -2
-            d2 += self.xsq
-            d2 += (T * T).sum()
+            d2 += self.xsq[:, None]
+            d2 += (T * T).sum(dim=1)[None, :]
             d2.clamp_min_(0)
         else:
-            d2 = squared_distances_torch(self.X[:-1], T, X_sq_norms=self.xsq)[:, 0]
+            d2 = squared_distances_torch(self.X[:-1], T, X_sq_norms=self.xsq)
         d2 *= -1.0 / self.eta
-        self.Phi[:-1, k] = d2.exp_()
-        self._grow_factors(k)
+        self.Phi[:-1, k:k + len(T)] = d2.exp_()
+
+    def reorder_columns(self, k, order):
+        """Columns k, k + 1, ... of Phi put in ``order`` (a finished block's greedy
+        order); the factors do not hold them yet."""
+        index = self.torch.as_tensor(k + np.asarray(order), device=self.device)
+        self.Phi[:, k:k + len(order)] = self.Phi.index_select(1, index)
 
     def _grow_factors(self, k):
         """Add column k of Phi to every batch's factor (``_CholeskyFactor.append``),
@@ -220,11 +236,23 @@ class _DeviceFit:
             total += P.T @ P
         return total.cpu().numpy()
 
-    def start(self, t0, order):
-        """Set the start and the batch order ((chunk, batch) per step) of a landmark."""
+    def cross_gram(self, k, end):
+        """Phi[:, :end]^T Phi[:, k:end] (end x (end - k), float64) over all rows, on
+        the host: a block's columns against all the columns up to it."""
+        total = self.torch.zeros((end, end - k), dtype=self.torch.float64,
+                                 device=self.device)
+        step = max(1, PASS_BYTES // (8 * max(1, end)))
+        for start in range(0, self.n_samples, step):
+            P = self.Phi[start:min(start + step, self.n_samples), :end].double()
+            total += P.T @ P[:, k:]
+        return total.cpu().numpy()
+
+    def start(self, position, t0, order):
+        """Set the start (into ``position``: ``t``, or a block's ``T``) and the batch
+        order ((chunk, batch) per step) of a landmark or a block."""
         ids = np.asarray([self.first_batch[c] + j for c, j in order], dtype=np.int64)
         self.order[:len(ids)] = self.torch.as_tensor(ids, device=self.device)
-        self.t.copy_(self.torch.as_tensor(t0, dtype=self.torch.float64))
+        position.copy_(self.torch.as_tensor(t0, dtype=self.torch.float64))
         self.s.zero_()
         self.window_sum.zero_()
         self.previous.zero_()
@@ -288,30 +316,139 @@ class _DeviceFit:
             self.window_end()
 
 
-class _Runner:
-    """Runs blocks of steps: replays of a CUDA graph of :meth:`_DeviceFit.block` on
-    a CUDA device, else eager calls."""
+class _BlockSteps:
+    """The block step of :mod:`.blocks` on the device: B landmarks ``T`` (B x d,
+    float64, allocated once per block size so that a captured graph stays valid)
+    moved together on each batch, reading the batch order, step counter and
+    factors of the :class:`_DeviceFit`.
 
-    def __init__(self, fit, max_steps, cuda_graphs):
-        self.fit, self.graph = fit, None
+    Each step is :func:`.blocks.block_step_numpy` and :func:`.blocks.move_block`
+    with batched tensor operations: the distances of the batch to all B landmarks
+    as one (b x d) by (d x B) product, the projection out of the earlier span as
+    products with the batch's inverse factor (zero columns of Phi and the identity
+    beyond the k earlier landmarks project nothing out), the B x B Gram matrix G
+    and its factor with the drops of :func:`.blocks.pivots_with_drops` (B
+    iterations of small tensor operations: a column whose pivot is too small
+    becomes an identity row and column, so no value comes back to the host), two
+    B x B triangular solves, ``X_b^T W``, and the B moves at once through
+    :func:`.objective.moved_landmark` with row-wise primitives.
+    """
+
+    def __init__(self, fit, B):
+        torch = fit.torch
+        self.fit, self.B = fit, B
+        self.T = torch.zeros((B, fit.n_features), dtype=torch.float64, device=fit.device)
+        # The primitives of the move for B rows at once: a norm and a step limit
+        # per row.
+        self.ops = SimpleNamespace(norm=partial(torch.linalg.vector_norm, dim=-1,
+                                                keepdim=True),
+                                   sqrt=torch.sqrt, maximum=torch.maximum,
+                                   project=partial(_project, torch))
+
+    def _factor_with_drops(self, G, phi_sq):
+        """:func:`.blocks.pivots_with_drops` as tensors: (pivots f, active mask, L),
+        L the lower factor of G with each dropped column's row and column replaced
+        by the identity's (so that solves with L leave dropped columns at zero).
+
+        Right-looking Cholesky: pivot j is G_jj less the active columns before it;
+        a dropped column (:func:`.objective.takes_step` false) updates nothing.
+        """
+        torch = self.fit.torch
+        S = G.clone()
+        L = torch.zeros_like(G)
+        pivots, kept = [], []
+        for j in range(self.B):
+            p = S[j, j]
+            keep = takes_step(p, phi_sq[j])
+            # A dropped column: diagonal 1, nothing below, and its row of L zero.
+            root = torch.sqrt(torch.where(keep, p, 1.0))
+            col = torch.where(keep, S[j + 1:, j] / root, 0.0)
+            S[j + 1:, j + 1:] -= torch.outer(col, col)
+            L[j + 1:, j] = col
+            L[j, j] = root
+            L[j, :j] *= keep
+            pivots.append(p)
+            kept.append(keep)
+        return torch.stack(pivots), torch.stack(kept), L
+
+    def _targets(self, XB, rows, g):
+        """The step's sums: ``X_b^T W`` (B x d), pivots f, phi^T phi and the
+        nearest squared distances (B,), and the active mask (B,)."""
+        torch, fit = self.fit.torch, self.fit
+        T = self.T
+        # Kernel values relative to each landmark's nearest point in the batch.
+        d2 = (fit.xsq_steps.index_select(0, rows)[:, None]
+              - 2.0 * (XB @ T.to(fit.dtype).T).double())
+        d2 += (T * T).sum(dim=1)
+        d2.clamp_min_(0)
+        nearest = d2.min(dim=0).values
+        Phi_B = d2.sub_(nearest).mul_(-1.0 / fit.eta).exp_()
+        # U = M Phi_B with the batch's inverse factor, G = Phi_B^T U.
+        Phi_p = fit.Phi.index_select(0, rows).double()
+        L_inv = fit.L_inv.index_select(0, g)[0]
+        U = Phi_B - Phi_p @ (L_inv.T @ (L_inv @ (Phi_p.T @ Phi_B)))
+        G = Phi_B.T @ U
+        G = 0.5 * (G + G.T)
+        phi_sq = (Phi_B * Phi_B).sum(dim=0)
+        f, active, L = self._factor_with_drops(G, phi_sq)
+        # W = Phi_B * (U G_A^-1) on the active columns, zero on the dropped ones.
+        solve = torch.linalg.solve_triangular
+        V = solve(L.T, solve(L, (U * active).T, upper=False), upper=True).T
+        W = Phi_B * V
+        S = (W.to(fit.dtype).T @ XB).double()
+        return S, f, phi_sq, nearest, active
+
+    def step(self):
+        """One block step on the batch ``order[s]``; all on the device."""
+        torch, fit = self.fit.torch, self.fit
+        g = fit.order.index_select(0, fit.s)
+        rows = fit.index.index_select(0, g)[0]
+        S, f, _, nearest, active = self._targets(fit._batch(rows), rows, g)
+        # move_block: each active landmark's sequential move with m = S_j, f = 1.
+        a = fit.a.index_select(0, fit.s)[0]
+        moved = moved_landmark(self.T, S, 1.0, a, fit.max_step, nearest[:, None], fit.space,
+                               self.ops)
+        self.T.copy_(torch.where(active[:, None], moved, self.T))
+        if fit.auto:
+            # The block's batch objective: the sum of its landmarks' (optimise_block).
+            b = fit.count.index_select(0, g)[0]
+            fit.window_sum.add_(batch_objective(f.clamp_min(0), nearest, fit.eta, b,
+                                                torch.exp).sum())
+        fit.s.add_(1)
+
+    def block(self):
+        """AUTO_WINDOW block steps (and the stopping rule with ``n_steps="auto"``)."""
+        for _ in range(objective.AUTO_WINDOW):
+            self.step()
+        if self.fit.auto:
+            self.fit.window_end()
+
+
+class _Runner:
+    """Runs windows of steps of ``steps`` (the :class:`_DeviceFit` itself, or a
+    :class:`_BlockSteps`): replays of a CUDA graph of its ``block`` on a CUDA
+    device, else eager calls."""
+
+    def __init__(self, fit, steps, max_steps, cuda_graphs):
+        self.fit, self.steps, self.graph = fit, steps, None
         if (cuda_graphs and fit.device.type == "cuda" and not fit.sparse
                 and max_steps >= objective.AUTO_WINDOW):
             self.graph = self._capture()
 
     def _capture(self):
-        torch, fit = self.fit.torch, self.fit
+        torch, fit, steps = self.fit.torch, self.fit, self.steps
         try:
             stream = torch.cuda.Stream(fit.device)
             stream.wait_stream(torch.cuda.current_stream(fit.device))
             with torch.cuda.stream(stream):
                 for _ in range(2):  # warm-up, as torch.cuda.graphs asks before capture
                     fit.s.zero_()
-                    fit.block()
+                    steps.block()
             torch.cuda.current_stream(fit.device).wait_stream(stream)
             fit.s.zero_()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
-                fit.block()
+                steps.block()
             return graph
         except RuntimeError as exc:
             log.info("CUDA graph capture failed (%s); running the steps eagerly", exc)
@@ -324,41 +461,96 @@ class _Runner:
             if self.graph is not None:
                 self.graph.replay()
             else:
-                fit.block()
+                self.steps.block()
             s += window
             if step_bar is not None:
                 step_bar.update(window)
             if fit.auto and bool(fit.done):
                 return s
         for _ in range(max_steps - s):
-            fit.step()
+            self.steps.step()
         return max_steps
 
 
 class _TorchFit:
-    """A sequential fit on a torch device: the backend interface of
-    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`."""
+    """A fit on a torch device: the backend interface of
+    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`, one landmark at a
+    time or in blocks (:class:`_BlockSteps`).
 
-    def __init__(self, fit, max_steps):
-        self.fit, self.max_steps = fit, max_steps
-        self.runner = _Runner(fit, max_steps, CUDA_GRAPHS)
+    A runner (and its CUDA graph) is made on first use for each shape of step: the
+    sequential step, and a block step per block size (the last block may be
+    smaller). After a block, the Gram matrix of the kernel columns is kept on the
+    host and extended block by block, as the NumPy backend does.
+    """
+
+    def __init__(self, fit, landmarks, max_steps):
+        self.fit, self.landmarks, self.max_steps = fit, landmarks, max_steps
+        self.runners = {}
+        self.runner, self.position = None, None
+        self.running_gram = None
+        # Columns of Phi already computed by block_gram, waiting for add_column.
+        self.ready = range(0)
+
+    def _runner(self, B):
+        """The runner of the sequential step (B None) or of blocks of B."""
+        if B not in self.runners:
+            steps = self.fit if B is None else _BlockSteps(self.fit, B)
+            self.runners[B] = _Runner(self.fit, steps, self.max_steps, CUDA_GRAPHS)
+        return self.runners[B]
 
     def start(self, k, t0, order):
-        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step)."""
-        self.fit.start(t0, order)
+        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step);
+        with t0 of shape (B, d), landmarks k to k + B - 1 as one block."""
+        # The runner first: a graph capture runs warm-up steps on the state.
+        self.runner = self._runner(len(t0) if np.ndim(t0) == 2 else None)
+        self.position = self.runner.steps.T if np.ndim(t0) == 2 else self.fit.t
+        self.fit.start(self.position, t0, order)
 
     def run(self, step_bar=None):
-        """The steps of the landmark started; returns (its position, steps run)."""
+        """The steps of the landmark (or block) started; returns (its position, or
+        the block's (B, d), and the steps run)."""
         with _one_cpu_thread(self.fit.torch, self.fit.device):
             taken = self.runner.run(self.max_steps, step_bar)
-        return self.fit.t.cpu().numpy(), taken
+        return self.position.cpu().numpy(), taken
+
+    def block_gram(self, k, end):
+        """Phi^T Phi (end x end, float64) over all rows after the block k..end-1:
+        the block's kernel columns computed together on the device (one product
+        for the block), their cross products extending the Gram matrix kept from
+        the blocks before."""
+        fit = self.fit
+        fit.kernel_columns(k, self.landmarks[k:end])
+        self.ready = range(k, end)
+        if self.running_gram is None or len(self.running_gram) != k:
+            self.running_gram = fit.gram(k)
+        cross = fit.cross_gram(k, end)
+        gram = np.zeros((end, end))
+        gram[:k, :k] = self.running_gram
+        gram[:, k:] = cross
+        gram[k:, :] = cross.T
+        self.running_gram = gram
+        return gram
+
+    def reorder(self, k, order):
+        """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
+        are their kernel columns on the device and the kept Gram matrix."""
+        self.fit.reorder_columns(k, order)
+        index = np.concatenate([np.arange(k), k + np.asarray(order)])
+        self.running_gram = self.running_gram[np.ix_(index, index)]
 
     def add_column(self, k, t):
-        """Landmark k is finished at t: its kernel column and a row of every factor."""
-        self.fit.add_column(k, t)
+        """Landmark k is finished at t: its kernel column (unless its block's
+        :meth:`block_gram` computed it) and a row of every factor."""
+        if k in self.ready:
+            self.fit._grow_factors(k)
+        else:
+            self.fit.add_column(k, t)
 
     def gram(self, k):
-        """Phi^T Phi (k x k, float64) over all rows, on the host."""
+        """Phi^T Phi (k x k, float64) over all rows, on the host (after blocks, the
+        Gram matrix kept from them)."""
+        if self.running_gram is not None and len(self.running_gram) == k:
+            return self.running_gram.copy()
         return self.fit.gram(k)
 
 
@@ -369,7 +561,7 @@ def table_bytes():
 
 @contextmanager
 def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_steps, s0, tau,
-              auto):
+              auto, n_jobs=None):
     """The backend interface of a sequential fit on ``device`` (a context: an
     exhausted device raises a ``MemoryError`` naming what to lower).
 
@@ -381,6 +573,8 @@ def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_step
         ``n_previous`` finished landmarks, whose kernel columns are computed here.
     device : torch.device
     batch_size, eta, space, max_steps, s0, tau, auto : the fit's settings.
+    n_jobs : ignored: the NumPy block step's threads; on the CPU the torch steps run
+        on one thread (:func:`_one_cpu_thread`), on a GPU on the device.
 
     Notes
     -----
@@ -402,18 +596,20 @@ def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_step
                          tau, auto)
         for k in range(n_previous):
             fit.add_column(k, chunks.landmarks[k])
-        yield _TorchFit(fit, max_steps)
+        yield _TorchFit(fit, chunks.landmarks, max_steps)
 
 
 def _project(torch, t, space):
-    """:func:`landmarking.spaces.project` of one point onto a space other than
-    "euclidean", on tensors, with no host read (pinned to it by ``tests/test_gpu.py``)."""
+    """:func:`landmarking.spaces.project` of one point (or each row of a block) onto a
+    space other than "euclidean", on tensors, with no host read (pinned to it by
+    ``tests/test_gpu.py``)."""
     clipped = t.clamp_min(0)
     if space == "nonnegative":
         return clipped
-    # The sphere within the orthant; no positive entry: the axis of the largest.
-    norm = torch.linalg.vector_norm(clipped)
-    axis = torch.zeros_like(t).scatter_(0, torch.argmax(t)[None], 1.0)
+    # The sphere within the orthant, row by row; no positive entry: the axis of
+    # the largest.
+    norm = torch.linalg.vector_norm(clipped, dim=-1, keepdim=True)
+    axis = torch.zeros_like(t).scatter_(-1, torch.argmax(t, dim=-1, keepdim=True), 1.0)
     return torch.where(norm > 0, clipped / torch.where(norm > 0, norm, 1.0), axis)
 
 

@@ -9,13 +9,16 @@ small interface, used by :func:`.learn.learn_gp_landmarks`:
 - ``table_bytes()``: how large a kernel table the host layout keeps
   (:class:`.batches._Chunks`);
 - ``blocks``: whether it runs blocks of landmarks (``block_size > 1``,
-  :mod:`.blocks`): the NumPy backend does, the torch one steps one landmark at a
-  time;
+  :mod:`.blocks`): both do (the NumPy one with numba kernels, the torch one with
+  :class:`._torch._BlockSteps`);
 - ``fit(X, chunks, n_previous, **settings)``: a context giving the fit's state,
-  with ``start(k, t0, order)`` (a landmark's start and batch order), ``run(step_bar)``
-  (its steps; returns its position and the steps run), ``add_column(k, t)`` (the
-  finished landmark's kernel column) and ``gram(k)`` (Phi^T Phi over all rows, on
-  the host).
+  with ``start(k, t0, order)`` (a landmark's start, or a block's starts (B, d), and
+  the batch order), ``run(step_bar)`` (its steps; returns its position, or the
+  block's, and the steps run), ``block_gram(k, end)`` (Phi^T Phi over all rows
+  after the block k..end-1, for its greedy order), ``reorder(k, order)`` (the
+  block's columns put in that order), ``add_column(k, t)`` (the finished
+  landmark's kernel column) and ``gram(k)`` (Phi^T Phi over all rows, on the
+  host).
 
 This is the only place a GP fit branches on the device. torch itself is imported
 (by :mod:`._torch`) only when a torch backend runs: it is an optional dependency.
@@ -61,4 +64,4 @@ def gp_backend(device: DeviceLike = "cpu") -> _Backend:
     if resolved is None:
         return _Backend(device_name(None), _numpy.numpy_fit, _numpy.table_bytes, True)
     return _Backend(device_name(resolved), partial(_torch.torch_fit, device=resolved),
-                    _torch.table_bytes, False)
+                    _torch.table_bytes, True)

@@ -155,12 +155,15 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         order (largest posterior variance on all the data first), so that every
         prefix of ``landmarks_`` is a landmark set. 1 is the paper's sequential
         algorithm. ``extend`` and ``warm_start`` continue block by block from the
-        landmarks there are. Runs on ``device="cpu"``, on ``n_jobs`` threads.
+        landmarks there are. Runs on every ``device``: on ``"cpu"`` on ``n_jobs``
+        threads, on a torch device with the same arithmetic on tensors (the same
+        landmarks to rounding).
     n_jobs : int or None, default=None
-        Threads of a block step (``block_size > 1``), with scikit-learn's meaning:
-        None is 1 unless inside ``joblib.parallel_config``, -1 all cores. The
-        landmarks are the same bit for bit whatever the number. The sequential
-        step (``block_size=1``) runs on one thread.
+        Threads of a block step (``block_size > 1``) on ``device="cpu"``, with
+        scikit-learn's meaning: None is 1 unless inside ``joblib.parallel_config``,
+        -1 all cores. The landmarks are the same bit for bit whatever the number.
+        The sequential step (``block_size=1``), and every step of the torch path
+        on the CPU, runs on one thread.
     refine : int, default=0
         Sweeps of joint refinement after the sequential pass (see
         :func:`refine_gp_landmarks`): each landmark in turn is re-optimised with
@@ -174,7 +177,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the batches and the starting points.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
-        Where the sequential pass and ``transform`` run: "cpu" is the NumPy path;
+        Where the sequential pass (in blocks too, ``block_size > 1``) and
+        ``transform`` run: "cpu" is the NumPy path;
         "cuda" a GPU through PyTorch (``pip install "landmarking[gpu]"``); "auto"
         "cuda" when one is available, else "cpu"; a ``torch.device("cpu")`` the
         torch path on the CPU. Every device gives the NumPy path's landmarks to
@@ -395,10 +399,6 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             raise ValueError(
                 f"block_size={self.block_size} is larger than n_landmarks="
                 f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
-        if self.block_size > 1 and not gp_backend(self.device).blocks:
-            raise ValueError(
-                f"block_size={self.block_size} runs on the CPU only (the NumPy backend); "
-                "pass device='cpu', or block_size=1 for the sequential steps on a device.")
         reset = not (self.warm_start and hasattr(self, "landmarks_"))
         X = check_rows(X, estimator=self, reset=reset)
         check_enough_samples(X.shape[0], 2, "GPLandmarks")

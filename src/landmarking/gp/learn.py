@@ -113,9 +113,10 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         into blocks of ``block_size`` from the first new one on (the last block
         may be smaller), each block runs ``n_steps`` joint steps on the batches
         drawn from ``(seed, k)`` for its first landmark k, and its landmarks are
-        put in greedy order. 1 is the sequential algorithm. The NumPy backend only.
+        put in greedy order. 1 is the sequential algorithm. Every backend runs
+        blocks (on a torch device, :class:`._torch._BlockSteps`).
     n_jobs : int or None, default=None
-        Threads of a block step (scikit-learn's meaning; see
+        Threads of a block step on the NumPy backend (scikit-learn's meaning; see
         :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
     verbose : bool
         tqdm progress bars over landmarks and steps.
@@ -163,10 +164,6 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     """
     n_features = X.shape[1]
     backend = gp_backend(device)
-    if block_size > 1 and not backend.blocks:
-        raise ValueError(
-            f"block_size={block_size} runs on the CPU only (the NumPy backend); pass "
-            "device='cpu', or block_size=1 for the sequential steps on a device.")
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
