@@ -149,10 +149,13 @@ class _DeviceFit:
             parts.append((coo.row + rows.start, coo.col, coo.data))
         if self.sparse:
             row, col, data = (np.concatenate(p) for p in zip(*parts, strict=True))
-            self.X = torch.sparse_coo_tensor(
-                torch.as_tensor(np.vstack([row, col]), device=device),
-                torch.as_tensor(data, device=device), (n + 1, self.n_features),
-                check_invariants=False).coalesce()
+            # scipy's indices are valid: torch's invariant checks are skipped, for
+            # coalesce() too (torch 2.11 on CUDA warned on every fit otherwise).
+            with torch.sparse.check_sparse_tensor_invariants(enable=False):
+                self.X = torch.sparse_coo_tensor(
+                    torch.as_tensor(np.vstack([row, col]), device=device),
+                    torch.as_tensor(data, device=device), (n + 1, self.n_features),
+                    check_invariants=False).coalesce()
         # The steps form distances in float64 (as the compiled NumPy step does).
         self.xsq_steps = torch.cat([self.xsq.double(), torch.full(
             (1,), float("inf"), dtype=torch.float64, device=device)])
