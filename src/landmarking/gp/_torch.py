@@ -444,9 +444,15 @@ class _Runner:
             stream = torch.cuda.Stream(fit.device)
             stream.wait_stream(torch.cuda.current_stream(fit.device))
             with torch.cuda.stream(stream):
-                for _ in range(2):  # warm-up, as torch.cuda.graphs asks before capture
+                # Warm-up before capture, as torch.cuda.graphs asks: every operation
+                # of a window once (a step and the stopping rule), twice. Not whole
+                # windows: eager steps cost many times a replayed one, and a block
+                # fit of a few windows would spend most of its time warming up.
+                for _ in range(2):
                     fit.s.zero_()
-                    steps.block()
+                    steps.step()
+                    if fit.auto:
+                        fit.window_end()
             torch.cuda.current_stream(fit.device).wait_stream(stream)
             fit.s.zero_()
             graph = torch.cuda.CUDAGraph()
