@@ -14,6 +14,7 @@ from landmarking.lll.landmark_selection import _prune_closest_pairs, select_land
 from landmarking.lll.lll import reconstruction_weights
 from landmarking.lll.model_selection import format_table, sweep_lll
 from landmarking.lll.out_of_sample import lll_out_of_sample
+from landmarking.local_weights import local_affine_weights
 from landmarking.metrics import procrustes_error, span_error
 from landmarking.spectral.laplacian import LaplacianEigenmaps
 
@@ -461,7 +462,7 @@ def _reference_weights(X, T, k, reg=1e-3):
     cross, x_sq, t_sq = X @ T.T, np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", T, T)
     idx = lll_module._nearest_landmarks(cross, x_sq, t_sq, k)
     c = np.take_along_axis(cross, idx, axis=1)
-    return idx, lll_module._solve_local(lll_module._local_gram(x_sq, c, T @ T.T, idx), reg)
+    return idx, local_affine_weights(lll_module._local_gram(x_sq, c, T @ T.T, idx), reg)
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])
@@ -525,8 +526,6 @@ def test_backend_on_the_cpu_is_the_numpy_path():
 
 
 def test_local_affine_weights_is_the_constrained_least_squares_fit():
-    from landmarking.lll.lll import local_affine_weights
-
     rng = np.random.default_rng(40)
     Y, T = rng.normal(size=(6, 3)), rng.normal(size=(6, 4, 3))
     diff = Y[:, None, :] - T
