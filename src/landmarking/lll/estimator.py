@@ -26,7 +26,7 @@ from .._blocks import check_rows, take_rows, to_memory
 from .._parallel import thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
-from .._validation import Check, Integer, Options, check_choice, check_params
+from .._validation import Boolean, Check, Integer, Options, check_choice, check_params
 from ..graph import (
     GRAPH_PARAMETER_RULES,
     GraphEmbeddingMixin,
@@ -48,13 +48,6 @@ from .refined import fit_landmark_embedding
 __all__ = ["LocallyLinearLandmarks", "LLL_METHODS"]
 
 LLL_METHODS = ("lll", "le-z", "le-nystrom")
-
-
-def _check_true_or_false(value, name):
-    """True or False"""
-    if value not in (True, False):
-        raise ValueError(f"{name} must be True or False, got {value!r}.")
-    return value
 
 
 def _check_landmarks(value, name):
@@ -186,7 +179,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         "n_landmarks": Integer(),
         "n_landmark_neighbors": Integer(),
         "method": Options(*LLL_METHODS),
-        "refine": Check(_check_true_or_false),
+        "refine": Boolean(),
         "landmarks": Check(_check_landmarks),
         "reg": Check(check_reg),
     }
