@@ -14,6 +14,7 @@ from landmarking.lll.landmark_selection import _prune_closest_pairs, select_land
 from landmarking.lll.lll import reconstruction_weights
 from landmarking.lll.model_selection import format_table, sweep_lll
 from landmarking.lll.out_of_sample import lll_out_of_sample
+from landmarking.local_weights import local_affine_weights
 from landmarking.metrics import procrustes_error, span_error
 from landmarking.spectral.laplacian import LaplacianEigenmaps
 
@@ -252,6 +253,110 @@ def test_bad_parameters(params, error, match):
         LocallyLinearLandmarks(**params).fit(X)
 
 
+# ------------------------------------------------------------ the public function
+
+@pytest.mark.parametrize("params", [
+    dict(method="lll"), dict(method="le-z"), dict(method="le-nystrom"),
+    dict(method="lll", refine=True, landmarks="random-pruned", bandwidth=2.0),
+])
+def test_public_function_is_the_estimator_fit(params):
+    # The estimator is a thin wrapper around locally_linear_landmarks: the same
+    # numbers bit for bit for a seeded fit, whatever the method.
+    from landmarking.lll import LLLResult, locally_linear_landmarks
+
+    X, _ = make_swiss_roll(400, random_state=21)
+    X = X.astype(np.float32)  # the embedding comes back in the dtype of X
+    kw = dict(n_landmarks=40, n_neighbors=8, random_state=0, **params)
+    model = LocallyLinearLandmarks(**kw).fit(X)
+    result = locally_linear_landmarks(X, **kw)
+    assert isinstance(result, LLLResult) and result.embedding.dtype == np.float32
+    np.testing.assert_array_equal(result.embedding, model.embedding_)
+    np.testing.assert_array_equal(result.landmark_embedding, model.landmark_embedding_)
+    np.testing.assert_array_equal(result.landmarks, model.landmarks_)
+    np.testing.assert_array_equal(result.landmark_indices, model.landmark_indices_)
+    np.testing.assert_array_equal(result.eigenvalues, model.eigenvalues_)
+    assert (result.weights != model.weights_).nnz == 0
+    assert result.n_landmarks == model.n_landmarks_ == 40
+    assert result.bandwidth == model.bandwidth_ and result.bandwidth > 0
+    assert result.reconstruction_error == model.reconstruction_error_
+    assert result.n_connected_components == model.n_connected_components_
+    assert set(result.timings) == set(model.timings_)
+    assert (result.refine_result is None) == (model.refine_result_ is None) == (
+        not params.get("refine", False))
+
+
+def test_public_function_with_a_given_affinity_is_the_estimator_fit():
+    from landmarking.lll import locally_linear_landmarks
+
+    X, _ = make_swiss_roll(300, random_state=22)
+    W = knn_affinity(X, 8, 2.0)
+    model = LocallyLinearLandmarks(n_landmarks=30, random_state=1).fit(X, affinity=W)
+    result = locally_linear_landmarks(X, n_landmarks=30, random_state=1, affinity=W)
+    np.testing.assert_array_equal(result.embedding, model.embedding_)
+    assert result.bandwidth is None and model.bandwidth_ is None
+
+
+@pytest.mark.parametrize("params", [
+    {"n_landmarks": 81}, {"n_landmarks": 10, "n_landmark_neighbors": 11},
+    {"bandwidth": 0.0}, {"bandwidth": "wide"}, {"method": "nystrom"},
+    {"landmarks": "grid"}, {"landmarks": 3.0}, {"landmarks": np.zeros((5, 2))},
+    {"reg": -1.0}, {"refine": "yes"}, {"refine": True, "method": "le-z"},
+    {"n_landmarks": 3, "n_landmark_neighbors": 2, "n_components": 3},
+    {"n_jobs": 0}, {"device": "tpu"},
+])
+def test_public_function_refuses_bad_parameters_with_the_estimator_words(params):
+    from landmarking.lll import locally_linear_landmarks
+
+    X = np.random.default_rng(12).normal(size=(80, 3))
+    params = {"n_landmarks": 20, "n_neighbors": 8, **params}
+    with pytest.raises((TypeError, ValueError)) as by_estimator:
+        LocallyLinearLandmarks(**params).fit(X)
+    with pytest.raises(by_estimator.type) as by_function:
+        locally_linear_landmarks(X, **params)
+    assert str(by_function.value) == str(by_estimator.value)
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.array([[0.0, np.nan, 1.0]] * 80), "contains NaN"),
+    (np.ones((1, 3)), "minimum of 2 is required"),
+    (np.ones((5, 0)), "0 feature"),
+])
+def test_public_function_refuses_bad_data_as_the_estimator_does(X, match):
+    # The same checks (scikit-learn's check_array); its words name the estimator
+    # when there is one.
+    from landmarking.lll import locally_linear_landmarks
+
+    with pytest.raises(ValueError, match=match):
+        LocallyLinearLandmarks().fit(X)
+    with pytest.raises(ValueError, match=match):
+        locally_linear_landmarks(X)
+
+
+def test_public_function_is_exported_and_warns_at_the_caller():
+    import warnings
+
+    import landmarking
+    import landmarking.lll
+    from landmarking.lll.diagnostics import LandmarkSpanWarning
+    from landmarking.lll.fit import locally_linear_landmarks
+
+    assert landmarking.locally_linear_landmarks is locally_linear_landmarks
+    assert landmarking.lll.locally_linear_landmarks is locally_linear_landmarks
+    assert "locally_linear_landmarks" in landmarking.__all__
+    assert {"locally_linear_landmarks", "LLLResult"} <= set(landmarking.lll.__all__)
+    # Too few landmarks for 8-D noise: the warning points at the line that asked.
+    X = np.random.default_rng(23).normal(size=(200, 8))
+    for run in (lambda: locally_linear_landmarks(X, n_landmarks=6, n_landmark_neighbors=2,
+                                                 random_state=0),
+                lambda: LocallyLinearLandmarks(n_landmarks=6, n_landmark_neighbors=2,
+                                               random_state=0).fit(X)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run()
+        span = [w for w in caught if issubclass(w.category, LandmarkSpanWarning)]
+        assert span and span[0].filename == __file__
+
+
 def test_sweep_reuses_z_and_tracks_exact_minimum():
     # A wide Swiss roll, so that the two leading eigenfunctions are the roll's
     # two intrinsic directions and a ground-truth error is meaningful.
@@ -461,7 +566,7 @@ def _reference_weights(X, T, k, reg=1e-3):
     cross, x_sq, t_sq = X @ T.T, np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", T, T)
     idx = lll_module._nearest_landmarks(cross, x_sq, t_sq, k)
     c = np.take_along_axis(cross, idx, axis=1)
-    return idx, lll_module._solve_local(lll_module._local_gram(x_sq, c, T @ T.T, idx), reg)
+    return idx, local_affine_weights(lll_module._local_gram(x_sq, c, T @ T.T, idx), reg)
 
 
 @pytest.mark.parametrize("k", [1, 3, 5])
@@ -525,8 +630,6 @@ def test_backend_on_the_cpu_is_the_numpy_path():
 
 
 def test_local_affine_weights_is_the_constrained_least_squares_fit():
-    from landmarking.lll.lll import local_affine_weights
-
     rng = np.random.default_rng(40)
     Y, T = rng.normal(size=(6, 3)), rng.normal(size=(6, 4, 3))
     diff = Y[:, None, :] - T

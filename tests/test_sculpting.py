@@ -347,6 +347,33 @@ def test_transform_places_new_points_and_leaves_the_fit_unchanged():
     np.testing.assert_allclose(single, Y_new[::20], rtol=0, atol=1e-5 * model.delta_ave_)
 
 
+def test_new_points_start_from_the_per_point_lle_solve():
+    # The LLE start of new points is the shared local solve (landmarking.local_weights,
+    # LLL's too): bit for bit what solving each point's system on its own gives,
+    # G + 1e-3 trace(G) I against a vector of ones, rescaled to sum to one.
+    from landmarking.neighbors import query_neighbors
+    from landmarking.sculpting._incremental import barycentric_weights
+
+    X, _ = make_sculpting_swiss_roll(300, random_state=6)
+    X = X[np.random.default_rng(6).permutation(300)]  # new points inside the roll
+    old, new = X[:240], X[240:]
+    _, idx = query_neighbors(old, new, 12)
+    w = barycentric_weights(new, old[idx])
+    assert w.shape == (60, 12) and w.dtype == np.float64
+    for n in range(60):
+        d = old[idx[n]] - new[n]
+        G = np.einsum("kd,ld->kl", d, d)
+        ref = np.linalg.solve(G + 1e-3 * np.trace(G) * np.eye(12), np.ones(12))
+        np.testing.assert_array_equal(w[n], ref / ref.sum())
+    # And the weights reconstruct each new point from its neighbours: median error
+    # measured 0.04 of the distance to the nearest neighbour (the neighbours' plain
+    # mean: 1.0).
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    recon = np.einsum("nk,nkd->nd", w, old[idx])
+    spacing = np.median(np.linalg.norm(old[idx[:, 0]] - new, axis=1))
+    assert np.median(np.linalg.norm(recon - new, axis=1)) < 0.1 * spacing
+
+
 def test_transform_after_precomputed_neighbours_is_refused():
     X, _ = make_sculpting_swiss_roll(100, random_state=1)
     _, idx = nearest_neighbors(X, 8)

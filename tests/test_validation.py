@@ -6,12 +6,16 @@ import pytest
 
 from landmarking._validation import (
     AnyOf,
+    Boolean,
+    Condition,
+    Either,
     Integer,
     NoneValue,
     Number,
     Options,
     PositiveNumber,
     check_params,
+    is_real_number,
 )
 
 
@@ -57,3 +61,93 @@ def test_check_params_leaves_the_estimator_unchanged():
     stub = _Stub(**{**GOOD, "n_steps": np.int64(3)})
     check_params(stub, RULES)
     assert type(stub.n_steps) is np.int64
+
+
+# ------------------------------------------------------------ the special-value rules
+
+@pytest.mark.parametrize("rule, value, error, match", [
+    # A word with its own message for any other string, the rule's error otherwise.
+    (Either("auto", Integer(), "{name} must be a positive int or 'auto', got {value!r}."),
+     "fast", ValueError, r"n_steps must be a positive int or 'auto', got 'fast'\.$"),
+    (Either("auto", Integer(), "unused"), 0, ValueError, r"n_steps must be >= 1, got 0"),
+    (Either("auto", Integer(), "unused"), None, TypeError,
+     r"n_steps must be an integer, got None of type NoneType"),
+    # Without a message, another string gets the word's Options error.
+    (Either("auto", PositiveNumber()), "wide", ValueError,
+     r"n_steps must be one of 'auto'; got 'wide'\.$"),
+    (Either("auto", PositiveNumber()), None, TypeError,
+     r"n_steps must be a positive number, got None"),
+    # None as the special value: a string gets the rule's error, not a list of forms.
+    (Either(None, Integer()), "x", TypeError, r"n_steps must be an integer, got 'x'"),
+    (Either(None, Integer()), 0, ValueError, r"n_steps must be >= 1, got 0"),
+    (Condition(lambda v: is_real_number(v) and v >= 0, "{name} must be >= 0, got {value!r}."),
+     -1, ValueError, r"n_steps must be >= 0, got -1\.$"),
+    (Condition(lambda v: is_real_number(v) and v >= 0, "{name} must be >= 0, got {value!r}."),
+     True, ValueError, r"n_steps must be >= 0, got True\.$"),
+    (Boolean(), "yes", ValueError, r"n_steps must be True or False, got 'yes'\.$"),
+    (Boolean(), 2, ValueError, r"n_steps must be True or False, got 2\.$"),
+])
+def test_special_value_rules_refuse_with_their_words(rule, value, error, match):
+    with pytest.raises(error, match=match):
+        check_params(_Stub(n_steps=value), {"n_steps": rule})
+    assert not rule.accepts(value)
+
+
+@pytest.mark.parametrize("rule, value, expected", [
+    (Either("auto", Integer()), "auto", "auto"),
+    (Either("auto", Integer()), np.int64(4), 4),
+    (Either(None, Integer()), None, None),
+    (Either("auto", PositiveNumber()), 2, 2.0),
+    (Condition(lambda v: v is None or v > 0, "{name}: no"), None, None),
+    (Boolean(), True, True),
+    (Boolean(), np.False_, False),
+])
+def test_special_value_rules_accept_and_return(rule, value, expected):
+    assert rule.accepts(value)
+    checked = check_params(_Stub(v=value), {"v": rule})["v"]
+    assert checked == expected and type(checked) is type(expected)
+
+
+def test_is_real_number():
+    assert is_real_number(1) and is_real_number(np.float32(0.5)) and is_real_number(np.nan)
+    assert not is_real_number(True) and not is_real_number("1") and not is_real_number(None)
+
+
+# The estimators' tables keep the words their errors always had.
+@pytest.mark.parametrize("make, name, value, error, match", [
+    ("GPLandmarks", "n_steps", "fast", ValueError, r"n_steps must be a positive int or 'auto'"),
+    ("GPLandmarks", "chunk_size", "big", TypeError, r"chunk_size must be an integer, got 'big'"),
+    ("GPLandmarks", "chunk_size", 0, ValueError, r"chunk_size must be >= 1, got 0"),
+    ("GPLandmarks", "n_jobs", 0, ValueError,
+     r"n_jobs must be None, a positive number of threads, or -1 for all cores"),
+    ("GPLandmarks", "s0", -1.0, ValueError, r"s0 must be a number >= 0, got -1\.0\.$"),
+    ("GPLandmarks", "tau", 0, ValueError,
+     r"tau must lie in \(0, 1\] \(0\.5 < tau <= 1 for guaranteed convergence\), got 0\.$"),
+    ("LocallyLinearLandmarks", "refine", "yes", ValueError,
+     r"refine must be True or False, got 'yes'\.$"),
+    ("LocallyLinearLandmarks", "bandwidth", "wide", ValueError,
+     r"bandwidth must be one of 'auto'; got 'wide'\.$"),
+    ("LocallyLinearLandmarks", "bandwidth", None, TypeError,
+     r"bandwidth must be a positive number, got None"),
+    ("LaplacianEigenmaps", "tol", -1, ValueError, r"tol must be None or a number >= 0, got -1"),
+    ("LaplacianEigenmaps", "bandwidth", 0.0, ValueError, r"bandwidth must be a finite number > 0"),
+])
+def test_estimator_tables_keep_their_messages(make, name, value, error, match):
+    import landmarking
+
+    estimator = getattr(landmarking, make)(**{name: value})
+    with pytest.raises(error, match=match):
+        check_params(estimator, estimator._parameter_rules)
+
+
+@pytest.mark.parametrize("make, params", [
+    ("GPLandmarks", dict(n_steps="auto", chunk_size=None, s0=0.0, tau=1.0, n_jobs=-1)),
+    ("LocallyLinearLandmarks", dict(refine=True, bandwidth="auto")),
+    ("LaplacianEigenmaps", dict(tol=None, bandwidth=0.5)),
+    ("LaplacianEigenmaps", dict(tol=1e-6)),
+])
+def test_estimator_tables_accept_their_special_values(make, params):
+    import landmarking
+
+    estimator = getattr(landmarking, make)(**params)
+    check_params(estimator, estimator._parameter_rules)

@@ -25,6 +25,7 @@ _EXPORTS = {
     "estimate_intrinsic_dimension": ".sculpting.intrinsic_dimension",
     "LaplacianEigenmaps": ".spectral.laplacian",
     "LocallyLinearLandmarks": ".lll.estimator",
+    "locally_linear_landmarks": ".lll.fit",
     "lll_out_of_sample": ".lll.out_of_sample",
     "sweep_lll": ".lll.model_selection",
     "save": ".persistence",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from .baselines.rp_cholesky import RPCholeskyLandmarks  # noqa: F401
     from .gp.estimator import GPLandmarks  # noqa: F401
     from .lll.estimator import LocallyLinearLandmarks  # noqa: F401
+    from .lll.fit import locally_linear_landmarks  # noqa: F401
     from .lll.model_selection import sweep_lll  # noqa: F401
     from .lll.out_of_sample import lll_out_of_sample  # noqa: F401
     from .persistence import load, save  # noqa: F401

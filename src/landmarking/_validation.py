@@ -23,7 +23,11 @@ __all__ = [
     "Options",
     "NoneValue",
     "AnyOf",
+    "Either",
+    "Condition",
+    "Boolean",
     "Check",
+    "is_real_number",
     "check_params",
 ]
 
@@ -263,6 +267,75 @@ class AnyOf:
         if len(same_kind) == 1:
             return same_kind[0].check(value, name)
         raise ValueError(f"{name} must be {self.describe()}; got {value!r}.")
+
+
+class Either(AnyOf):
+    """The value ``special`` (None, or a word such as "auto") or a value ``rule``
+    accepts. Any other value gets ``rule``'s error, except a string: it gets
+    ``message`` when one is given (formatted with ``value`` and ``name``; for a
+    parameter whose words predate the table), else, when ``special`` is a word,
+    the error of :class:`Options` (``special``).
+
+    Unlike ``AnyOf(NoneValue(), rule)``, whose error for a value of no rule's kind
+    lists every allowed form, a wrong value here always gets a specific error.
+    """
+
+    def __init__(self, special, rule, message=None):
+        super().__init__(NoneValue() if special is None else Options(special), rule)
+        self.special, self.rule, self.message = special, rule, message
+
+    def check(self, value, name):
+        if self.rules[0].accepts(value):
+            return value
+        if isinstance(value, str):
+            if self.message is not None:
+                raise ValueError(self.message.format(value=value, name=name))
+            if isinstance(self.special, str):
+                return self.rules[0].check(value, name)
+        return self.rule.check(value, name)
+
+
+class Condition:
+    """A value for which ``test(value)`` is true; any other value gets a
+    ``ValueError`` with ``message`` (formatted with ``value`` and ``name``). For a
+    rule whose test and words are its own (``0 < tau <= 1`` with a note on
+    convergence, say); the value is returned unchanged."""
+
+    def __init__(self, test, message):
+        self.test, self.message = test, message
+
+    def accepts(self, value):
+        return bool(self.test(value))
+
+    def describe(self):
+        return self.message.split(",")[0]
+
+    def check(self, value, name):
+        if not self.accepts(value):
+            raise ValueError(self.message.format(value=value, name=name))
+        return value
+
+
+class Boolean:
+    """True or False (numpy's bools too, returned as bool; 0 and 1 compare equal
+    and pass)."""
+
+    def accepts(self, value):
+        return value in (True, False)
+
+    def describe(self):
+        return "True or False"
+
+    def check(self, value, name):
+        if not self.accepts(value):
+            raise ValueError(f"{name} must be True or False, got {value!r}.")
+        return bool(value)
+
+
+def is_real_number(value):
+    """Whether ``value`` is a real number (a bool is not), NaN and infinities
+    included: for :class:`Condition` tests."""
+    return not isinstance(value, bool) and isinstance(value, Real)
 
 
 def _same_kind(rule, value):

@@ -33,9 +33,10 @@ from ._parallel import NJobs
 from ._timings import stage
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from ._validation import (
-    Check,
+    Either,
     Integer,
     Options,
+    PositiveNumber,
     check_choice,
     check_positive_float,
     check_positive_int,
@@ -55,19 +56,11 @@ SYMMETRIZE = ("union", "mean")
 #: which is quicker there than numba's one-off compile.
 COMPILED_MIN_NNZ = 1 << 20
 
-
-def _check_bandwidth(value, name):
-    """a finite number > 0 or 'auto'"""
-    if isinstance(value, str):
-        return check_choice(value, name, ("auto",))
-    return check_positive_float(value, name)
-
-
 #: The rules (:func:`landmarking._validation.check_params`) of the parameters that
 #: every estimator building a k-NN graph shares; each merges them into its table.
 GRAPH_PARAMETER_RULES = {
     "n_neighbors": Integer(),
-    "bandwidth": Check(_check_bandwidth),
+    "bandwidth": Either("auto", PositiveNumber()),
     "symmetrize": Options(*SYMMETRIZE),
     "neighbors_method": Options(*NEIGHBOR_METHODS),
     "n_jobs": NJobs(),

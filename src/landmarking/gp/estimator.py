@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from numbers import Integral, Real
 from typing import Any, Literal, Self
 
 import numpy as np
@@ -21,15 +20,19 @@ from sklearn.utils.validation import check_is_fitted
 from .._blocks import check_rows
 from .._checkpoint import check_checkpoint, landmark_checkpoint
 from .._landmark_features import LandmarkTransformerMixin
+from .._parallel import NJobs
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, StrPath
 from .._validation import (
     SPACES,
+    Condition,
+    Either,
     Integer,
     Options,
     check_enough_samples,
     check_feasible_for_space,
     check_params,
     check_positive_int,
+    is_real_number,
 )
 from ..kernels import resolve_kernel_width
 from .backend import gp_backend
@@ -38,55 +41,6 @@ from .learn import learn_gp_landmarks
 from .refine import refine_gp_landmarks
 
 __all__ = ["GPLandmarks"]
-
-
-def _is_number(value):
-    return not isinstance(value, bool) and isinstance(value, Real)
-
-
-class _Either:
-    """A rule of the parameter table: the value ``special`` ("auto", None) or one
-    ``rule`` accepts. Any other value gets ``rule``'s error, or ``message`` for a
-    string when one is given (the words this estimator has always used)."""
-
-    def __init__(self, special, rule, message=None):
-        self.special, self.rule, self.message = special, rule, message
-
-    def _is_special(self, value):
-        return value is None if self.special is None else (
-            isinstance(value, str) and value == self.special)
-
-    def accepts(self, value):
-        return self._is_special(value) or self.rule.accepts(value)
-
-    def describe(self):
-        return f"{self.special!r} or {self.rule.describe()}"
-
-    def check(self, value, name):
-        if self._is_special(value):
-            return value
-        if self.message is not None and isinstance(value, str):
-            raise ValueError(self.message.format(value=value))
-        return self.rule.check(value, name)
-
-
-class _Condition:
-    """A rule of the parameter table: a test and the ``ValueError`` message (with
-    the value) of a value that fails it."""
-
-    def __init__(self, test, message):
-        self.test, self.message = test, message
-
-    def accepts(self, value):
-        return bool(self.test(value))
-
-    def describe(self):
-        return self.message.split(",")[0]
-
-    def check(self, value, name):
-        if not self.accepts(value):
-            raise ValueError(self.message.format(value=value))
-        return value
 
 
 class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -230,22 +184,19 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
 
     _parameter_rules = {
         "n_landmarks": Integer(),
-        "n_steps": _Either("auto", Integer(),
-                           "n_steps must be a positive int or 'auto', got {value!r}."),
+        "n_steps": Either("auto", Integer(),
+                          "n_steps must be a positive int or 'auto', got {value!r}."),
         "refine": Integer(minimum=0),
         "block_size": Integer(),
-        "n_jobs": _Condition(lambda n: n is None or (
-            isinstance(n, Integral) and not isinstance(n, bool) and n != 0),
-            "n_jobs must be None, a positive number of threads, or -1 for all cores "
-            "(-2 for all but one, ...); got {value!r}."),
+        "n_jobs": NJobs(),
         "batch_size": Integer(),
         "space": Options(*SPACES),
-        "chunk_size": _Either(None, Integer()),
-        "s0": _Condition(lambda s0: _is_number(s0) and not s0 < 0,
-                         "s0 must be a number >= 0, got {value!r}."),
-        "tau": _Condition(lambda tau: _is_number(tau) and 0 < tau <= 1,
-                          "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
-                          "convergence), got {value!r}."),
+        "chunk_size": Either(None, Integer()),
+        "s0": Condition(lambda s0: is_real_number(s0) and not s0 < 0,
+                        "s0 must be a number >= 0, got {value!r}."),
+        "tau": Condition(lambda tau: is_real_number(tau) and 0 < tau <= 1,
+                         "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
+                         "convergence), got {value!r}."),
     }
 
     def __init__(self, *, n_landmarks: int = 10, n_steps: int | Literal["auto"] = 1000,

@@ -3,6 +3,8 @@
 One module per part (a reader finds each algorithm by its file name):
 
 - :mod:`.estimator`: :class:`LocallyLinearLandmarks`, the scikit-learn estimator;
+- :mod:`.fit`: :func:`locally_linear_landmarks`, the function behind it (every stage,
+  end to end), and its :class:`LLLResult`;
 - :mod:`.lll`: the numerics of the NumPy path: the weights Z
   (``reconstruction_weights``), the reduced problem A~, B~ and its eigenvectors;
 - :mod:`.out_of_sample`: :func:`lll_out_of_sample`, the map of new points;
@@ -22,6 +24,8 @@ from .._lazy import lazy_exports
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
     "LocallyLinearLandmarks": ".estimator",
+    "locally_linear_landmarks": ".fit",
+    "LLLResult": ".fit",
     "lll_out_of_sample": ".out_of_sample",
     "sweep_lll": ".model_selection",
 }
@@ -32,6 +36,7 @@ __all__ = list(_EXPORTS)
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
     from .estimator import LocallyLinearLandmarks  # noqa: F401
+    from .fit import LLLResult, locally_linear_landmarks  # noqa: F401
     from .model_selection import sweep_lll  # noqa: F401
     from .out_of_sample import lll_out_of_sample  # noqa: F401
 

@@ -66,11 +66,12 @@ def nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights, n_pa
     NumPy expression ``-2 * cross + x_sq + t_sq``) rank the landmarks; the
     ``k = idx.shape[1]`` nearest, nearest first and ties to the lower index,
     go to ``idx[i]``. With ``solve``, the local Gram matrix G (entries rounded
-    as in ``lll._local_gram``) gets the ridge of ``lll._solve_local`` and a
-    Cholesky factorisation, and the weights, scaled to sum to one, go to
-    ``weights[i]``. Returns a mask of the points left to the caller: all of
-    them without ``solve``, else those whose G + r I was not numerically
-    positive definite or gave no usable weights. With reg >= 1e-5 the
+    as in ``lll._local_gram``) gets the ridge of
+    ``local_weights.local_affine_weights`` and a Cholesky factorisation, and
+    the weights, scaled to sum to one, go to ``weights[i]``. Returns a mask of
+    the points left to the caller: all of them without ``solve``, else those
+    whose G + r I was not numerically positive definite or gave no usable
+    weights. With reg >= 1e-5 the
     condition number of G + r I is below about 1e5, so Cholesky and LAPACK's
     LU agree to rounding.
 

@@ -53,6 +53,7 @@ from .._blocks import (
 from .._torch import device_memory, import_torch, to_numpy
 from .._validation import check_positive_int
 from ..graph import degree
+from ..local_weights import MIN_REG
 from . import lll
 from .out_of_sample import check_landmark_embedding
 
@@ -223,8 +224,8 @@ def _solve_local(G, reg):
     torch = import_torch()
     k = G.shape[1]
     trace = torch.diagonal(G, dim1=1, dim2=2).sum(dim=1)
-    # reg = 0 still gets a vanishing ridge (see lll._solve_local).
-    rel = max(reg, 1e-12)
+    # reg = 0 still gets the vanishing ridge of local_weights.local_affine_weights.
+    rel = max(reg, MIN_REG)
     ridge = torch.where(trace > 0, rel * trace, torch.full_like(trace, rel))
     G = G + ridge[:, None, None] * torch.eye(k, dtype=G.dtype, device=G.device)
     ones = torch.ones((G.shape[0], k, 1), dtype=G.dtype, device=G.device)

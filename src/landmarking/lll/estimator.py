@@ -1,14 +1,10 @@
 """The Locally Linear Landmarks estimator (scikit-learn API).
 
-:class:`LocallyLinearLandmarks` checks its parameters against one table
-(``_parameter_rules``), resolves the device once (:func:`.backend.lll_backend`)
-and runs the stages: landmarks (:mod:`.landmark_selection` or given), the
-weights Z, the graph (:func:`landmarking.graph.neighbor_graph`), the reduced
-problem and its eigenvectors (:mod:`.lll`), the optional refinement
-(:mod:`.refined`), and the reconstruction check (:mod:`.diagnostics`). The
-paper's two baselines are ``method="le-z"`` and ``method="le-nystrom"``:
-Laplacian eigenmaps on the landmarks alone (:mod:`landmarking.spectral`),
-placed with Z or the Nystroem formula.
+:class:`LocallyLinearLandmarks` is a thin wrapper: it checks its parameters
+against one table (:data:`.fit.PARAMETER_RULES`) and its data, runs
+:func:`.fit.locally_linear_landmarks`'s stages once, and stores the
+:class:`.fit.LLLResult` in trailing-underscore attributes; ``transform`` maps
+new points with the fitted weights (or the Nystroem formula).
 """
 
 from __future__ import annotations
@@ -16,60 +12,18 @@ from __future__ import annotations
 from typing import Any, Literal, Self
 
 import numpy as np
-from scipy import sparse
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
-from sklearn.utils import check_random_state
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
-from .._blocks import check_rows, take_rows, to_memory
+from .._blocks import check_rows
 from .._parallel import thread_limits
-from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
-from .._validation import Check, Integer, Options, check_choice, check_params
-from ..graph import (
-    GRAPH_PARAMETER_RULES,
-    GraphEmbeddingMixin,
-    check_affinity,
-    check_connected,
-    column_signs,
-    neighbor_graph,
-)
-from ..spectral.laplacian import spectral_embedding
+from ..graph import GraphEmbeddingMixin
 from ..spectral.nystrom import nystrom_out_of_sample
-from ..spectral.refine import refine_spectral_embedding
 from .backend import lll_backend
-from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
-from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
-from .lll import check_reg, solve_reduced_problem
-from .out_of_sample import lll_map_rows
-from .refined import fit_landmark_embedding
+from .fit import LLL_METHODS, PARAMETER_RULES, check_lll_params, fit_checked, gather_rows
 
 __all__ = ["LocallyLinearLandmarks", "LLL_METHODS"]
-
-LLL_METHODS = ("lll", "le-z", "le-nystrom")
-
-
-def _check_true_or_false(value, name):
-    """True or False"""
-    if value not in (True, False):
-        raise ValueError(f"{name} must be True or False, got {value!r}.")
-    return value
-
-
-def _check_landmarks(value, name):
-    """'random', 'random-pruned', 'kmeans', an array or a landmark estimator"""
-    if isinstance(value, str):
-        return check_choice(value, name, LANDMARK_STRATEGIES)
-    if not (hasattr(value, "fit") or hasattr(value, "shape")
-            or isinstance(value, (list, tuple))):
-        raise TypeError(
-            "landmarks must be 'random', 'random-pruned', 'kmeans', an array of "
-            "shape (n_landmarks, n_features) or a landmark estimator with fit() "
-            f"and landmarks_; got {type(value).__name__}."
-        )
-    return value
-
 
 class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin,
                              TransformerMixin, BaseEstimator):
@@ -180,16 +134,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     (5, 2)
     """
 
-    _parameter_rules = {
-        **GRAPH_PARAMETER_RULES,
-        "n_components": Integer(),
-        "n_landmarks": Integer(),
-        "n_landmark_neighbors": Integer(),
-        "method": Options(*LLL_METHODS),
-        "refine": Check(_check_true_or_false),
-        "landmarks": Check(_check_landmarks),
-        "reg": Check(check_reg),
-    }
+    _parameter_rules = PARAMETER_RULES
 
     def __init__(self, *, n_components: int = 2, n_landmarks: int = 100,
                  n_landmark_neighbors: int = 5,
@@ -218,35 +163,6 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         self.refine = refine
         self.device = device
 
-    def _resolve_landmarks(self, X, rng):
-        """Landmark coordinates and, when they are rows of X, their indices."""
-        spec = self.landmarks
-        if isinstance(spec, str):
-            idx = select_landmarks(X, self.n_landmarks, spec, random_state=rng)
-            T = take_rows(X, idx)
-            # Landmarks are dense even when X is sparse.
-            T = T.toarray() if sparse.issparse(T) else T
-            return T.astype(np.float64), idx
-        if hasattr(spec, "fit") and not hasattr(spec, "shape"):
-            est = spec
-            if not hasattr(est, "landmarks_"):
-                est = clone(spec).fit(X)
-            if not hasattr(est, "landmarks_"):
-                raise TypeError(
-                    f"{type(spec).__name__} has no landmarks_ after fit; pass an "
-                    "estimator that stores its landmarks in landmarks_."
-                )
-            T = np.asarray(est.landmarks_, dtype=np.float64)
-        else:
-            T = np.asarray(spec, dtype=np.float64)
-        if T.ndim != 2 or T.shape[1] != X.shape[1]:
-            raise ValueError(
-                f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
-            )
-        if not np.all(np.isfinite(T)):
-            raise ValueError("landmarks contain NaN or infinity; pass finite landmarks.")
-        return T.copy(), None
-
     def fit(self, X: MatrixLike, y: Any = None, affinity: SparseMatrix | None = None) -> Self:
         """Learn the landmark embedding and embed X.
 
@@ -269,123 +185,24 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         -------
         self
         """
-        check_params(self, self._parameter_rules)
-        if self.refine and self.method != "lll":
-            raise ValueError(
-                f"refine=True refines the LLL solution on the full graph; it needs "
-                f"method='lll', got method={self.method!r}."
-            )
+        check_lll_params(self)
         backend = lll_backend(self.device)
-        X = check_rows(X, estimator=self, min_samples=2)
-        X = to_memory(
-            X, what="LocallyLinearLandmarks.fit (its k-NN graph needs every row at once)",
-            alternative="fit on a sample of rows, e.g. X[np.sort(rng.choice(N, M, "
-                        "replace=False))], then embed all rows block by block with "
-                        "transform() (or lll_out_of_sample()).")
-        with thread_limits(self.n_jobs):
-            return self._fit(X, affinity, backend)
-
-    def _fit(self, X, affinity, backend):
-        rng = check_random_state(self.random_state)
-        timings = {}
-        with stage(timings, "total"):
-            with stage(timings, "landmarks"):
-                T, self.landmark_indices_ = self._resolve_landmarks(X, rng)
-                self.landmarks_ = T
-                self.n_landmarks_ = n_land = T.shape[0]
-            if self.n_components >= n_land:
-                raise ValueError(
-                    f"n_components={self.n_components} needs more landmarks than "
-                    f"{n_land}; pass n_landmarks > n_components."
-                )
-            with stage(timings, "weights"):
-                Z = backend.weights(X, T, self.n_landmark_neighbors, reg=self.reg,
-                                    verbose=self.verbose)
-            self.refine_result_ = None
-            if self.method == "lll":
-                self._fit_lll(X, Z, affinity, timings, rng, backend)
-            else:
-                self._fit_landmark_le(X, Z, timings, rng)
-            self.weights_ = Z
-            self.reconstruction_error_ = landmark_reconstruction_error(X, Z, T)
-            warn_if_landmarks_represent_poorly(self.reconstruction_error_, n_land,
-                                               self.n_landmark_neighbors, stacklevel=4)
-            # Computed in float64 on purpose (see reconstruction_weights); returned
-            # in the dtype of X.
-            self.embedding_ = self.embedding_.astype(X.dtype, copy=False)
-        self.timings_ = timings
-        if self.verbose:
-            print(f"LocallyLinearLandmarks({self.method}, L={n_land}): " + ", ".join(
-                f"{k} {v:.2f} s" for k, v in timings.items()))
+        X = gather_rows(check_rows(X, estimator=self, min_samples=2),
+                        "LocallyLinearLandmarks.fit")
+        result = fit_checked(X, self, affinity, backend)
+        self.landmarks_ = result.landmarks
+        self.landmark_indices_ = result.landmark_indices
+        self.n_landmarks_ = result.n_landmarks
+        self.landmark_embedding_ = result.landmark_embedding
+        self.embedding_ = result.embedding
+        self.eigenvalues_ = result.eigenvalues
+        self.weights_ = result.weights
+        self.bandwidth_ = result.bandwidth
+        self.n_connected_components_ = result.n_connected_components
+        self.reconstruction_error_ = result.reconstruction_error
+        self.refine_result_ = result.refine_result
+        self.timings_ = result.timings
         return self
-
-    def _fit_lll(self, X, Z, affinity, timings, rng, backend):
-        if affinity is None:
-            W, self.bandwidth_ = neighbor_graph(
-                X, self.n_neighbors, self.bandwidth, symmetrize=self.symmetrize,
-                method=self.neighbors_method, random_state=self.random_state,
-                n_jobs=self.n_jobs, timings=timings)
-        else:
-            with stage(timings, "affinity"):  # checking the given graph
-                W = check_affinity(affinity, X.shape[0])
-            self.bandwidth_ = None
-        with stage(timings, "connectivity"):
-            self.n_connected_components_ = check_connected(W)
-        with stage(timings, "reduced_problem"):
-            # Landmarks that reconstruct no point have an empty row in Z and a
-            # singular B~: solve on the used ones, then place the rest like new points.
-            used = np.flatnonzero(np.asarray(Z.getnnz(axis=0)) > 0)
-            Z_used = Z[:, used] if used.size < Z.shape[1] else Z
-            A, B = backend.reduced_problem(W, Z_used)
-        # LAPACK's result on the L x L problem depends on the BLAS thread count
-        # (OpenBLAS splits its reductions by thread): one thread, so that the
-        # embedding does not depend on n_jobs.
-        with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
-            vecs, vals = solve_reduced_problem(A, B, self.n_components, random_state=rng)
-        with stage(timings, "embedding"):
-            emb = np.asarray(Z_used @ vecs)
-            signs = column_signs(emb)  # X~ and X flipped together
-            emb *= signs
-            landmark_embedding = np.empty((self.n_landmarks_, self.n_components))
-            landmark_embedding[used] = vecs * signs
-            unused = np.setdiff1d(np.arange(self.n_landmarks_), used)
-            if unused.size:
-                k = min(self.n_landmark_neighbors, used.size)
-                landmark_embedding[unused] = lll_map_rows(
-                    self.landmarks_[unused], self.landmarks_[used],
-                    landmark_embedding[used], k, self.reg)
-            self.embedding_ = emb
-            self.landmark_embedding_ = landmark_embedding
-            self.eigenvalues_ = vals
-        if self.refine:
-            with stage(timings, "refine"):
-                # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
-                n_start = min(self.n_components + max(2, self.n_components // 5),
-                              used.size - 1)
-                start = np.asarray(Z_used @ solve_reduced_problem(
-                    A, B, n_start, random_state=rng)[0])
-                self.embedding_, self.eigenvalues_, self.refine_result_ = \
-                    refine_spectral_embedding(W, start, n_components=self.n_components)
-                self.landmark_embedding_ = fit_landmark_embedding(
-                    Z, self.embedding_, landmark_embedding)
-
-    def _fit_landmark_le(self, X, Z, timings, rng):
-        T = self.landmarks_
-        W_land, self.bandwidth_ = neighbor_graph(
-            T, min(self.n_neighbors, T.shape[0] - 1), self.bandwidth,
-            symmetrize=self.symmetrize, method=self.neighbors_method,
-            random_state=self.random_state, n_jobs=self.n_jobs, timings=timings)
-        self.n_connected_components_ = check_connected(W_land)
-        with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
-            vecs, vals = spectral_embedding(W_land, self.n_components, random_state=rng)
-        self.landmark_embedding_ = vecs
-        self.eigenvalues_ = vals
-        with stage(timings, "embedding"):
-            if self.method == "le-z":
-                self.embedding_ = np.asarray(Z @ vecs)
-            else:
-                self.embedding_ = nystrom_out_of_sample(X, T, vecs, vals, self.n_neighbors,
-                                                        self.bandwidth_)
 
     def transform(self, X: MatrixLike) -> np.ndarray:
         """Place points with the fitted map (LLL weights, or Nystroem for

@@ -39,11 +39,12 @@ from .._typing import (
 )
 from .._validation import check_positive_int
 from ..graph import degree
+from ..local_weights import local_affine_weights
 from ..neighbors import query_neighbors
 from . import _kernels as K
 
 __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
-           "local_affine_weights", "check_reg", "check_landmark_neighbors"]
+           "check_reg", "check_landmark_neighbors"]
 
 #: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
 #: (one matrix product per chunk of points); above it, from explicit differences.
@@ -207,7 +208,7 @@ def _weights_of_block(block, local):
             # compiled pass on all threads for the nearest landmarks and the local
             # solves (for every K_Z: at K_Z = 5 on 20,000 MNIST digits and 1,000
             # landmarks it took 0.48 s where the vectorised NumPy (a partial sort
-            # and a stacked LAPACK solve, _nearest_landmarks and _solve_local)
+            # and a stacked LAPACK solve, _nearest_landmarks and local_affine_weights)
             # took 0.78 s; the product alone 0.34 s).
             cross = np.asarray(Xc @ local.landmarks.T)
             idx = indices[rows]
@@ -221,12 +222,12 @@ def _weights_of_block(block, local):
             sub = np.flatnonzero(failed)
             c = np.take_along_axis(cross[sub], idx[sub], axis=1)
             G = _local_gram(x_sq[sub], c, local.gram, idx[sub])
-            weights[rows.start + sub] = _solve_local(G, local.reg)
+            weights[rows.start + sub] = local_affine_weights(G, local.reg)
             continue
         Xc = Xc.toarray() if sparse.issparse(Xc) else Xc
         _, indices[rows] = query_neighbors(local.landmarks, Xc, k)
         diff = Xc[:, None, :] - local.landmarks[indices[rows]]
-        weights[rows] = _solve_local(diff @ diff.transpose(0, 2, 1), local.reg)
+        weights[rows] = local_affine_weights(diff @ diff.transpose(0, 2, 1), local.reg)
     return indices, weights
 
 
@@ -254,47 +255,6 @@ def _local_gram(x_sq, c, gram, idx):
     """Stacked local Gram matrices G_ab = |y|^2 - y.t_a - y.t_b + t_a.t_b."""
     return (x_sq[:, None, None] - c[:, :, None] - c[:, None, :]
             + gram[idx[:, :, None], idx[:, None, :]])
-
-
-def _solve_local(G, reg):
-    """Affine weights from stacked local Gram matrices G (c, k, k)."""
-    k = G.shape[1]
-    trace = np.trace(G, axis1=1, axis2=2)
-    # reg = 0 still gets a vanishing ridge: G is singular whenever K_Z > D (or
-    # the landmarks are degenerate), and the limit of a ridge going to zero is
-    # the minimum-norm exact reconstruction.
-    rel = max(reg, 1e-12)
-    ridge = np.where(trace > 0, rel * trace, rel)
-    G = G + ridge[:, None, None] * np.eye(k)
-    ones = np.ones((G.shape[0], k, 1))
-    try:
-        w = np.linalg.solve(G, ones)[:, :, 0]
-    except np.linalg.LinAlgError:
-        # A singular system (reg=0 with degenerate landmarks): least squares.
-        w = np.stack([np.linalg.lstsq(g, o, rcond=None)[0][:, 0]
-                      for g, o in zip(G, ones, strict=True)])
-    total = w.sum(axis=1, keepdims=True)
-    bad = ~np.isfinite(total[:, 0]) | (np.abs(total[:, 0]) < 1e-300)
-    w[bad] = 1.0  # no usable system: plain average of the neighbours
-    total[bad] = k
-    return w / total
-
-
-def local_affine_weights(G: np.ndarray, reg: float) -> NDArray[np.float64]:
-    """Affine weights (summing to one) from stacked local Gram matrices G (n, k, k).
-
-    Solves (G + r I) w = 1 with the ridge r = reg * trace(G) (reg when G = 0;
-    scikit-learn's LLE convention) and rescales w to sum to one: the local
-    solve of LLL's weights (:func:`reconstruction_weights`), for any method
-    that reconstructs points from neighbours (Manifold Sculpting's LLE start).
-
-    Examples
-    --------
-    >>> d = np.array([[[-0.5], [0.5]]])          # a point halfway between two others
-    >>> local_affine_weights(d @ d.transpose(0, 2, 1), 1e-3).round(6)
-    array([[0.5, 0.5]])
-    """
-    return _solve_local(np.asarray(G, dtype=np.float64), reg)
 
 
 # --------------------------------------------------------------------------- reduced problem

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.decomposition import PCA
 
 from .._parallel import thread_limits
+from ..local_weights import local_affine_weights
 from ..neighbors import query_neighbors
 from ._loop import Relations, neighbor_distance_error, sculpt
 from .sculpt import _restoring_step, neighbor_graph
@@ -21,17 +22,13 @@ __all__ = ["barycentric_weights", "settle_new_points", "place_new_points"]
 def barycentric_weights(X, neighbors_X, reg=1e-3):
     """LLE reconstruction weights of each row of X from its neighbours' rows.
 
-    ``neighbors_X`` is (n, k, D). Solves G w = 1 with G the local Gram matrix
-    (plus a ridge of ``reg`` times its trace, as scikit-learn's LLE does) and
-    normalises w to sum to one.
+    ``neighbors_X`` is (n, k, D). Builds the local Gram matrices
+    G_ij = (x_i - x).(x_j - x) and solves them with
+    :func:`~landmarking.local_weights.local_affine_weights` (the ridge of
+    ``reg`` times the trace, as scikit-learn's LLE; weights summing to one).
     """
     diff = neighbors_X - X[:, None, :]
-    G = np.einsum("nkd,nld->nkl", diff, diff)
-    trace = np.trace(G, axis1=1, axis2=2)
-    ridge = np.where(trace > 0, reg * trace, reg)
-    G = G + ridge[:, None, None] * np.eye(G.shape[1])
-    w = np.linalg.solve(G, np.ones(G.shape[:2])[..., None])[..., 0]
-    return w / w.sum(axis=1, keepdims=True)
+    return local_affine_weights(np.einsum("nkd,nld->nkl", diff, diff), reg)
 
 
 def settle_new_points(X_old, Y_old, X_new, plan, *, metric, n_jobs, rng, verbose):

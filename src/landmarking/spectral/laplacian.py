@@ -29,7 +29,7 @@ from .._memory import check_memory
 from .._parallel import thread_limits
 from .._timings import stage
 from .._typing import MatrixLike, NDArray, RandomStateLike, SparseMatrix
-from .._validation import Check, Integer, Options, check_choice, check_params
+from .._validation import Condition, Integer, Options, check_choice, check_params
 from ..graph import (
     GRAPH_PARAMETER_RULES,
     GraphEmbeddingMixin,
@@ -161,13 +161,6 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
     return Y
 
 
-def _check_tol(value, name):
-    """None or a number >= 0"""
-    if value is not None and not (isinstance(value, Real) and value >= 0):
-        raise ValueError(f"{name} must be None or a number >= 0, got {value!r}.")
-    return value
-
-
 class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                          BaseEstimator):
     """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
@@ -249,7 +242,8 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         **GRAPH_PARAMETER_RULES,
         "n_components": Integer(),
         "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
-        "tol": Check(_check_tol),
+        "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
+                         "{name} must be None or a number >= 0, got {value!r}."),
     }
 
     def __init__(self, *, n_components: int = 2, n_neighbors: int = 10,

@@ -1,0 +1,363 @@
+"""Locally Linear Landmarks end to end: :func:`locally_linear_landmarks`.
+
+The public function behind
+:class:`~landmarking.lll.estimator.LocallyLinearLandmarks` (scikit-learn's
+order: the numerical helpers of :mod:`.lll`, this function, the thin
+estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
+array or an estimator), the weights Z, the graph
+(:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
+eigenvectors (:mod:`.lll`), the optional refinement (:mod:`.refined`) and the
+reconstruction check (:mod:`.diagnostics`). The paper's two baselines are
+``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
+landmarks alone (:mod:`landmarking.spectral`), placed with Z or the Nystroem
+formula. The device is bound once, by :func:`.backend.lll_backend`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Literal
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
+
+from .._blocks import check_rows, take_rows, to_memory
+from .._parallel import thread_limits
+from .._timings import stage
+from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
+from .._validation import Boolean, Check, Integer, Options, check_choice, check_params
+from ..graph import (
+    GRAPH_PARAMETER_RULES,
+    check_affinity,
+    check_connected,
+    column_signs,
+    neighbor_graph,
+)
+from ..spectral.laplacian import spectral_embedding
+from ..spectral.nystrom import nystrom_out_of_sample
+from ..spectral.refine import RefineResult, refine_spectral_embedding
+from .backend import LLLBackend, lll_backend
+from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
+from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
+from .lll import check_reg, solve_reduced_problem
+from .out_of_sample import lll_map_rows
+from .refined import fit_landmark_embedding
+
+__all__ = ["locally_linear_landmarks", "LLLResult", "LLL_METHODS", "PARAMETER_RULES"]
+
+LLL_METHODS = ("lll", "le-z", "le-nystrom")
+
+
+def _check_landmarks(value, name):
+    """'random', 'random-pruned', 'kmeans', an array or a landmark estimator"""
+    if isinstance(value, str):
+        return check_choice(value, name, LANDMARK_STRATEGIES)
+    if not (hasattr(value, "fit") or hasattr(value, "shape")
+            or isinstance(value, (list, tuple))):
+        raise TypeError(
+            "landmarks must be 'random', 'random-pruned', 'kmeans', an array of "
+            "shape (n_landmarks, n_features) or a landmark estimator with fit() "
+            f"and landmarks_; got {type(value).__name__}."
+        )
+    return value
+
+
+#: The parameters of Locally Linear Landmarks and their rules (the estimator's
+#: ``_parameter_rules``; :func:`locally_linear_landmarks` checks the same).
+PARAMETER_RULES = {
+    **GRAPH_PARAMETER_RULES,
+    "n_components": Integer(),
+    "n_landmarks": Integer(),
+    "n_landmark_neighbors": Integer(),
+    "method": Options(*LLL_METHODS),
+    "refine": Boolean(),
+    "landmarks": Check(_check_landmarks),
+    "reg": Check(check_reg),
+}
+
+
+def check_lll_params(params) -> None:
+    """Check ``params`` (anything with the parameters as attributes: the estimator,
+    or the namespace :func:`locally_linear_landmarks` builds) against
+    :data:`PARAMETER_RULES` and against each other."""
+    check_params(params, PARAMETER_RULES)
+    if params.refine and params.method != "lll":
+        raise ValueError(
+            f"refine=True refines the LLL solution on the full graph; it needs "
+            f"method='lll', got method={params.method!r}."
+        )
+
+
+def gather_rows(X: MatrixLike, what: str) -> MatrixLike:
+    """X in memory (the k-NN graph needs every row at once), or a ``MemoryError``
+    that names the route at scale: fit on a sample, place the rest block by block."""
+    return to_memory(
+        X, what=f"{what} (its k-NN graph needs every row at once)",
+        alternative="fit on a sample of rows, e.g. X[np.sort(rng.choice(N, M, "
+                    "replace=False))], then embed all rows block by block with "
+                    "transform() (or lll_out_of_sample()).")
+
+
+@dataclass(frozen=True)
+class LLLResult:
+    """What :func:`locally_linear_landmarks` computed; the estimator stores each as
+    the attribute of the same name with a trailing underscore.
+
+    Attributes
+    ----------
+    embedding : ndarray of shape (n_samples, n_components)
+        X = X~ Z for the training points (refined when ``refine=True``); float32
+        for float32 input, else float64.
+    landmarks : ndarray of shape (n_landmarks, n_features)
+    landmark_indices : ndarray of shape (n_landmarks,) or None
+        Rows of X used as landmarks; None when the landmarks are not data points.
+    landmark_embedding : ndarray of shape (n_landmarks, n_components)
+        X~, the embedding of the landmarks (what ``transform`` maps with).
+    eigenvalues : ndarray of shape (n_components,)
+    weights : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks)
+        Z transposed: each point's K_Z reconstruction weights.
+    bandwidth : float or None
+        Gaussian width used ("auto" resolved; None when only a given affinity was
+        used).
+    n_connected_components : int
+        Components of the affinity graph (of the landmarks' graph for the
+        landmark-only methods).
+    reconstruction_error : float
+        ||X - Z T|| / ||X - mean||.
+    refine_result : RefineResult or None
+        Iterations and residuals of the refinement (None without it).
+    timings : dict
+        Seconds per stage (see ``LocallyLinearLandmarks.timings_``).
+    """
+
+    embedding: np.ndarray
+    landmarks: np.ndarray = field(repr=False)
+    landmark_indices: np.ndarray | None = field(repr=False)
+    landmark_embedding: np.ndarray = field(repr=False)
+    eigenvalues: np.ndarray
+    weights: sparse.csr_matrix = field(repr=False)
+    bandwidth: float | None
+    n_connected_components: int
+    reconstruction_error: float
+    refine_result: RefineResult | None
+    timings: dict = field(repr=False)
+
+    @property
+    def n_landmarks(self) -> int:
+        """Landmarks used (rows of ``landmarks``)."""
+        return self.landmarks.shape[0]
+
+
+def locally_linear_landmarks(
+    X: MatrixLike, *, n_components: int = 2, n_landmarks: int = 100,
+    n_landmark_neighbors: int = 5, n_neighbors: int = 10,
+    bandwidth: float | Literal["auto"] = "auto",
+    landmarks: Literal["random", "random-pruned", "kmeans"] | ArrayLike | BaseEstimator
+    = "random",
+    method: Literal["lll", "le-z", "le-nystrom"] = "lll", reg: float = 1e-3,
+    symmetrize: Literal["union", "mean"] = "union",
+    neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
+    affinity: SparseMatrix | None = None, random_state: RandomStateLike = None,
+    n_jobs: int | None = None, verbose: bool = False, refine: bool = False,
+    device: DeviceLike = "cpu",
+) -> LLLResult:
+    """Embed X by Locally Linear Landmarks (the function behind
+    :class:`~landmarking.lll.estimator.LocallyLinearLandmarks`).
+
+    Laplacian eigenmaps solved on landmarks: each point is an affine combination
+    of its ``n_landmark_neighbors`` nearest landmarks (weights Z), and the
+    N x N eigenproblem of the k-NN graph becomes an L x L one on the landmarks.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n_samples, n_features)
+        A NumPy array, CSR matrix, memory map, Zarr or Dask array; gathered into
+        memory (the k-NN graph needs every row at once).
+    n_components, n_landmarks, n_landmark_neighbors, n_neighbors, bandwidth, \
+landmarks, method, reg, symmetrize, neighbors_method, random_state, n_jobs, \
+verbose, refine, device
+        As in :class:`~landmarking.lll.estimator.LocallyLinearLandmarks`.
+    affinity : sparse matrix of shape (n_samples, n_samples), optional
+        As in :meth:`LocallyLinearLandmarks.fit
+        <landmarking.lll.estimator.LocallyLinearLandmarks.fit>`.
+
+    Returns
+    -------
+    LLLResult
+        The embedding, the landmarks and their embedding, the weights Z and what
+        the run measured.
+
+    Warns
+    -----
+    LandmarkSpanWarning
+        When the landmarks reconstruct the points poorly (see the estimator).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_swiss_roll
+    >>> X, _ = make_swiss_roll(500, random_state=0)
+    >>> result = locally_linear_landmarks(X, n_landmarks=50, random_state=0)
+    >>> result.embedding.shape, result.landmark_embedding.shape, result.weights.shape
+    ((500, 2), (50, 2), (500, 50))
+    """
+    params = SimpleNamespace(
+        n_components=n_components, n_landmarks=n_landmarks,
+        n_landmark_neighbors=n_landmark_neighbors, n_neighbors=n_neighbors,
+        bandwidth=bandwidth, landmarks=landmarks, method=method, reg=reg,
+        symmetrize=symmetrize, neighbors_method=neighbors_method,
+        random_state=random_state, n_jobs=n_jobs, verbose=verbose, refine=refine,
+        device=device)
+    check_lll_params(params)
+    backend = lll_backend(device)
+    X = gather_rows(check_rows(X, min_samples=2), "locally_linear_landmarks")
+    return fit_checked(X, params, affinity, backend)
+
+
+def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
+                backend: LLLBackend) -> LLLResult:
+    """:func:`locally_linear_landmarks` on checked rows in memory and checked
+    ``params`` (the estimator, or the function's namespace), on ``n_jobs`` threads."""
+    with thread_limits(params.n_jobs):
+        return _run(X, params, affinity, backend)
+
+
+def _run(X, p, affinity, backend):
+    rng = check_random_state(p.random_state)
+    timings = {}
+    with stage(timings, "total"):
+        with stage(timings, "landmarks"):
+            T, landmark_indices = resolve_landmarks(X, p.landmarks, p.n_landmarks, rng)
+        n_land = T.shape[0]
+        if p.n_components >= n_land:
+            raise ValueError(
+                f"n_components={p.n_components} needs more landmarks than "
+                f"{n_land}; pass n_landmarks > n_components."
+            )
+        with stage(timings, "weights"):
+            Z = backend.weights(X, T, p.n_landmark_neighbors, reg=p.reg, verbose=p.verbose)
+        if p.method == "lll":
+            solved = _reduced_embedding(X, T, Z, affinity, p, timings, rng, backend)
+        else:
+            solved = _landmark_le_embedding(X, T, Z, p, timings, rng)
+        reconstruction_error = landmark_reconstruction_error(X, Z, T)
+        warn_if_landmarks_represent_poorly(reconstruction_error, n_land,
+                                           p.n_landmark_neighbors, stacklevel=5)
+        # Computed in float64 on purpose (see reconstruction_weights); returned in
+        # the dtype of X.
+        embedding = solved["embedding"].astype(X.dtype, copy=False)
+    if p.verbose:
+        print(f"LocallyLinearLandmarks({p.method}, L={n_land}): " + ", ".join(
+            f"{k} {v:.2f} s" for k, v in timings.items()))
+    return LLLResult(
+        embedding=embedding, landmarks=T, landmark_indices=landmark_indices,
+        landmark_embedding=solved["landmark_embedding"], eigenvalues=solved["eigenvalues"],
+        weights=Z, bandwidth=solved["bandwidth"],
+        n_connected_components=solved["n_connected_components"],
+        reconstruction_error=reconstruction_error,
+        refine_result=solved.get("refine_result"), timings=timings)
+
+
+def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.RandomState,
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Landmark coordinates (float64, dense) and, when they are rows of X, their
+    indices: ``spec`` is a strategy of :func:`.select_landmarks`, an array, or a
+    landmark estimator (cloned and fitted on X unless already fitted)."""
+    if isinstance(spec, str):
+        idx = select_landmarks(X, n_landmarks, spec, random_state=rng)
+        T = take_rows(X, idx)
+        # Landmarks are dense even when X is sparse.
+        T = T.toarray() if sparse.issparse(T) else T
+        return T.astype(np.float64), idx
+    if hasattr(spec, "fit") and not hasattr(spec, "shape"):
+        est = spec
+        if not hasattr(est, "landmarks_"):
+            est = clone(spec).fit(X)
+        if not hasattr(est, "landmarks_"):
+            raise TypeError(
+                f"{type(spec).__name__} has no landmarks_ after fit; pass an "
+                "estimator that stores its landmarks in landmarks_."
+            )
+        T = np.asarray(est.landmarks_, dtype=np.float64)
+    else:
+        T = np.asarray(spec, dtype=np.float64)
+    if T.ndim != 2 or T.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
+        )
+    if not np.all(np.isfinite(T)):
+        raise ValueError("landmarks contain NaN or infinity; pass finite landmarks.")
+    return T.copy(), None
+
+
+def _reduced_embedding(X, T, Z, affinity, p, timings, rng, backend):
+    """method="lll": the reduced problem on the full graph, X = X~ Z."""
+    n_land = T.shape[0]
+    if affinity is None:
+        W, bandwidth = neighbor_graph(
+            X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
+            method=p.neighbors_method, random_state=p.random_state,
+            n_jobs=p.n_jobs, timings=timings)
+    else:
+        with stage(timings, "affinity"):  # checking the given graph
+            W = check_affinity(affinity, X.shape[0])
+        bandwidth = None
+    with stage(timings, "connectivity"):
+        n_components_graph = check_connected(W)
+    with stage(timings, "reduced_problem"):
+        # Landmarks that reconstruct no point have an empty row in Z and a
+        # singular B~: solve on the used ones, then place the rest like new points.
+        used = np.flatnonzero(np.asarray(Z.getnnz(axis=0)) > 0)
+        Z_used = Z[:, used] if used.size < Z.shape[1] else Z
+        A, B = backend.reduced_problem(W, Z_used)
+    # LAPACK's result on the L x L problem depends on the BLAS thread count
+    # (OpenBLAS splits its reductions by thread): one thread, so that the
+    # embedding does not depend on n_jobs.
+    with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
+        vecs, vals = solve_reduced_problem(A, B, p.n_components, random_state=rng)
+    with stage(timings, "embedding"):
+        emb = np.asarray(Z_used @ vecs)
+        signs = column_signs(emb)  # X~ and X flipped together
+        emb *= signs
+        landmark_embedding = np.empty((n_land, p.n_components))
+        landmark_embedding[used] = vecs * signs
+        unused = np.setdiff1d(np.arange(n_land), used)
+        if unused.size:
+            k = min(p.n_landmark_neighbors, used.size)
+            landmark_embedding[unused] = lll_map_rows(
+                T[unused], T[used], landmark_embedding[used], k, p.reg)
+    solved = dict(embedding=emb, landmark_embedding=landmark_embedding, eigenvalues=vals,
+                  bandwidth=bandwidth, n_connected_components=n_components_graph)
+    if p.refine:
+        with stage(timings, "refine"):
+            # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
+            n_start = min(p.n_components + max(2, p.n_components // 5), used.size - 1)
+            start = np.asarray(Z_used @ solve_reduced_problem(
+                A, B, n_start, random_state=rng)[0])
+            solved["embedding"], solved["eigenvalues"], solved["refine_result"] = \
+                refine_spectral_embedding(W, start, n_components=p.n_components)
+            solved["landmark_embedding"] = fit_landmark_embedding(
+                Z, solved["embedding"], landmark_embedding)
+    return solved
+
+
+def _landmark_le_embedding(X, T, Z, p, timings, rng):
+    """method="le-z" or "le-nystrom": Laplacian eigenmaps on the landmarks' own
+    graph, every point placed with Z or the Nystroem formula."""
+    W_land, bandwidth = neighbor_graph(
+        T, min(p.n_neighbors, T.shape[0] - 1), p.bandwidth,
+        symmetrize=p.symmetrize, method=p.neighbors_method,
+        random_state=p.random_state, n_jobs=p.n_jobs, timings=timings)
+    n_components_graph = check_connected(W_land)
+    with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
+        vecs, vals = spectral_embedding(W_land, p.n_components, random_state=rng)
+    with stage(timings, "embedding"):
+        if p.method == "le-z":
+            emb = np.asarray(Z @ vecs)
+        else:
+            emb = nystrom_out_of_sample(X, T, vecs, vals, p.n_neighbors, bandwidth)
+    return dict(embedding=emb, landmark_embedding=vecs, eigenvalues=vals,
+                bandwidth=bandwidth, n_connected_components=n_components_graph)
