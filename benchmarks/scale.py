@@ -422,7 +422,8 @@ def sorted_table(args):
             reference = mean if reference is None else reference
             name = {"shuffled": "shuffled, in memory", "memmap": "sorted, memory map",
                     "zarr": f"sorted, Zarr {chunk:,}-row chunks"}[kind]
-            print(f"| {r['n_rows']:,} | {name} | {', '.join(f'{a:.4f}' for a in acc)} | {mean:.4f} | "
+            per_seed = ", ".join(f"{a:.4f}" for a in acc)
+            print(f"| {r['n_rows']:,} | {name} | {per_seed} | {mean:.4f} | "
                   f"{100 * (mean - reference):+.2f} points | "
                   f"{np.mean([x['seconds'] for x in r['results']]):.0f} | {r['load']:.1f} |",
                   flush=True)
