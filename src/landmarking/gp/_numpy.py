@@ -57,7 +57,7 @@ from .batches import (
     _visit_arrays,
     _visit_pieces,
 )
-from .blocks import BlockStep, optimise_block
+from .blocks import BlockStep, extended_gram, optimise_block, reordered_gram
 from .objective import (
     NUMPY_OPS,
     _conditional_objective,
@@ -323,20 +323,15 @@ class _NumpyFit:
         with thread_limits(self.n_jobs):
             for table in self.chunks.block_columns(k, end, columns):
                 cross_gram(table, k, end, cross)
-        gram = np.zeros((end, end))
-        gram[:k, :k] = self.running_gram
-        gram[:, k:] = cross
-        gram[k:, :] = cross.T
-        self.running_gram = gram
-        return gram
+        self.running_gram = extended_gram(self.running_gram, cross)
+        return self.running_gram
 
     def reorder(self, k, order):
         """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
         are their kept kernel columns and the kept Gram matrix."""
         self.chunks.reorder_columns(k, order)
         if self.running_gram is not None:
-            index = np.concatenate([np.arange(k), k + np.asarray(order)])
-            self.running_gram = self.running_gram[np.ix_(index, index)]
+            self.running_gram = reordered_gram(self.running_gram, k, order)
 
     def add_column(self, k, t):
         """Nothing to do: a chunk's kernel table gains landmark k's column (read from

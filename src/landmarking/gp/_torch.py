@@ -69,6 +69,7 @@ from .._torch import device_memory, import_torch, to_tensor
 from .._torch_kernels import squared_distances_torch
 from . import objective
 from .batches import _row_norms
+from .blocks import extended_gram, reordered_gram
 from .objective import (
     RIDGE,
     batch_objective,
@@ -532,20 +533,14 @@ class _TorchFit:
         self.ready = range(k, end)
         if self.running_gram is None or len(self.running_gram) != k:
             self.running_gram = fit.gram(k)
-        cross = fit.cross_gram(k, end)
-        gram = np.zeros((end, end))
-        gram[:k, :k] = self.running_gram
-        gram[:, k:] = cross
-        gram[k:, :] = cross.T
-        self.running_gram = gram
-        return gram
+        self.running_gram = extended_gram(self.running_gram, fit.cross_gram(k, end))
+        return self.running_gram
 
     def reorder(self, k, order):
         """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
         are their kernel columns on the device and the kept Gram matrix."""
         self.fit.reorder_columns(k, order)
-        index = np.concatenate([np.arange(k), k + np.asarray(order)])
-        self.running_gram = self.running_gram[np.ix_(index, index)]
+        self.running_gram = reordered_gram(self.running_gram, k, order)
 
     def add_column(self, k, t):
         """Landmark k is finished at t: its kernel column (unless its block's

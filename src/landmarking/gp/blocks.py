@@ -228,6 +228,25 @@ def move_block(T, S, active, fraction, max_step, nearest, space):
     return T
 
 
+def extended_gram(previous, cross):
+    """Phi^T Phi over all rows for landmarks 0..end-1, from the (k x k) Gram matrix
+    of the first k and the (end x (end - k)) cross products of all with the block
+    k..end-1: kept between blocks by both backends, so that a block's greedy order
+    costs one product of the block's columns, not of all."""
+    end, k = cross.shape[0], previous.shape[0]
+    gram = np.zeros((end, end))
+    gram[:k, :k] = previous
+    gram[:, k:] = cross
+    gram[k:, :] = cross.T
+    return gram
+
+
+def reordered_gram(gram, k, order):
+    """``gram`` with the landmarks k, k + 1, ... of a finished block put in ``order``."""
+    index = np.concatenate([np.arange(k), k + np.asarray(order)])
+    return gram[np.ix_(index, index)]
+
+
 def greedy_order(gram: ArrayLike, k: int,
                  ridge: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The order of a block's landmarks by the greedy choice on all the data.
