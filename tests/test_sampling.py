@@ -105,7 +105,7 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     # Rows stored by label in 2,000-row chunks (each nearly one label), as real
     # stores often are. The statistic is on the rows the fit's steps drew.
     from landmarking import GPLandmarks
-    from landmarking.gp import learn
+    from landmarking.gp import estimator, learn
 
     labels = np.repeat(np.arange(10), 2000)
     X = (labels[:, None] + np.random.default_rng(5).random((20_000, 4))).astype(np.float32)
@@ -114,7 +114,8 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     z[:] = X
     seen = {}
     draw, order = learn.draw_sample, learn._batch_order
-    monkeypatch.setattr(learn, "draw_sample",
+    # The estimator draws the sample (its kernel width comes from it) and hands it on.
+    monkeypatch.setattr(estimator, "draw_sample",
                         lambda *a, **k: seen.setdefault("sample", draw(*a, **k)))
     monkeypatch.setattr(learn, "_batch_order",
                         lambda *a: seen.setdefault("orders", []).append(order(*a))

@@ -28,7 +28,7 @@ from .backend import gp_backend
 from .batches import _batch_order, _Chunks
 from .blocks import greedy_order
 from .objective import RIDGE, _objectives, max_steps
-from .sampling import draw_sample
+from .sampling import Sample, draw_sample
 
 __all__ = ["learn_gp_landmarks"]
 
@@ -64,7 +64,8 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        | None = None,
                        return_n_steps: bool = False, device: DeviceLike = "cpu",
                        block_size: int = 1, n_jobs: int | None = None,
-                       verbose: bool = False) -> tuple[np.ndarray, ...]:
+                       verbose: bool = False, sample: Sample | None = None,
+                       ) -> tuple[np.ndarray, ...]:
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -119,6 +120,11 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
     verbose : bool
         tqdm progress bars over landmarks and steps.
+    sample : Sample, optional
+        The sample :func:`.sampling.draw_sample` gives for this X, ``batch_size``,
+        steps, ``seed`` and ``chunk_size``, when the caller has drawn it already
+        (``GPLandmarks.fit`` takes its kernel width from it), so that X is not read
+        again; drawn here otherwise.
 
     Returns
     -------
@@ -170,10 +176,12 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
-    sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
-                         chunk_size=chunk_size)
+    if sample is None:
+        sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
+                             chunk_size=chunk_size)
     chunks = _Chunks(sample.X, sample.bounds, batch_size, landmarks, kernel_width, seed,
-                     backend.table_bytes(), permutations=sample.permutations)
+                     backend.table_bytes(), permutations=sample.permutations,
+                     in_batch_order=sample.in_batch_order)
     mean, std = sample.mean_std()
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
