@@ -150,22 +150,28 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     d features, K landmarks, s bytes per value of X's working dtype and
     n_b = P // batch_size batches::
 
-        P d s                the sample (none for an in-memory array with P = N)
-      + P d s                its copy in batch order, when steps >= 4 n_b and it
-                             fits batches.IN_ORDER_BYTES (2 GiB)
+        P d s                the sample (none for an in-memory array with P = N);
+                             a sample smaller than N is held in batch order
+      + P d s                a copy of all rows (P = N) in batch order, when
+                             steps >= 4 n_b and it fits batches.IN_ORDER_BYTES
+                             (2 GiB); never for a sample smaller than N
       + P K s                the kernel table on the sample, while it fits
                              KERNEL_TABLE_BYTES (2 GiB) and half the memory
                              available; else recomputed for each landmark
       + n_b K^2 8            the batches' Cholesky factors (<= FACTOR_CACHE_BYTES)
-      + W / 64 (x 2-3)       while X is read (the non-finite check, the gather of
-                             the sample), one block of W = scikit-learn's
-                             working_memory and its float64 temporaries
+      + W / 64 (x 2-3)       while out-of-core X is read, once (the gather of the
+                             sample, which checks every block whole for NaN and
+                             infinity): pieces of at most W / 64, W = scikit-learn's
+                             working_memory, or one storage chunk of a Zarr or Dask
+                             array where that is larger, and their temporaries
+                             (on Dask, the sample's rows of up to 8 pieces)
 
     never N x K or a block of all N rows of out-of-core input; with
     ``kernel_width="auto"`` the estimator also holds a 2000 x 2000 distance table
-    (64 MB) once, before the fit. With ``chunk_size``: one chunk of X at a time and
-    the kernel table on all N rows (the earlier layout). On a torch device the
-    memory is that of :func:`._torch.torch_fit`, for the sample.
+    (64 MB) once, with the sample (whose rows it comes from), before the steps.
+    With ``chunk_size``: one chunk of X at a time and the kernel table on all N rows
+    (the earlier layout). On a torch device the memory is that of
+    :func:`._torch.torch_fit`, for the sample.
     """
     n_features = X.shape[1]
     backend = gp_backend(device)
