@@ -159,12 +159,13 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                              KERNEL_TABLE_BYTES (2 GiB) and half the memory
                              available; else recomputed for each landmark
       + n_b K^2 8            the batches' Cholesky factors (<= FACTOR_CACHE_BYTES)
-      + W / 64 (x 2-3)       while out-of-core X is read, once (the gather of the
+      + 2 W / 64 (+ 1/d)     while out-of-core X is read, once (the gather of the
                              sample, which checks every block whole for NaN and
-                             infinity): pieces of at most W / 64, W = scikit-learn's
+                             infinity): two pieces at a time (the next is read on
+                             a second thread) of at most W / 64, W = scikit-learn's
                              working_memory, or one storage chunk of a Zarr or Dask
-                             array where that is larger, and their temporaries
-                             (on Dask, the sample's rows of up to 8 pieces)
+                             array where that is larger, and a sum per row (on
+                             Dask, the sample's rows of up to 8 pieces)
 
     never N x K or a block of all N rows of out-of-core input; with
     ``kernel_width="auto"`` the estimator also holds a 2000 x 2000 distance table
