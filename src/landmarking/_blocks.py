@@ -38,6 +38,7 @@ only), so that Dask may recompute a block lost with a worker and get the same by
 import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -351,10 +352,7 @@ def gather_rows(X, rows, *, positions=None, check_finite=False):
         results = _dask_pieces(X, rows, pieces, check_finite, dtype)
     else:
         results = _two_at_a_time(
-            lambda piece: _gather_piece(_read_piece(X, rows, piece, check_finite),
-                                        rows[piece[2]:piece[3]] - piece[0]
-                                        if check_finite else None, check_finite, dtype),
-            pieces)
+            partial(_gather_stored_piece, X, rows, check_finite, dtype), pieces)
     for (start, _, lo, hi), (bad, part) in zip(pieces, results, strict=True):
         if bad >= 0:
             raise _nonfinite_error(int(start + bad), bounds)
@@ -410,13 +408,14 @@ def _pieces(bounds, rows, budget_rows, every_block):
     return pieces
 
 
-def _read_piece(X, rows, piece, whole):
-    """A piece of a memory map or Zarr array as stored: all its rows when ``whole``,
-    else the rows asked for (one slice where they are consecutive)."""
+def _gather_stored_piece(X, rows, check_finite, dtype, piece):
+    """:func:`_gather_piece` of a piece of a memory map or Zarr array: read whole
+    (all its rows) when ``check_finite``, else only the rows asked for (one slice
+    where they are consecutive)."""
     start, stop, lo, hi = piece
-    if whole:
-        return X[start:stop]
-    return _read_sorted(X, rows[lo:hi])
+    if check_finite:
+        return _gather_piece(X[start:stop], rows[lo:hi] - start, True, dtype)
+    return _gather_piece(_read_sorted(X, rows[lo:hi]), None, False, dtype)
 
 
 def _read_sorted(X, rows):
