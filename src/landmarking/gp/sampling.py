@@ -76,8 +76,9 @@ class Sample:
     Attributes
     ----------
     X : ndarray or CSR matrix (P, n_features)
-        The rows, in row order, in memory (the input itself when that is an array in
-        memory and the sample is all its rows).
+        The rows, in memory: all rows in row order (the input itself when that is
+        an array in memory), or a sample smaller than N in batch order (the order
+        drawn).
     rows : ndarray (P,) of int or None
         Their indices in the input, in the order they are held (row i of ``X`` is
         row ``rows[i]`` of the input); None when they are all rows.
