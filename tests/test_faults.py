@@ -430,10 +430,11 @@ def _kill_a_worker_during(client, run, ready):
 def test_killed_worker_does_not_change_a_distributed_gp_fit(client, monkeypatch):
     """Dask recomputes the lost tasks; the fit holds no state that dies with a worker.
 
-    A fit reads the cluster while it checks X, draws the kernel width's subsample and
-    gathers the rows its minibatches come from; its steps then run on those rows
-    here. The worker is killed as the gather starts, so the kill lands inside the
-    distributed part of the run however fast the machine is."""
+    A fit reads the cluster once, as it gathers the rows its minibatches come from
+    (checking every block for NaN and infinity on the way; the kernel width comes
+    from those rows); its steps then run on those rows here. The worker is killed
+    as the gather starts, so the kill lands inside the distributed part of the run
+    however fast the machine is."""
     da = pytest.importorskip("dask.array")
     from landmarking import _blocks
 
@@ -442,15 +443,15 @@ def test_killed_worker_does_not_change_a_distributed_gp_fit(client, monkeypatch)
     params = dict(n_landmarks=4, n_steps=400, batch_size=100, random_state=0)
     undisturbed = GPLandmarks(**params).fit(dask_X)
     victim = sorted(client.run(os.getpid).values())[0]
-    read, killed = _blocks._read_sorted, []
+    read, killed = _blocks._dask_pieces, []
 
-    def read_after_killing_a_worker(X, rows):
+    def read_after_killing_a_worker(*args):
         if not killed:
             os.kill(victim, signal.SIGKILL)
             killed.append(victim)
-        return read(X, rows)
+        return read(*args)
 
-    monkeypatch.setattr(_blocks, "_read_sorted", read_after_killing_a_worker)
+    monkeypatch.setattr(_blocks, "_dask_pieces", read_after_killing_a_worker)
     disturbed = GPLandmarks(**params).fit(dask_X)
     assert killed == [victim]
     client.wait_for_workers(2, timeout=50)
@@ -506,26 +507,26 @@ def _stop(scheduler):
 
 def test_lost_scheduler_is_one_clear_line_and_a_rerun_completes_bit_identically(
         tmp_path, monkeypatch, capsys):
-    # A fit needs the cluster while it reads X (the check, the kernel width's
-    # subsample, the gather of the rows its minibatches come from): the scheduler
-    # is lost as the gather starts.
+    # A fit needs the cluster while it reads X, once (the gather of the rows its
+    # minibatches come from, which checks every block for NaN and infinity): the
+    # scheduler is lost as the gather starts.
     pytest.importorskip("dask.distributed", reason="the scale extra (dask) is not installed")
     from landmarking import _blocks, _cluster
 
     X = _circle(tmp_path, n=2000)
     scheduler, address = _scheduler(tmp_path)
-    read, lost_at = _blocks._read_sorted, []
+    read, lost_at = _blocks._dask_pieces, []
 
-    def read_after_losing_the_scheduler(X, rows):
+    def read_after_losing_the_scheduler(*args):
         if not lost_at:
             os.killpg(scheduler.pid, signal.SIGKILL)
             lost_at.append(time.monotonic())
-        return read(X, rows)
+        return read(*args)
 
     try:
         monkeypatch.chdir(tmp_path)
         monkeypatch.setattr(_cluster, "SCHEDULER_TIMEOUT", 3)
-        monkeypatch.setattr(_blocks, "_read_sorted", read_after_losing_the_scheduler)
+        monkeypatch.setattr(_blocks, "_dask_pieces", read_after_losing_the_scheduler)
         status = cli.main(["landmarks", "x.npy", "-n", "200", "--steps", str(STEPS),
                            "--scheduler", address, "-o", "run.npz", "-q"])
         returned_at = time.monotonic()
@@ -542,7 +543,7 @@ def test_lost_scheduler_is_one_clear_line_and_a_rerun_completes_bit_identically(
                      r"scheduler again \(or use --dask-workers N\) and rerun\.", line[0]), line[0]
     assert not (tmp_path / "run.npz").exists()
     # Rerun without the cluster: the same landmarks wherever it runs.
-    monkeypatch.setattr(_blocks, "_read_sorted", read)
+    monkeypatch.setattr(_blocks, "_dask_pieces", read)
     status = cli.main(["landmarks", "x.npy", "-n", "5", "--steps", str(STEPS), "-o",
                        "run.npz", "-q"])
     assert status == 0, capsys.readouterr().err

@@ -105,7 +105,7 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     # Rows stored by label in 2,000-row chunks (each nearly one label), as real
     # stores often are. The statistic is on the rows the fit's steps drew.
     from landmarking import GPLandmarks
-    from landmarking.gp import learn
+    from landmarking.gp import estimator, learn
 
     labels = np.repeat(np.arange(10), 2000)
     X = (labels[:, None] + np.random.default_rng(5).random((20_000, 4))).astype(np.float32)
@@ -114,7 +114,8 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     z[:] = X
     seen = {}
     draw, order = learn.draw_sample, learn._batch_order
-    monkeypatch.setattr(learn, "draw_sample",
+    # The estimator draws the sample (its kernel width comes from it) and hands it on.
+    monkeypatch.setattr(estimator, "draw_sample",
                         lambda *a, **k: seen.setdefault("sample", draw(*a, **k)))
     monkeypatch.setattr(learn, "_batch_order",
                         lambda *a: seen.setdefault("orders", []).append(order(*a))
@@ -163,3 +164,160 @@ def test_torch_path_fits_the_same_sample_of_a_memory_map(tmp_path):
     np.testing.assert_allclose(on_torch.landmarks_, on_host.landmarks_, rtol=0,
                                atol=1e-8 * np.abs(on_host.landmarks_).max())
     np.testing.assert_allclose(on_torch.objective_, on_host.objective_, rtol=1e-7)
+
+
+# ------------------------------------------------------------------ one read of X
+
+def _counting_zarr(X, folder, chunk_rows, reads):
+    """X in a Zarr store whose reads of chunk keys are counted in ``reads``."""
+    import collections.abc
+
+    class CountingStore(zarr.storage.LocalStore):
+        async def get(self, key, prototype=None, byte_range=None):
+            if key.startswith("c/"):  # a chunk, not the metadata
+                reads[key] = reads.get(key, 0) + 1
+            return await super().get(key, prototype=prototype, byte_range=byte_range)
+
+    assert isinstance(reads, collections.abc.MutableMapping)
+    zarr.create_array(store=str(folder), shape=X.shape, chunks=(chunk_rows, X.shape[1]),
+                      dtype=X.dtype)[:] = X
+    return zarr.open_array(store=CountingStore(str(folder), read_only=True), mode="r")
+
+
+class _CountingRows:
+    """An array-like for ``dask.array.from_array`` that records the rows it is read at."""
+
+    def __init__(self, X):
+        self.X, self.shape, self.dtype, self.ndim = X, X.shape, X.dtype, X.ndim
+        self.reads = []
+
+    def __getitem__(self, key):
+        part = self.X[key]
+        if part.shape[0]:
+            self.reads.append(np.arange(self.X.shape[0])[key[0]])
+        return part
+
+
+@pytest.mark.parametrize("n_steps, refine", [(60, 0), (20, 0), (20, 1)])
+def test_a_fit_reads_every_zarr_chunk_once(tmp_path, n_steps, refine):
+    # 4,000 rows in 700-row chunks; 60 steps: the sample is all rows; 20 steps: 2,000
+    # drawn from all. The non-finite check, the kernel width ("auto": both rules)
+    # and the sample (and the refinement) come from one read of each chunk.
+    from landmarking import GPLandmarks
+
+    X = np.random.default_rng(8).random((4000, 5)).astype(np.float32)
+    reads = {}
+    z = _counting_zarr(X, tmp_path / "X.zarr", 700, reads)
+    gp = GPLandmarks(n_landmarks=3, n_steps=n_steps, batch_size=100, refine=refine,
+                     random_state=0).fit(z)
+    assert len(reads) == 6 and set(reads.values()) == {1}, reads
+    want = GPLandmarks(n_landmarks=3, n_steps=n_steps, batch_size=100, refine=refine,
+                       random_state=0).fit(X)
+    np.testing.assert_array_equal(gp.landmarks_, want.landmarks_)
+    assert gp.kernel_width_ == want.kernel_width_
+
+
+@pytest.mark.parametrize("n_steps", [60, 5])  # all 4,000 rows; 500 of them
+def test_a_fit_reads_every_row_of_a_dask_array_once(n_steps):
+    from landmarking import GPLandmarks
+
+    X = np.random.default_rng(9).random((4000, 5))
+    source = _CountingRows(X)
+    dx = da.from_array(source, chunks=(700, -1))
+    gp = GPLandmarks(n_landmarks=2, n_steps=n_steps, batch_size=100, random_state=0).fit(dx)
+    read = np.sort(np.concatenate(source.reads))
+    np.testing.assert_array_equal(read, np.arange(4000))
+    np.testing.assert_array_equal(
+        gp.landmarks_, GPLandmarks(n_landmarks=2, n_steps=n_steps, batch_size=100,
+                                   random_state=0).fit(X).landmarks_)
+
+
+@pytest.mark.parametrize("n_steps", [60, 5])  # all 4,000 rows; 500 of them
+@pytest.mark.parametrize("row, value", [(0, np.nan), (1234, np.inf), (3999, -np.inf)])
+@pytest.mark.parametrize("kind", ["memmap", "zarr", "dask"])
+def test_a_non_finite_value_anywhere_in_out_of_core_x_stops_the_fit(tmp_path, kind, row,
+                                                                     value, n_steps):
+    # Also in a row the sample does not hold: the whole of every block is checked.
+    from landmarking import GPLandmarks
+
+    X = np.random.default_rng(10).random((4000, 3))
+    X[row, 2] = value
+    if kind == "memmap":
+        np.save(tmp_path / "X.npy", X)
+        data, block = np.load(tmp_path / "X.npy", mmap_mode="r"), r"\d+-\d+"
+    else:
+        z = zarr.create_array(store=str(tmp_path / "X.zarr"), shape=X.shape,
+                              chunks=(700, 3), dtype=X.dtype)
+        z[:] = X
+        data = z if kind == "zarr" else da.from_zarr(z)
+        block = f"{row // 700 * 700}-{min(row // 700 * 700 + 699, 3999)}"
+    with pytest.raises(ValueError, match=rf"X contains NaN or infinity at row {row} "
+                       rf"\(in the block of rows {block}\); remove or impute"):
+        GPLandmarks(n_landmarks=2, n_steps=n_steps, batch_size=100,
+                    random_state=0).fit(data)
+    fitted = GPLandmarks(n_landmarks=2, n_steps=5, batch_size=100, random_state=0).fit(
+        np.nan_to_num(X, nan=0.5, posinf=0.5, neginf=0.5))
+    with pytest.raises(ValueError, match=rf"NaN or infinity at row {row} "):
+        fitted.extend(data, 1)
+
+
+def test_check_rows_leaves_the_scan_to_the_read_only_when_asked(tmp_path):
+    from landmarking._blocks import check_rows
+
+    X = np.ones((3000, 2))
+    X[2500, 0] = np.nan
+    np.save(tmp_path / "X.npy", X)
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    with pytest.raises(ValueError, match="NaN or infinity at row 2500"):
+        check_rows(mm)
+    assert check_rows(mm, scan_finite=False) is mm
+    with pytest.raises(ValueError, match="NaN or infinity at row 2500"):
+        gather_rows(mm, np.array([0, 1]), check_finite=True)
+    np.testing.assert_array_equal(gather_rows(mm, np.array([0, 1])), X[:2])
+    with pytest.raises(ValueError, match="Input contains NaN"):  # in memory: sklearn's
+        check_rows(X, scan_finite=False)
+
+
+# ------------------------------------------------------------------ the kernel width
+
+@pytest.mark.parametrize("rule", ["auto", "variance"])
+def test_the_width_from_a_sample_of_all_rows_is_the_width_of_all_rows(tmp_path, rule):
+    # A Swiss roll ("auto" picks the local rule: its 2,000-row subsample matters).
+    from landmarking import GPLandmarks
+    from landmarking.datasets import make_noisy_swiss_roll
+    from landmarking.kernels import local_kernel_width, resolve_kernel_width
+
+    X, _ = make_noisy_swiss_roll(3000, random_state=0)
+    params = dict(n_landmarks=2, n_steps=40, batch_size=100, kernel_width=rule,
+                  random_state=0)  # 30 batches: the sample is all rows
+    for name, kind in _containers(X, tmp_path).items():
+        gp = GPLandmarks(**params).fit(kind)
+        want = resolve_kernel_width(X, rule, random_state=gp.seed_)
+        assert gp.kernel_width_ == want, name
+    if rule == "auto":
+        assert gp.kernel_width_ == local_kernel_width(X, random_state=gp.seed_)
+
+
+def test_the_width_of_a_sample_smaller_than_n_comes_from_the_sample(tmp_path):
+    from landmarking import GPLandmarks
+    from landmarking.datasets import make_noisy_swiss_roll
+    from landmarking.kernels import resolve_kernel_width
+
+    X, _ = make_noisy_swiss_roll(3000, random_state=1)
+    params = dict(n_landmarks=2, n_steps=10, batch_size=100, random_state=0)
+    for name, kind in _containers(X, tmp_path).items():
+        gp = GPLandmarks(**params).fit(kind)
+        sample = draw_sample(X, batch_size=100, steps=10, seed=gp.seed_)
+        assert sample.n_rows == 1000
+        assert gp.kernel_width_ == resolve_kernel_width(sample.X, "auto",
+                                                        random_state=gp.seed_), name
+
+
+def test_a_sample_smaller_than_n_is_held_in_batch_order(tmp_path):
+    X = np.random.default_rng(11).random((5000, 4)).astype(np.float32)
+    for name, kind in _containers(X, tmp_path).items():
+        sample = draw_sample(kind, batch_size=100, steps=20, seed=4)
+        assert sample.in_batch_order and sample.n_rows == 2000, name
+        np.testing.assert_array_equal(sample.order, np.arange(2000))
+        np.testing.assert_array_equal(sample.X, X[sample.rows], err_msg=name)
+        assert len(np.unique(sample.rows)) == 2000

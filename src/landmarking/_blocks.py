@@ -7,12 +7,15 @@ function of the block and explicit arguments; the helpers decide *where*:
 
 - :func:`check_rows` validates X once, at the top of ``fit``/``transform``.
   In-memory input goes through scikit-learn's ``validate_data``; out-of-core input
-  (memory maps, Zarr, Dask) is checked one block at a time and never loaded whole.
+  (memory maps, Zarr, Dask) is checked one block at a time and never loaded whole
+  (or, with ``scan_finite=False``, left for :func:`gather_rows` to check for NaN
+  and infinity as it reads every block: one read of the data instead of two).
 - :func:`block_bounds` gives the row blocks: the storage chunks of a Zarr or Dask
   array, else blocks of a given number of rows.
 - :func:`take_rows` reads rows (a slice or any indices) into memory.
 - :func:`gather_rows` reads many sorted rows front to back, a bounded piece at a
-  time, each storage chunk once.
+  time, each storage chunk once (whole, and checked for NaN and infinity, with
+  ``check_finite=True``).
 - :func:`row_blocks` yields ``(slice, block)`` pairs, each block in memory.
 - :func:`map_row_blocks` applies a function to every block and returns an array
   of the same kind as the input: a lazy Dask array for Dask input (so
@@ -33,6 +36,9 @@ only), so that Dask may recompute a block lost with a worker and get the same by
 """
 
 import sys
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -86,7 +92,7 @@ def working_dtype(X):
 # --------------------------------------------------------------------------- validation
 
 def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_samples=1,
-               dtype=_FLOATS):
+               dtype=_FLOATS, scan_finite=True):
     """Validate X as a 2-D table of finite numbers, without loading it if it is large.
 
     Parameters
@@ -107,6 +113,12 @@ def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_sample
     dtype : dtype or tuple of dtypes
         For in-memory input, scikit-learn's ``dtype`` argument. Out-of-core input
         keeps its dtype and every block is converted to :func:`working_dtype`.
+    scan_finite : bool, default=True
+        False leaves out the blockwise scan of out-of-core input for NaN and
+        infinity (its shape, dtype and size are still checked), for a caller that
+        reads every block anyway and checks it there: the GP fit's sample is read
+        by :func:`gather_rows` with ``check_finite=True``, so the data is read once
+        instead of twice, with the same error. In-memory input is always checked.
 
     Returns
     -------
@@ -123,13 +135,13 @@ def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_sample
             from sklearn.utils import check_array
             return check_array(X, **kwargs)
         return validate_data(estimator, X, reset=reset, **kwargs)
-    _check_out_of_core(X, min_samples)
+    _check_out_of_core(X, min_samples, scan_finite)
     if estimator is not None:
         validate_data(estimator, X, reset=reset, skip_check_array=True)
     return X
 
 
-def _check_out_of_core(X, min_samples):
+def _check_out_of_core(X, min_samples, scan_finite=True):
     kind = type(X).__name__
     if _is_dask(X) and any(np.isnan(c) for c in X.chunks[0]):
         raise ValueError(
@@ -156,15 +168,24 @@ def _check_out_of_core(X, min_samples):
     if X.shape[1] < 1:
         raise ValueError(f"found an array with 0 feature(s) (shape={tuple(X.shape)}); "
                          "pass at least one column.")
+    if not scan_finite:
+        return
     bounds = block_bounds(X)
     row = find_nonfinite_row(X, bounds=bounds)
     if row >= 0:
-        block = np.searchsorted(bounds, row, side="right") - 1
-        raise ValueError(
-            f"X contains NaN or infinity at row {row} (in the block of rows "
-            f"{bounds[block]}-{bounds[block + 1] - 1}); remove or impute the non-finite "
-            "values."
-        )
+        raise _nonfinite_error(row, bounds)
+
+
+def _nonfinite_error(row, bounds):
+    """The error for a non-finite value at ``row``, naming its block of ``bounds``
+    (the blocks of :func:`block_bounds`): the same from the scan of
+    :func:`check_rows` and from :func:`gather_rows`."""
+    block = np.searchsorted(bounds, row, side="right") - 1
+    return ValueError(
+        f"X contains NaN or infinity at row {row} (in the block of rows "
+        f"{bounds[block]}-{bounds[block + 1] - 1}); remove or impute the non-finite "
+        "values."
+    )
 
 
 def find_nonfinite_row(X, *, bounds=None):
@@ -179,12 +200,20 @@ def find_nonfinite_row(X, *, bounds=None):
 
 
 def _first_nonfinite_row(block):
-    values = block.data if sparse.issparse(block) else block
-    if np.isfinite(values).all():
-        return -1
     if sparse.issparse(block):
-        block = block.toarray()
-    return int(np.argmax(~np.isfinite(block).all(axis=1)))
+        if np.isfinite(block.data).all():
+            return -1
+        return int(np.argmax(~np.isfinite(block.toarray()).all(axis=1)))
+    # A row holding NaN or infinity sums to NaN or infinity: one pass and one value
+    # per row (not a mask of the whole block); a finite row whose sum overflows is
+    # told apart by the exact test on the rows flagged.
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.sum(block, axis=1)
+    suspects = np.flatnonzero(~np.isfinite(sums))
+    for row in suspects:
+        if not np.isfinite(block[row]).all():
+            return int(row)
+    return -1
 
 
 # --------------------------------------------------------------------------- blocks
@@ -276,45 +305,154 @@ def take_rows(X, rows):
     return _as_block(block, dtype)[inverse]
 
 
-def gather_rows(X, rows):
+def gather_rows(X, rows, *, positions=None, check_finite=False):
     """Rows ``rows`` (sorted, without repeats) of X in memory, read front to back.
 
-    Out-of-core input is read in pieces of at most ``working_memory /
-    BLOCKS_PER_BUDGET`` bytes, each within consecutive blocks of X (the storage
-    chunks of a Zarr or Dask array), so that every chunk is read once and a piece
-    of consecutive rows is one slice. The result, ``len(rows)`` rows of
-    :func:`working_dtype` (CSR for sparse input), and one piece are all it holds.
+    Out-of-core input is read in pieces, each one or more consecutive whole blocks
+    of X (the storage chunks of a Zarr or Dask array, blocks of ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of a memory map) spanning at most ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes unless one block alone is larger, so that every
+    chunk is read once. The result, ``len(rows)`` rows of :func:`working_dtype`
+    (CSR for sparse input), and two pieces are all it holds: the next piece is read
+    on a second thread while one is checked (on Dask, up to ``_BLOCKS_IN_FLIGHT``
+    pieces' rows, computed where the data is).
+
+    Parameters
+    ----------
+    X : validated array (any kind :func:`check_rows` accepts)
+    rows : array of int
+        Sorted, without repeats.
+    positions : array of int, optional
+        Where each row goes in the result, a permutation of ``range(len(rows))``
+        (``result[positions[i]] = X[rows[i]]``); default: in order. The rows are
+        still read front to back.
+    check_finite : bool, default=False
+        Read every block of out-of-core X whole (those holding none of ``rows``
+        too) and check it for NaN and infinity, raising the error of
+        :func:`check_rows` (the first such row, and its block): the check of the
+        data and the read of the rows in one pass. In-memory input is not checked
+        here (:func:`check_rows` always checks it).
     """
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) > 1 and np.any(np.diff(rows) <= 0):
         raise ValueError("gather_rows needs sorted row indices without repeats.")
     dtype = working_dtype(X)
     if not _is_out_of_core(X):
-        return _as_block(X if len(rows) == X.shape[0] else X[rows], dtype)
+        if positions is not None:
+            rows = rows[_inverse(positions)]
+        elif len(rows) == X.shape[0]:
+            return _as_block(X, dtype)
+        return _as_block(X[rows], dtype)
     out = np.empty((len(rows), X.shape[1]), dtype=dtype)
-    piece_rows = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET
-                     // (dtype.itemsize * max(1, X.shape[1])))
-    # Where each block of X starts among the rows asked for; a piece is the rows of
-    # consecutive blocks, cut inside a block only when one block alone is too large.
-    cuts = np.unique(np.searchsorted(rows, block_bounds(X)))
-    start = 0
-    while start < len(rows):
-        stop = cuts[np.searchsorted(cuts, start + piece_rows, side="right") - 1]
-        stop = stop if stop > start else min(start + piece_rows, len(rows))
-        out[start:stop] = _read_sorted(X, rows[start:stop])
-        start = stop
+    bounds = block_bounds(X)
+    pieces = _pieces(bounds, rows, max(1, working_memory_bytes() // BLOCKS_PER_BUDGET
+                                       // (dtype.itemsize * max(1, X.shape[1]))),
+                     check_finite)
+    if _is_dask(X):
+        results = _dask_pieces(X, rows, pieces, check_finite, dtype)
+    else:
+        results = _two_at_a_time(
+            partial(_gather_stored_piece, X, rows, check_finite, dtype), pieces)
+    for (start, _, lo, hi), (bad, part) in zip(pieces, results, strict=True):
+        if bad >= 0:
+            raise _nonfinite_error(int(start + bad), bounds)
+        if positions is None:
+            out[lo:hi] = part
+        else:
+            out[positions[lo:hi]] = part
     return out
 
 
+def _two_at_a_time(func, items):
+    """``func(item)`` for each item, yielded in order, computed on two threads with
+    at most two items in flight: a Zarr chunk is read and decompressed while the one
+    before is (about twice the speed on two cores), and a piece or two is all that
+    is held besides the results."""
+    pool = ThreadPoolExecutor(2, thread_name_prefix="landmarking-gather")
+    pending = deque()
+    try:
+        for item in items:
+            if len(pending) == 2:
+                yield pending.popleft().result()
+            pending.append(pool.submit(func, item))
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _inverse(positions):
+    inverse = np.empty_like(positions)
+    inverse[positions] = np.arange(len(positions), dtype=positions.dtype)
+    return inverse
+
+
+def _pieces(bounds, rows, budget_rows, every_block):
+    """(start, stop, lo, hi) of the pieces of a gather: rows ``start:stop`` of X,
+    consecutive whole blocks of ``bounds`` spanning at most ``budget_rows`` rows
+    (or one block), holding ``rows[lo:hi]``; blocks holding none of ``rows`` are
+    left out unless ``every_block``."""
+    cuts = np.searchsorted(rows, bounds)
+    pieces = []
+    b, n_blocks = 0, len(bounds) - 1
+    while b < n_blocks:
+        if not every_block and cuts[b] == cuts[b + 1]:
+            b += 1
+            continue
+        e = b + 1
+        while (e < n_blocks and bounds[e + 1] - bounds[b] <= budget_rows
+               and (every_block or cuts[e] < cuts[e + 1])):
+            e += 1
+        pieces.append((int(bounds[b]), int(bounds[e]), int(cuts[b]), int(cuts[e])))
+        b = e
+    return pieces
+
+
+def _gather_stored_piece(X, rows, check_finite, dtype, piece):
+    """:func:`_gather_piece` of a piece of a memory map or Zarr array: read whole
+    (all its rows) when ``check_finite``, else only the rows asked for (one slice
+    where they are consecutive)."""
+    start, stop, lo, hi = piece
+    if check_finite:
+        return _gather_piece(X[start:stop], rows[lo:hi] - start, True, dtype)
+    return _gather_piece(_read_sorted(X, rows[lo:hi]), None, False, dtype)
+
+
 def _read_sorted(X, rows):
-    """Sorted rows of an out-of-core X, as stored (one slice where they are consecutive)."""
+    """Sorted rows of a memory map or Zarr array, as stored (one slice where they are
+    consecutive)."""
     if rows[-1] - rows[0] == len(rows) - 1:
-        part = X[int(rows[0]):int(rows[-1]) + 1]
-    elif _is_zarr(X):
-        part = X.oindex[rows, :]
-    else:
-        part = X[rows]
-    return part.compute() if _is_dask(X) else part
+        return X[int(rows[0]):int(rows[-1]) + 1]
+    if _is_zarr(X):
+        return X.oindex[rows, :]
+    return X[rows]
+
+
+def _gather_piece(part, local, check_finite, dtype):
+    """(first non-finite row of ``part`` or -1, its rows ``local`` as ``dtype``);
+    ``local`` None: ``part`` holds just the rows asked for."""
+    bad = _first_nonfinite_row(part) if check_finite and np.dtype(part.dtype).kind == "f" else -1
+    if bad >= 0:
+        return bad, None
+    if local is not None and len(local) < part.shape[0]:
+        part = part[local]
+    return -1, _as_block(part, dtype)
+
+
+def _dask_pieces(X, rows, pieces, check_finite, dtype):
+    """The pieces of a Dask array gathered where its blocks are (only the rows and
+    the check's result travel), ``_BLOCKS_IN_FLIGHT`` at a time, in order."""
+    import dask
+
+    for group in range(0, len(pieces), _BLOCKS_IN_FLIGHT):
+        tasks = []
+        for start, stop, lo, hi in pieces[group:group + _BLOCKS_IN_FLIGHT]:
+            if check_finite:
+                tasks.append(dask.delayed(_gather_piece)(X[start:stop], rows[lo:hi] - start,
+                                                         True, dtype))
+            else:
+                tasks.append(dask.delayed(_gather_piece)(X[rows[lo:hi]], None, False, dtype))
+        yield from dask.compute(*tasks)
 
 
 def row_blocks(X, *, bounds=None, block_rows=None):

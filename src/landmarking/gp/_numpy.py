@@ -366,10 +366,12 @@ class _Refinement:
     """The refinement's state on the host: the kernel table, the Gram matrix of all
     kernel columns on all the data, the batches' Gram matrices."""
 
-    def __init__(self, X, landmarks, bounds, batch_size, eta, seed, permutations=None):
+    def __init__(self, X, landmarks, bounds, batch_size, eta, seed, permutations=None,
+                 in_batch_order=False):
         self.n_samples = X.shape[0]
         self.chunks = _Chunks(X, bounds, batch_size, landmarks, eta, seed,
-                              KERNEL_TABLE_BYTES, permutations=permutations)
+                              KERNEL_TABLE_BYTES, permutations=permutations,
+                              in_batch_order=in_batch_order)
         self.full_gram = self.chunks.gram(len(landmarks))
         self.grams = _BatchGrams(self.chunks, len(landmarks), FACTOR_CACHE_BYTES)
         self.step = _batch_step(X.shape[1], batch_size)

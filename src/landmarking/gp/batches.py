@@ -225,8 +225,11 @@ class _Chunks:
     """
 
     def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes,
-                 permutations=None):
+                 permutations=None, in_batch_order=False):
         self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
+        # The fit's sample smaller than the data is held in batch order (its
+        # permutation is the identity): read in order at every visit, never copied.
+        self.in_batch_order = in_batch_order
         self.dtype = working_dtype(X)
         sizes = np.diff(bounds)
         # The fit's sample (.sampling) brings its order; the chunked sampling draws
@@ -316,7 +319,10 @@ class _Chunks:
     def in_order(self, c, Xc, xsq, visit_length):
         """(rows, squared norms) of dense chunk c in the order of its permutation
         for a visit of ``visit_length`` steps, or None where the rule of
-        :data:`IN_ORDER_STEPS_PER_BATCH` says the rows are read where they are."""
+        :data:`IN_ORDER_STEPS_PER_BATCH` says the rows are read where they are.
+        A chunk held in batch order is itself, for every visit."""
+        if self.in_batch_order and not sparse.issparse(Xc):
+            return Xc, xsq
         copy = Xc.shape[0] * Xc.shape[1] * self.dtype.itemsize
         if (sparse.issparse(Xc) or copy > IN_ORDER_BYTES
                 or visit_length < IN_ORDER_STEPS_PER_BATCH * self.batches_per_chunk[c]):

@@ -38,7 +38,9 @@ from ..kernels import resolve_kernel_width
 from .backend import gp_backend
 from .diagnostics import warn_if_kernel_width_is_off
 from .learn import learn_gp_landmarks
+from .objective import max_steps
 from .refine import refine_gp_landmarks
+from .sampling import draw_sample
 
 __all__ = ["GPLandmarks"]
 
@@ -77,8 +79,11 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         rule unless that is more than 5 times the local rule (the median squared
         distance to the 20th nearest neighbour in a subsample of 2,000 points),
         which then follows the spacing along the manifold
-        (:func:`landmarking.kernels.auto_kernel_width`). The value used is
-        ``kernel_width_``.
+        (:func:`landmarking.kernels.auto_kernel_width`). Both rules run on the fit's
+        sample (see ``chunk_size``): all rows unless N > ``n_steps x batch_size``,
+        and then the sample's rows, not all N (so that out-of-core data is read
+        once; the width may differ slightly from the rules on all rows). The value
+        used is ``kernel_width_``.
     space : {"euclidean", "nonnegative", "sphere"}, default="euclidean"
         Where landmarks live: anywhere; the nonnegative orthant (images); or the
         unit sphere within the nonnegative orthant (square-root histograms).
@@ -260,16 +265,25 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         device = gp_backend(self.device).name
         check_checkpoint(checkpoint)
         X = self._validate_fit_data(X)
-        if previous_landmarks is None and self.warm_start and hasattr(self, "landmarks_"):
+        continuing = (previous_landmarks is None and self.warm_start
+                      and hasattr(self, "landmarks_"))
+        if continuing:
             previous_landmarks = self.landmarks_
             previous_record = self._record()
+            seed = self.seed_
         else:
             previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
-            self.seed_ = int(check_random_state(self.random_state).randint(2**31 - 1))
-            self.kernel_width_ = resolve_kernel_width(X, self.kernel_width,
-                                                      random_state=self.seed_)
+            seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         previous = self._check_previous(previous_landmarks, X.shape[1])
-        self._run(X, previous, previous_record, device, checkpoint=checkpoint)
+        # One read of out-of-core X: the sample's read checks it for NaN and
+        # infinity, and the kernel width comes from the sample (when the sample is
+        # all rows, the same rows from the same stream as from X itself).
+        sample = self._draw_sample(X, seed)
+        if not continuing:
+            self.seed_ = seed
+            self.kernel_width_ = resolve_kernel_width(sample.X, self.kernel_width,
+                                                      random_state=seed)
+        self._run(X, previous, previous_record, device, checkpoint=checkpoint, sample=sample)
         return self
 
     def extend(self, X: MatrixLike, n_more: int) -> Self:
@@ -285,7 +299,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         check_is_fitted(self, "landmarks_")
         device = gp_backend(self.device).name
         n_more = check_positive_int(n_more, "n_more")
-        X = check_rows(X, estimator=self, reset=False)
+        X = check_rows(X, estimator=self, reset=False, scan_finite=self.chunk_size is not None)
         check_feasible_for_space(X, self.space)
         total = len(self.landmarks_) + n_more
         if not isinstance(self.init, str) and len(self.init) < total:
@@ -293,13 +307,24 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='gaussian'."
             )
-        self._run(X, self.landmarks_, self._record(), device, n_landmarks=total)
+        self._run(X, self.landmarks_, self._record(), device, n_landmarks=total,
+                  sample=self._draw_sample(X, self.seed_))
         return self
+
+    def _draw_sample(self, X, seed):
+        """The fit's sample (:func:`.sampling.draw_sample`, as the fit would draw it),
+        read with the check for NaN and infinity that ``check_rows(...,
+        scan_finite=False)`` left out for out-of-core X; with ``chunk_size`` X is
+        the sample and was scanned there."""
+        return draw_sample(X, batch_size=self.batch_size, steps=max_steps(self.n_steps),
+                           seed=seed, chunk_size=self.chunk_size,
+                           check_finite=self.chunk_size is None)
 
     def _record(self):
         return self.objective_, self.landmark_seconds_, self.n_steps_
 
-    def _run(self, X, previous, previous_record, device, n_landmarks=None, checkpoint=None):
+    def _run(self, X, previous, previous_record, device, n_landmarks=None, checkpoint=None,
+             sample=None):
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
         self.device_ = device
         callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_record[0],
@@ -312,7 +337,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 X, n_landmarks, init=self.init, previous_landmarks=previous,
                 return_n_steps=True, callback=callback, device=self.device,
                 block_size=self.block_size, n_jobs=self.n_jobs, verbose=self.verbose,
-                **settings)
+                sample=sample, **settings)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
@@ -330,7 +355,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             start = time.perf_counter()
             (self.landmarks_, self.objective_, self.refine_n_steps_,
              self.refine_accepted_) = refine_gp_landmarks(
-                X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose, **settings)
+                X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose,
+                sample=sample, **settings)
             self.refine_seconds_ = time.perf_counter() - start
         warn_if_kernel_width_is_off(self.objective_, X.shape[0], self.kernel_width_,
                                     stacklevel=4)
@@ -351,7 +377,10 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 f"block_size={self.block_size} is larger than n_landmarks="
                 f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
         reset = not (self.warm_start and hasattr(self, "landmarks_"))
-        X = check_rows(X, estimator=self, reset=reset)
+        # Out-of-core X is checked for NaN and infinity as the fit's sample is read
+        # (_draw_sample), unless chunk_size makes X itself the sample: one read.
+        X = check_rows(X, estimator=self, reset=reset,
+                       scan_finite=self.chunk_size is not None)
         check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_feasible_for_space(X, self.space)
         if not isinstance(self.init, str):

@@ -28,7 +28,7 @@ from .backend import gp_backend
 from .batches import _batch_order, _Chunks
 from .blocks import greedy_order
 from .objective import RIDGE, _objectives, max_steps
-from .sampling import draw_sample
+from .sampling import Sample, draw_sample
 
 __all__ = ["learn_gp_landmarks"]
 
@@ -64,7 +64,8 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        | None = None,
                        return_n_steps: bool = False, device: DeviceLike = "cpu",
                        block_size: int = 1, n_jobs: int | None = None,
-                       verbose: bool = False) -> tuple[np.ndarray, ...]:
+                       verbose: bool = False, sample: Sample | None = None,
+                       ) -> tuple[np.ndarray, ...]:
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -120,6 +121,11 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
     verbose : bool
         tqdm progress bars over landmarks and steps.
+    sample : Sample, optional
+        The sample :func:`.sampling.draw_sample` gives for this X, ``batch_size``,
+        steps, ``seed`` and ``chunk_size``, when the caller has drawn it already
+        (``GPLandmarks.fit`` takes its kernel width from it), so that X is not read
+        again; drawn here otherwise.
 
     Returns
     -------
@@ -145,32 +151,41 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     d features, K landmarks, s bytes per value of X's working dtype and
     n_b = P // batch_size batches::
 
-        P d s                the sample (none for an in-memory array with P = N)
-      + P d s                its copy in batch order, when steps >= 4 n_b and it
-                             fits batches.IN_ORDER_BYTES (2 GiB)
+        P d s                the sample (none for an in-memory array with P = N);
+                             a sample smaller than N is held in batch order
+      + P d s                a copy of all rows (P = N) in batch order, when
+                             steps >= 4 n_b and it fits batches.IN_ORDER_BYTES
+                             (2 GiB); never for a sample smaller than N
       + P K s                the kernel table on the sample, while it fits
                              KERNEL_TABLE_BYTES (2 GiB) and half the memory
                              available; else recomputed for each landmark
       + n_b K^2 8            the batches' Cholesky factors (<= FACTOR_CACHE_BYTES)
-      + W / 64 (x 2-3)       while X is read (the non-finite check, the gather of
-                             the sample), one block of W = scikit-learn's
-                             working_memory and its float64 temporaries
+      + 2 W / 64 (+ 1/d)     while out-of-core X is read, once (the gather of the
+                             sample, which checks every block whole for NaN and
+                             infinity): two pieces at a time (the next is read on
+                             a second thread) of at most W / 64, W = scikit-learn's
+                             working_memory, or one storage chunk of a Zarr or Dask
+                             array where that is larger, and a sum per row (on
+                             Dask, the sample's rows of up to 8 pieces)
 
     never N x K or a block of all N rows of out-of-core input; with
     ``kernel_width="auto"`` the estimator also holds a 2000 x 2000 distance table
-    (64 MB) once, before the fit. With ``chunk_size``: one chunk of X at a time and
-    the kernel table on all N rows (the earlier layout). On a torch device the
-    memory is that of :func:`._torch.torch_fit`, for the sample.
+    (64 MB) once, with the sample (whose rows it comes from), before the steps.
+    With ``chunk_size``: one chunk of X at a time and the kernel table on all N rows
+    (the earlier layout). On a torch device the memory is that of
+    :func:`._torch.torch_fit`, for the sample.
     """
     n_features = X.shape[1]
     backend = gp_backend(device)
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
-    sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
-                         chunk_size=chunk_size)
+    if sample is None:
+        sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
+                             chunk_size=chunk_size)
     chunks = _Chunks(sample.X, sample.bounds, batch_size, landmarks, kernel_width, seed,
-                     backend.table_bytes(), permutations=sample.permutations)
+                     backend.table_bytes(), permutations=sample.permutations,
+                     in_batch_order=sample.in_batch_order)
     mean, std = sample.mean_std()
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)

@@ -47,13 +47,15 @@ twin of the move, which ``tests/test_gp.py`` pins to :func:`moved_landmark`.
 from types import SimpleNamespace
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import LinAlgError, get_lapack_funcs, solve_triangular
 
 from .._typing import ArrayLike, NDArray
 from ..spaces import project
 
 __all__ = ["gp_objective_and_gradient", "step_size"]
 
+#: LAPACK's float64 triangular solve, which ``scipy.linalg.solve_triangular`` calls.
+_TRTRS = get_lapack_funcs("trtrs", (np.zeros((1, 1)),))
 #: Ridge added to a Gram matrix ``Phi^T Phi`` of b rows, relative to b.
 RIDGE = 1e-8
 #: A step moves a landmark by at most this many kernel lengths sqrt(eta).
@@ -203,7 +205,7 @@ class _CholeskyFactor:
     def append(self, cross, diag):
         """Add a column with inner products ``cross`` (k,) to the old ones and ``diag``."""
         k = self.size
-        row = solve_triangular(self.L[:k, :k], cross, lower=True) if k else cross[:0]
+        row = _lower_solve(self.L[:k, :k], np.asarray(cross, dtype=np.float64))
         residual = diag + self.ridge - row @ row
         # Rounding can make the residual of a duplicated column slightly negative;
         # the ridge is the smallest value it can truly have.
@@ -216,6 +218,24 @@ class _CholeskyFactor:
         L = self.L[: self.size, : self.size]
         y = solve_triangular(L, rhs, lower=True, check_finite=False)
         return solve_triangular(L.T, y, lower=False, check_finite=False)
+
+
+def _lower_solve(L, rhs):
+    """L^-1 rhs for a lower-triangular L: LAPACK's trtrs called as
+    ``solve_triangular(L, rhs, lower=True)`` calls it (on L in Fortran order, else
+    the transposed system of L.T), so the same bits, without the wrapper's checks
+    and conversions: a fit with a sample of 1,000 batches grows each batch's
+    factor by a column per landmark, 49,000 small solves in a fit of 50 landmarks,
+    where the wrapper took most of the time."""
+    if not len(rhs):
+        return rhs[:0]
+    if L.flags.f_contiguous:
+        row, info = _TRTRS(L, rhs, lower=1, trans=0)
+    else:
+        row, info = _TRTRS(L.T, rhs, lower=0, trans=1)
+    if info > 0:
+        raise LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
+    return row
 
 
 def _objectives(gram, n_samples, start):

@@ -22,7 +22,7 @@ from .._typing import ArrayLike, MatrixLike
 from ._numpy import _Refinement
 from .batches import _batch_order
 from .objective import _objectives, max_steps
-from .sampling import draw_sample
+from .sampling import Sample, draw_sample
 
 __all__ = ["refine_gp_landmarks"]
 
@@ -32,6 +32,7 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
                         batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
                         space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
                         seed: int = 0, chunk_size: int | None = None, verbose: bool = False,
+                        sample: Sample | None = None,
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Re-optimise each landmark against all the others, for a few sweeps.
 
@@ -56,6 +57,9 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
         Passes over all landmarks.
     verbose : bool
         A progress bar over the landmarks of each sweep.
+    sample : Sample, optional
+        The fit's sample (:func:`.sampling.draw_sample` with these settings), when
+        the caller holds it, so that X is not read again; drawn here otherwise.
 
     Returns
     -------
@@ -68,14 +72,16 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
     accepted : ndarray (n_sweeps, K), bool
         Whether the new position was kept.
     """
-    sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
-                         chunk_size=chunk_size)
+    if sample is None:
+        sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
+                             chunk_size=chunk_size)
     landmarks = np.array(landmarks, dtype=np.float64)
     n_landmarks = len(landmarks)
     auto = isinstance(n_steps, str)
     steps_per_run = max_steps(n_steps)
     state = _Refinement(sample.X, landmarks, sample.bounds, batch_size, kernel_width, seed,
-                        permutations=sample.permutations)
+                        permutations=sample.permutations,
+                        in_batch_order=sample.in_batch_order)
     steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
     accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
     for sweep in range(n_sweeps):

@@ -9,8 +9,8 @@ seed, never on the container or its chunks:
   <= steps``): the rows in the order of a permutation drawn from ``(seed, 0xB47C,
   0)``. This is the paper's sampling and the layout fits in memory have always
   used, so their landmarks are unchanged.
-- **steps x batch_size rows drawn without replacement from all N rows**, in a
-  random order, otherwise. Each batch is then a uniform sample of all rows
+- **steps x batch_size rows drawn without replacement from all N rows**, in the
+  random order of the draw, otherwise. Each batch is then a uniform sample of all rows
   (however the rows are ordered: by time, by source, by class), and every
   landmark's steps visit each batch of the sample once, in their own order: a
   landmark sees as many points as when its batches were drawn from all the data,
@@ -19,13 +19,18 @@ seed, never on the container or its chunks:
 
 The sample's rows are read front to back (:func:`landmarking._blocks.gather_rows`:
 one pass over a memory map, each Zarr chunk or Dask block read once, a piece of at
-most ``working_memory / 64`` at a time) and held in memory in row order, with the
-random order as a permutation of them. So the kernel columns (whose rounding in a
-BLAS matrix-vector product depends on where a row sits in the array) are computed on
-the same rows in the same layout from a NumPy array, a memory map, a Zarr store or a
-Dask array in any chunking, and the landmarks are the same bit for bit. The column
-means and deviations that place the starting points are summed in row order in
-blocks (:func:`sample_mean_std`), giving the bits of one pass over the sample.
+most ``working_memory / 64`` at a time, or one chunk when that is larger; with
+``check_finite``, every block whole and checked for NaN and infinity, so that a
+fit reads out-of-core data once). All rows are held in memory in row order, with
+the random order as a permutation of them; a sample smaller than N is held in
+batch order (row i is the i-th row drawn), so that a batch is a slice, read as one
+stream, at every step of every landmark, with no second copy. Either way the
+kernel columns (whose rounding in a BLAS matrix-vector product depends on where a
+row sits in the array) are computed on the same rows in the same layout from a
+NumPy array, a memory map, a Zarr store or a Dask array in any chunking, and the
+landmarks are the same bit for bit. The column means and deviations that place
+the starting points are summed in the order the rows are held, in blocks
+(:func:`sample_mean_std`), giving the bits of one pass over the sample.
 
 With ``chunk_size`` (``GPLandmarks(chunk_size=...)``) a fit keeps the earlier
 sampling instead: X as it is, cut into chunks of that many rows, each with its own
@@ -33,7 +38,8 @@ permutation, visited one after another; its landmarks depend on the chunks.
 
 Memory of the sample: ``P x n_features`` values of the data's working dtype (float32
 stays float32), ``P = N`` or ``steps x batch_size``, plus ``2 P`` integers for its
-order; an array in memory whose sample is all its rows is used as it is (no copy).
+order (``4 P`` while it is read); an array in memory whose sample is all its rows is
+used as it is (no copy).
 """
 
 from __future__ import annotations
@@ -70,14 +76,17 @@ class Sample:
     Attributes
     ----------
     X : ndarray or CSR matrix (P, n_features)
-        The rows, in row order, in memory (the input itself when that is an array in
-        memory and the sample is all its rows).
+        The rows, in memory: all rows in row order (the input itself when that is
+        an array in memory), or a sample smaller than N in batch order (the order
+        drawn).
     rows : ndarray (P,) of int or None
-        Their indices in the input, sorted; None when they are all rows.
+        Their indices in the input, in the order they are held (row i of ``X`` is
+        row ``rows[i]`` of the input); None when they are all rows.
     order : ndarray (P,) of int or None
         The random order: batch j is rows ``order[j * b:(j + 1) * b]`` of ``X`` (the
-        last batch takes the remainder). None for the chunked sampling, whose
-        permutations :class:`.batches._Chunks` draws per chunk.
+        last batch takes the remainder); ``arange(P)`` for a sample held in batch
+        order. None for the chunked sampling, whose permutations
+        :class:`.batches._Chunks` draws per chunk.
     n_samples : int
         Rows of the input.
     chunks : ndarray of int or None
@@ -89,6 +98,9 @@ class Sample:
     order: np.ndarray | None
     n_samples: int
     chunks: np.ndarray | None = None
+    #: True when ``X`` is held in batch order (``order`` is ``arange(P)``): a sample
+    #: smaller than the data.
+    in_batch_order: bool = False
 
     @property
     def n_rows(self) -> int:
@@ -117,7 +129,7 @@ class Sample:
 
 
 def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
-                chunk_size: int | None = None) -> Sample:
+                chunk_size: int | None = None, check_finite: bool = False) -> Sample:
     """The sample of X for ``batch_size`` and ``steps`` per landmark, drawn from ``seed``.
 
     Parameters
@@ -129,6 +141,11 @@ def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
     seed : int
     chunk_size : int or None
         When given, the chunked sampling: X itself in chunks of this many rows.
+    check_finite : bool, default=False
+        Check every block of out-of-core X for NaN and infinity while the sample is
+        read (:func:`landmarking._blocks.gather_rows`), for a caller whose
+        ``check_rows(..., scan_finite=False)`` left that out. Not with
+        ``chunk_size``: X is not read here then.
 
     Returns
     -------
@@ -144,12 +161,16 @@ def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
         if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
             return Sample(X, None, order, n)
         _check_room(X, size, batch_size, steps)
-        return Sample(gather_rows(X, np.arange(n)), None, order, n)
+        return Sample(gather_rows(X, np.arange(n), check_finite=check_finite), None,
+                      order, n)
     _check_room(X, size, batch_size, steps)
     drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
+    # Read front to back, held in the order drawn: rows[i] goes to drawn.index(rows[i]).
     rows = np.sort(drawn)
-    order = np.searchsorted(rows, drawn)
-    return Sample(gather_rows(X, rows), rows, order, n)
+    positions = np.searchsorted(rows, drawn)
+    positions[positions.copy()] = np.arange(size)
+    return Sample(gather_rows(X, rows, positions=positions, check_finite=check_finite),
+                  drawn, np.arange(size), n, in_batch_order=True)
 
 
 def _check_room(X, size, batch_size, steps):
