@@ -203,12 +203,33 @@ class _LocalMap:
             # Worth it only with landmarks left out; the bound needs finite
             # landmarks inside float32's range.
             self.rank32 = (n_land > self.n_cand and n_features < 2 ** 20
-                           and bool(np.all(self.t_norm < self.bound[3])))
+                           and bool(np.all(self.t_norm < self.bound[3]))
+                           and _rank32_proves(self))
             if self.rank32:
                 self.landmarks32 = landmarks.astype(np.float32)
         else:
             self.gram = self.t_sq = None
             self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // max(1, k * n_features)))
+
+
+def _rank32_proves(local):
+    """Whether the float32 ranking would prove the choice for most points: tried
+    on up to 256 of the landmarks themselves, as points.
+
+    Far from the origin (|t|^2 large against the gaps between distances) the
+    float32 error bound proves nothing, and every point would pay the float32
+    product and the float64 one.
+    """
+    n_land, k, c = local.landmarks.shape[0], local.k, local.n_cand
+    rows = np.arange(0, n_land, max(1, n_land // 256))
+    d2 = local.t_sq[rows, None] + local.t_sq[None, :] - 2.0 * local.gram[rows]
+    part = np.partition(d2, [k - 1, c], axis=1)  # the point itself is one of the K_Z
+    coef, slack, floor, _ = local.bound
+    tn, t_max = local.t_norm[rows], local.t_norm.max()
+    err = (coef * tn * t_max + slack * (tn ** 2 + t_max ** 2 + 2 * tn * t_max)
+           + floor * (1 + tn + t_max))
+    proved = part[:, k - 1] < part[:, c] - err
+    return proved.mean() * RANK32_GIVE_UP > RANK32_GIVE_UP - 1
 
 
 def _float32_rank_bound(n_features):
