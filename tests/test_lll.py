@@ -790,3 +790,25 @@ def test_float32_ranking_error_bound_holds(dtype, offset):
     ratio = np.abs(d32 - exact) / err
     assert ratio.max() <= 1.0
     assert ratio.max() > 1e-4  # and it is not vacuous
+
+
+def test_compiled_reduced_problem_does_not_depend_on_the_parts():
+    # Each part owns rows of B~ and H and adds the points in their order: the
+    # same bits for any number of parts, and the dense formula to rounding.
+    rng = np.random.default_rng(36)
+    X = rng.normal(size=(600, 3))
+    W = knn_affinity(X, 9, 1.0)
+    Z = reconstruction_weights(X, X[:70], 5)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    out = [lll_kernels.reduced_dense(W.indptr, W.indices, W.data, deg,
+                                     Z.indices.reshape(-1, 5), Z.data.reshape(-1, 5), 70,
+                                     n_parts, n_threads=2)
+           for n_parts in (1, 3, 8)]
+    for B, H in out[1:]:
+        np.testing.assert_array_equal(B, out[0][0])
+        np.testing.assert_array_equal(H, out[0][1])
+    Zd, Wd = Z.toarray(), W.toarray()
+    B, H = out[0]
+    np.testing.assert_allclose(B, Zd.T @ np.diag(deg) @ Zd, rtol=0, atol=1e-12 * np.abs(B).max())
+    np.testing.assert_allclose(H + H.T, Zd.T @ Wd @ Zd, rtol=0,
+                               atol=1e-12 * np.abs(H).max())
