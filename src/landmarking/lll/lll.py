@@ -264,10 +264,16 @@ def _weights_of_block(block, local):
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
     rank32 = local.rank32 and not sparse.issparse(block)
+    # The float32 products of every pass in one buffer: a fresh one per pass
+    # (32 MB at 8,192 rows and 1,000 landmarks, above glibc's 32 MB mmap
+    # threshold) was mapped and page-faulted anew every pass.
+    cross32 = (np.empty((min(n, local.chunk_rows), local.landmarks.shape[0]), np.float32)
+               if rank32 else None)
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
         if rank32:
-            todo = _ranked_weights(block[rows], local, indices[rows], weights[rows])
+            todo = _ranked_weights(block[rows], local, indices[rows], weights[rows],
+                                   cross32[:rows.stop - rows.start])
             if todo.size == 0:
                 continue
             if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
@@ -313,10 +319,11 @@ def _gram_weights(Xc, local, idx, weights):
     weights[sub] = _solve_local(G, local.reg)
 
 
-def _ranked_weights(X, local, idx, weights):
+def _ranked_weights(X, local, idx, weights, cross32):
     """Fill ``idx`` and ``weights`` for the dense rows X from a float32 ranking;
     returns the positions of the rows left unproved (``idx`` and ``weights``
-    unset there) for the float64 path.
+    unset there) for the float64 path. ``cross32`` is a float32 work array of
+    shape (len(X), n_landmarks).
 
     One float32 product ranks every landmark; the K_Z + ``RANK32_MARGIN``
     nearest by it are redone in float64 (their cross products in a compiled
@@ -331,7 +338,7 @@ def _ranked_weights(X, local, idx, weights):
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     X32 = X if X.dtype == np.float32 else X.astype(np.float32)
-    cross32 = X32 @ local.landmarks32.T
+    np.matmul(X32, local.landmarks32.T, out=cross32)
     n, k = X.shape[0], local.k
     cz, x_sq = np.empty((n, k)), np.empty(n)
     status = np.empty(n, dtype=np.int8)
