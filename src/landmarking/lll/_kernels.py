@@ -237,7 +237,8 @@ def ranked_candidate_weights(X, cross32, landmarks, t_sq, t_norm, gram, reg, sol
     |d32_j - |y - t_j|^2| <= err_j = coef |y| |t_j| + slack (|y|^2 + |t_j|^2 +
     2 |y| |t_j|) + floor (1 + |y| + |t_j|), where d32_j = |y|^2 + |t_j|^2 -
     2 cross32_j in float64, as long as |y| and |y| max_j |t_j| are below
-    ``limit`` (no float32 overflow); other points get status 1.
+    ``limit`` (no float32 overflow); other points get status 1. ``landmarks``
+    may be float32 when that holds them exactly.
 
     For point i: the ``n_cand`` smallest (d32_j, j) pairs are the candidates;
     their cross products y.t_a are recomputed in float64 from X and
@@ -394,11 +395,11 @@ def _ranked_part(X, cross32, landmarks, t_sq, t_norm, gram, reg, solve, n_cand, 
 
 @numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})
 def _dot64(x, t):
-    """x.t in float64 (x float32 or float64), in whatever order vectorises: the
-    float32 ranking's bound holds for any summation order."""
+    """x.t in float64 (x and t float32 or float64), in whatever order vectorises:
+    the float32 ranking's bound holds for any summation order."""
     s = 0.0
     for f in range(x.shape[0]):
-        s += np.float64(x[f]) * t[f]
+        s += np.float64(x[f]) * np.float64(t[f])
     return s
 
 

@@ -207,6 +207,12 @@ class _LocalMap:
                            and _rank32_proves(self))
             if self.rank32:
                 self.landmarks32 = landmarks.astype(np.float32)
+                # The candidates' float64 products read the landmarks from the
+                # float32 copy when it holds them exactly (landmarks taken from
+                # float32 data): the same values, half the memory traffic, which
+                # bounds that loop (K_Z + 8 rows of the landmarks per point).
+                exact = np.array_equal(self.landmarks32, landmarks)
+                self.landmarks_exact = self.landmarks32 if exact else landmarks
         else:
             self.gram = self.t_sq = None
             self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // max(1, k * n_features)))
@@ -342,7 +348,7 @@ def _ranked_weights(X, local, idx, weights, cross32):
     n, k = X.shape[0], local.k
     cz, x_sq = np.empty((n, k)), np.empty(n)
     status = np.empty(n, dtype=np.int8)
-    K.ranked_candidate_weights(X, cross32, local.landmarks, local.t_sq, local.t_norm,
+    K.ranked_candidate_weights(X, cross32, local.landmarks_exact, local.t_sq, local.t_norm,
                                local.gram, local.reg, local.reg >= CHOLESKY_MIN_REG,
                                local.n_cand, local.bound, idx, weights, cz, x_sq, status,
                                numba.get_num_threads())
