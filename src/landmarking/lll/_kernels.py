@@ -246,8 +246,13 @@ def ranked_candidate_weights(X, cross32, landmarks, t_sq, t_norm, gram, reg, sol
     |y|^2 - 2 y.t_a + |t_a|^2 (rounded as in :func:`nearest_gram_weights`) rank
     them, ties to the lower index; the ``k = idx.shape[1]`` nearest go to
     ``idx[i]``, nearest first. The choice is proved to be the float64 one when
-    the k-th of those distances lies below d32_j - err_j for every landmark j
-    left out: no landmark left out can be nearer by more than float64 rounding.
+    the k-th of those distances lies below d32_j - err_j - 3 e64 for every
+    landmark j left out, e64 = slack (|y|^2 + T^2 + 2 |y| T) (T = max |t|)
+    bounding the float64 rounding of one distance (the candidates', or the
+    float64 path's BLAS ones): a landmark left out is then farther in any
+    float64 evaluation. Among the candidates the ranking is this loop's
+    float64 one, which may order two distances equal to rounding (1e-13
+    relative, not exact ties) otherwise than BLAS's products would.
     ``status[i]`` is then 0 (weights set, as in :func:`nearest_gram_weights`
     with ``solve``) or 2 (no weights: no ``solve``, or G + r I not numerically
     positive definite; ``idx[i]``, ``cz[i]`` and ``x_sq[i]`` are set for the
@@ -323,9 +328,12 @@ def _ranked_part(X, cross32, landmarks, t_sq, t_norm, gram, reg, solve, n_cand, 
                     sift_down(heap_v, heap_j, 0, c)
             # Every landmark left out has d32 >= the heap's top: with the largest
             # error bound, one comparison proves most points (below).
-            err_max = (coef * xn * t_max + slack * (xsq + t_max * t_max + 2.0 * xn * t_max)
-                       + floor * (1.0 + xn + t_max))
-            lb_min = heap_v[0] - err_max
+            # e64 bounds the float64 rounding of any one distance of this point
+            # (the candidates' here, or BLAS's in the float64 path): the chosen
+            # K_Z must beat every landmark left out by more than that, in either.
+            e64 = slack * (xsq + t_max * t_max + 2.0 * xn * t_max)
+            err_max = (coef * xn * t_max + e64 + floor * (1.0 + xn + t_max))
+            lb_min = heap_v[0] - err_max - 3.0 * e64
             for a in range(c):
                 acc[a] = _dot64(X[i], landmarks[heap_j[a]])
             # Rank the candidates by (distance, index): an insertion sort.
@@ -359,7 +367,7 @@ def _ranked_part(X, cross32, landmarks, t_sq, t_norm, gram, reg, solve, n_cand, 
                     continue
                 tn = t_norm[j]
                 lb = v - (coef * xn * tn + slack * (xsq + t_sq[j] + 2.0 * xn * tn)
-                          + floor * (1.0 + xn + tn))
+                          + floor * (1.0 + xn + tn)) - 3.0 * e64
                 if not lb >= lb_min:  # NaN (an overflow) proves nothing
                     lb_min = lb if lb == lb else -np.inf
             if not cand_v[k - 1] < lb_min:

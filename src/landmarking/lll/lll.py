@@ -247,7 +247,8 @@ def _float32_rank_bound(n_features):
     and scales the sum by (1 + u)^2; Cauchy-Schwarz bounds the sum by |x| |t|.
     The distance |x|^2 + |t|^2 - 2 x.t doubles it: ``coef`` (inflated by 1e-6
     for the float64 norms' own rounding). ``slack`` (relative to |x|^2 + |t|^2
-    + 2 |x| |t|) covers float64 rounding in both distances compared,
+    + 2 |x| |t|) bounds float64 rounding in one distance (about (n + 2) 2^-53
+    needed, 4 (n + 8) 2^-53 given),
     ``floor`` (times 1 + |x| + |t|) float32 underflow. Below ``limit`` for |x|
     and |x| max |t|, nothing overflows float32.
     """
