@@ -812,3 +812,25 @@ def test_compiled_reduced_problem_does_not_depend_on_the_parts():
     np.testing.assert_allclose(B, Zd.T @ np.diag(deg) @ Zd, rtol=0, atol=1e-12 * np.abs(B).max())
     np.testing.assert_allclose(H + H.T, Zd.T @ Wd @ Zd, rtol=0,
                                atol=1e-12 * np.abs(H).max())
+
+
+def test_float32_ranking_does_not_depend_on_the_thread_count(monkeypatch):
+    # On several threads each makes its own float32 product (BLAS limited to
+    # one thread) and runs the compiled loop on its rows: the same bits.
+    import numba
+
+    rng = np.random.default_rng(37)
+    X = rng.normal(size=(900, 30)).astype(np.float32)
+    T = rng.normal(size=(80, 30))
+    counts = _spy_ranked(monkeypatch)
+    previous = numba.get_num_threads()
+    try:
+        out = []
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            out.append(reconstruction_weights(X, T, 6, chunk_size=300))
+    finally:
+        numba.set_num_threads(previous)
+    assert len(counts) == 6 and np.sum(counts, axis=0)[1] == 0
+    np.testing.assert_array_equal(out[0].indices, out[1].indices)
+    np.testing.assert_array_equal(out[0].data, out[1].data)

@@ -21,12 +21,15 @@ scikit-learn estimator around them.
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
+from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from .._blocks import block_bounds, reduce_row_blocks
@@ -276,11 +279,17 @@ def _weights_of_block(block, local):
     # threshold) was mapped and page-faulted anew every pass.
     cross32 = (np.empty((min(n, local.chunk_rows), local.landmarks.shape[0]), np.float32)
                if rank32 else None)
+    # On several threads, each of the kernel's threads makes its own product on
+    # one BLAS thread (see ranked_candidate_weights). The BLAS libraries are
+    # looked up once per block (3.5 ms in a fit), and only then.
+    blas = ThreadpoolController() if rank32 and numba.get_num_threads() > 1 else None
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
         if rank32:
-            todo = _ranked_weights(block[rows], local, indices[rows], weights[rows],
-                                   cross32[:rows.stop - rows.start])
+            with (blas.limit(limits=1, user_api="blas") if blas is not None
+                  else contextlib.nullcontext()):
+                todo = _ranked_weights(block[rows], local, indices[rows], weights[rows],
+                                       cross32[:rows.stop - rows.start])
             if todo.size == 0:
                 continue
             if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
@@ -345,11 +354,11 @@ def _ranked_weights(X, local, idx, weights, cross32):
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     X32 = X if X.dtype == np.float32 else X.astype(np.float32)
-    np.matmul(X32, local.landmarks32.T, out=cross32)
     n, k = X.shape[0], local.k
     cz, x_sq = np.empty((n, k)), np.empty(n)
     status = np.empty(n, dtype=np.int8)
-    K.ranked_candidate_weights(X, cross32, local.landmarks_exact, local.t_sq, local.t_norm,
+    K.ranked_candidate_weights(X, X32, local.landmarks32, cross32, local.landmarks_exact,
+                               local.t_sq, local.t_norm,
                                local.gram, local.reg, local.reg >= CHOLESKY_MIN_REG,
                                local.n_cand, local.bound, idx, weights, cz, x_sq, status,
                                numba.get_num_threads())
