@@ -690,3 +690,250 @@ def test_compiled_reconstruction_residuals_match_numpy_on_any_thread_count(dtype
     spread = ((X64 - X64.mean(axis=0)) ** 2).sum()
     assert landmark_reconstruction_error(X, Z, T) == pytest.approx(
         np.sqrt(want.sum() / spread), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- float32 ranking
+
+def _float64_path(monkeypatch, X, T, k, **kw):
+    """The weights with the float32 ranking off: one float64 product per pass."""
+    with monkeypatch.context() as m:
+        m.setattr(lll_module, "RANK32_MARGIN", 10 ** 9)
+        return reconstruction_weights(X, T, k, **kw)
+
+
+def _spy_ranked(monkeypatch):
+    """Record the float32 ranking's status counts (0/2 proved, 1 left to float64)."""
+    counts = []
+    ranked = lll_kernels.ranked_candidate_weights
+
+    def spy(*args):
+        ranked(*args)
+        counts.append(np.bincount(args[-2], minlength=3))
+
+    monkeypatch.setattr(lll_kernels, "ranked_candidate_weights", spy)
+    return counts
+
+
+def _brute_force_weights(X, T, k, reg):
+    """Slow reference: exact distances from differences, ties to the lower index,
+    and one np.linalg.solve per point."""
+    X = X.astype(np.float64)
+    idx = np.empty((len(X), k), dtype=np.int64)
+    w = np.empty((len(X), k))
+    for i, y in enumerate(X):
+        d2 = ((y - T) ** 2).sum(axis=1)
+        idx[i] = np.lexsort((np.arange(len(T)), d2))[:k]
+        diff = y - T[idx[i]]
+        G = diff @ diff.T
+        trace = np.trace(G)
+        r = max(reg, 1e-12) * trace if trace > 0 else max(reg, 1e-12)
+        z = np.linalg.solve(G + r * np.eye(k), np.ones(k))
+        w[i] = z / z.sum()
+    return idx, w
+
+
+def _tied_data(dtype, rng):
+    """Points with exactly tied landmarks: duplicates, and mirror images across
+    the first coordinate (equidistant from points whose first coordinate is 0)."""
+    T = rng.normal(size=(120, 20))
+    T[60:70] = T[:10]  # duplicates
+    T[100:110] = T[10:20]
+    T[100:110, 0] *= -1  # mirrors of 10..19
+    X = rng.normal(size=(600, 20))
+    X[:100] = T[10:20].repeat(10, axis=0) + 0.3 * rng.normal(size=(100, 20))
+    X[:100, 0] = 0.0  # equidistant from landmark 10 + j and its mirror 100 + j
+    X[100:200] = T[:10].repeat(10, axis=0) + 0.3 * rng.normal(size=(100, 20))
+    return X.astype(dtype), T
+
+
+@pytest.mark.parametrize("reg", [1e-3, 1e-6])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float32_ranking_gives_the_float64_choice_and_weights(monkeypatch, dtype, reg):
+    rng = np.random.default_rng(31)
+    X, T = _tied_data(dtype, rng)
+    ref = _float64_path(monkeypatch, X, T, 5, reg=reg, chunk_size=256)
+    counts = _spy_ranked(monkeypatch)
+    fast = reconstruction_weights(X, T, 5, reg=reg, chunk_size=256)
+    total = np.sum(counts, axis=0)
+    assert total.sum() == 600 and total[1] == 0  # every row ranked in float32, proved
+    idx = fast.indices.reshape(600, 5)
+    np.testing.assert_array_equal(idx, ref.indices.reshape(600, 5))
+    # The ties are there and went to the lower index, next to each other.
+    pairs = 0
+    mirrors, duplicates = [(j, j + 90) for j in range(10, 20)], [(j, j + 60) for j in range(10)]
+    for i, row in enumerate(idx):
+        for a, b in duplicates + (mirrors if i < 100 else []):
+            if a in row and b in row:
+                pairs += 1
+                assert np.flatnonzero(row == b)[0] == np.flatnonzero(row == a)[0] + 1
+    assert pairs >= 150
+    scale = np.abs(ref.data).max()
+    # Rounding in the cross products, amplified by the local systems' condition
+    # number (up to about 1/reg).
+    np.testing.assert_allclose(fast.data, ref.data, rtol=0,
+                               atol=(1e-13 if reg >= 1e-3 else 1e-10) * scale)
+    b_idx, b_w = _brute_force_weights(X, T, 5, reg)
+    np.testing.assert_array_equal(idx, b_idx)
+    np.testing.assert_allclose(fast.data.reshape(600, 5), b_w, rtol=0,
+                               atol=(1e-9 if reg < 1e-5 else 1e-11) * scale)
+
+
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k):
+    from landmarking.datasets import load_mnist
+
+    X = load_mnist()[0][:1500]
+    T = X[1500 - 200:].astype(np.float64)[::2]  # 100 landmarks, not among the points
+    counts = _spy_ranked(monkeypatch)
+    fast = reconstruction_weights(X, T, k)
+    assert np.sum(counts, axis=0)[1] == 0
+    ref = _float64_path(monkeypatch, X, T, k)
+    np.testing.assert_array_equal(fast.indices, ref.indices)
+    np.testing.assert_allclose(fast.data, ref.data, rtol=0,
+                               atol=1e-13 * np.abs(ref.data).max())
+    b_idx, b_w = _brute_force_weights(X, T, k, 1e-3)
+    np.testing.assert_array_equal(fast.indices.reshape(-1, k), b_idx)
+    np.testing.assert_allclose(fast.data.reshape(-1, k), b_w, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("k", [12, 40])
+def test_float32_ranking_is_skipped_when_every_landmark_is_a_candidate(monkeypatch, k):
+    # K_Z + RANK32_MARGIN >= n_landmarks (K_Z = n_landmarks included): nothing
+    # to leave out, so the float64 path, which the brute force confirms.
+    rng = np.random.default_rng(32)
+    X = rng.normal(size=(300, 6)).astype(np.float32)
+    T = rng.normal(size=(k if k == 40 else 18, 6))
+    counts = _spy_ranked(monkeypatch)
+    Z = reconstruction_weights(X, T, k)
+    assert counts == []
+    b_idx, b_w = _brute_force_weights(X, T, k, 1e-3)
+    np.testing.assert_array_equal(Z.indices.reshape(300, k), b_idx)
+    np.testing.assert_allclose(Z.data.reshape(300, k), b_w, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float32_ranking_falls_back_far_from_the_origin(monkeypatch, dtype):
+    # Far from the origin |y| |t| dwarfs the gaps between distances, so the
+    # float32 bound proves nothing: the landmarks show it and the ranking is
+    # not tried; forced, every row must take the float64 path (and get its
+    # exact answer), and a pass that proved too little gives the float32
+    # ranking up for the rest of its block.
+    rng = np.random.default_rng(33)
+    X = (1e4 + rng.normal(size=(500, 8))).astype(dtype)
+    T = X[:40].astype(np.float64) + rng.normal(size=(40, 8)) * 1e-3
+    ref = _float64_path(monkeypatch, X, T, 4, chunk_size=100)
+    counts = _spy_ranked(monkeypatch)
+    Z = reconstruction_weights(X, T, 4, chunk_size=100)
+    assert counts == []
+    np.testing.assert_array_equal(Z.data, ref.data)
+    monkeypatch.setattr(lll_module, "_rank32_proves", lambda local: True)
+    gram_rows = []
+    gram_weights = lll_module._gram_weights
+
+    def spy(Xc, *args):
+        gram_rows.append(len(Xc))
+        gram_weights(Xc, *args)
+
+    monkeypatch.setattr(lll_module, "_gram_weights", spy)
+    fast = reconstruction_weights(X, T, 4, chunk_size=100)
+    assert len(counts) == 5 and all(c[1] == 100 for c in counts)  # every row unproved
+    assert gram_rows == [100] * 5
+    np.testing.assert_array_equal(fast.indices, ref.indices)
+    np.testing.assert_array_equal(fast.data, ref.data)
+    # One block of 500 rows in passes of 100 (a large Dask or Zarr chunk).
+    counts.clear()
+    gram_rows.clear()
+    local = lll_module._LocalMap(T, 4, 1e-3, 8, 100)
+    assert local.rank32 and local.chunk_rows == 100
+    idx, w = lll_module._weights_of_block(X, local)
+    assert len(counts) == 1 and counts[0][1] == 100
+    assert gram_rows == [100] * 5
+    np.testing.assert_array_equal(idx.ravel(), ref.indices)
+    np.testing.assert_array_equal(w.ravel(), ref.data)
+
+
+def test_float32_ranking_fallback_rows_mixed_with_proved_ones(monkeypatch):
+    # Rows near the origin are proved, rows far from it are not; each kind
+    # gets the float64 answer, and one unproved row in many keeps the ranking on.
+    rng = np.random.default_rng(34)
+    T = rng.normal(size=(60, 5))
+    X = rng.normal(size=(400, 5))
+    far = np.arange(0, 400, 50)
+    T[30:] = 3e3 + rng.normal(size=(30, 5)) * 1e-3
+    X[far] = 3e3 + rng.normal(size=(8, 5)) * 1e-3
+    monkeypatch.setattr(lll_module, "_rank32_proves", lambda local: True)
+    counts = _spy_ranked(monkeypatch)
+    fast = reconstruction_weights(X, T, 3, chunk_size=200)
+    assert len(counts) == 2  # both passes ranked in float32
+    total = np.sum(counts, axis=0)
+    assert 0 < total[1] <= len(far)
+    ref = _float64_path(monkeypatch, X, T, 3, chunk_size=200)
+    np.testing.assert_array_equal(fast.indices, ref.indices)
+    np.testing.assert_allclose(fast.data, ref.data, rtol=0, atol=1e-13 * np.abs(ref.data).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e-20])
+def test_float32_ranking_error_bound_holds(dtype, offset):
+    # The bound of _float32_rank_bound against float32 distances on data of
+    # several scales: |d32 - |y - t|^2| never exceeds it.
+    rng = np.random.default_rng(35)
+    n = 300
+    scale = offset if offset else 1.0
+    X = (offset + scale * rng.normal(size=(200, n))).astype(dtype)
+    T = offset + scale * rng.normal(size=(50, n))
+    coef, slack, floor, _ = lll_module._float32_rank_bound(n)
+    X64 = X.astype(np.float64)
+    d32 = (np.einsum("ij,ij->i", X64, X64)[:, None] + np.einsum("ij,ij->i", T, T)
+           - 2.0 * (X.astype(np.float32) @ T.astype(np.float32).T).astype(np.float64))
+    exact = ((X64[:, None, :] - T[None]) ** 2).sum(axis=2)
+    xn, tn = np.linalg.norm(X64, axis=1)[:, None], np.linalg.norm(T, axis=1)[None]
+    err = (coef * xn * tn + slack * (xn ** 2 + tn ** 2 + 2 * xn * tn)
+           + floor * (1 + xn + tn))
+    ratio = np.abs(d32 - exact) / err
+    assert ratio.max() <= 1.0
+    assert ratio.max() > 1e-4  # and it is not vacuous
+
+
+def test_compiled_reduced_problem_does_not_depend_on_the_parts():
+    # Each part owns rows of B~ and H and adds the points in their order: the
+    # same bits for any number of parts, and the dense formula to rounding.
+    rng = np.random.default_rng(36)
+    X = rng.normal(size=(600, 3))
+    W = knn_affinity(X, 9, 1.0)
+    Z = reconstruction_weights(X, X[:70], 5)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    out = [lll_kernels.reduced_dense(W.indptr, W.indices, W.data, deg,
+                                     Z.indices.reshape(-1, 5), Z.data.reshape(-1, 5), 70,
+                                     n_parts, n_threads=2)
+           for n_parts in (1, 3, 8)]
+    for B, H in out[1:]:
+        np.testing.assert_array_equal(B, out[0][0])
+        np.testing.assert_array_equal(H, out[0][1])
+    Zd, Wd = Z.toarray(), W.toarray()
+    B, H = out[0]
+    np.testing.assert_allclose(B, Zd.T @ np.diag(deg) @ Zd, rtol=0, atol=1e-12 * np.abs(B).max())
+    np.testing.assert_allclose(H + H.T, Zd.T @ Wd @ Zd, rtol=0,
+                               atol=1e-12 * np.abs(H).max())
+
+
+def test_float32_ranking_does_not_depend_on_the_thread_count(monkeypatch):
+    # On several threads each makes its own float32 product (BLAS limited to
+    # one thread) and runs the compiled loop on its rows: the same bits.
+    import numba
+
+    rng = np.random.default_rng(37)
+    X = rng.normal(size=(900, 30)).astype(np.float32)
+    T = rng.normal(size=(80, 30))
+    counts = _spy_ranked(monkeypatch)
+    previous = numba.get_num_threads()
+    try:
+        out = []
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            out.append(reconstruction_weights(X, T, 6, chunk_size=300))
+    finally:
+        numba.set_num_threads(previous)
+    assert len(counts) == 6 and np.sum(counts, axis=0)[1] == 0
+    np.testing.assert_array_equal(out[0].indices, out[1].indices)
+    np.testing.assert_array_equal(out[0].data, out[1].data)

@@ -37,9 +37,14 @@ def _steps():
 
     def lll():
         from .lll.estimator import LocallyLinearLandmarks
+        from .lll.lll import reconstruction_weights
 
         for data in (X, X32):
             LocallyLinearLandmarks(n_landmarks=30, random_state=0).fit(data)
+            # The fit's weights rank the landmarks in float32 and prove the
+            # choice; the float64 path (rows left unproved, or few landmarks)
+            # compiles here.
+            reconstruction_weights(data, X[:10], 5)
 
     def sculpting():
         from .sculpting.estimator import ManifoldSculpting

@@ -21,12 +21,15 @@ scikit-learn estimator around them.
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
+from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from .._blocks import block_bounds, reduce_row_blocks
@@ -60,6 +63,15 @@ REDUCED_PARTS = 8
 #: sparse products, as fast at that size and with nothing to compile on a first
 #: call; above it, the compiled pass over the edges.
 REDUCED_SPARSE_MAX_WORK = 2 ** 21
+#: Candidates beyond K_Z that the float32 ranking of the landmarks hands to the
+#: float64 check: the choice is proved when the K_Z-th float64 distance is clear
+#: of the float32 distances left out (their error bound included).
+RANK32_MARGIN = 8
+#: A pass whose points are unproved more than once in this many gives the
+#: float32 ranking up for the rest of its block (data far from the origin,
+#: where the float32 error bound is loose): the float64 redo would cost more
+#: than the float32 product saves.
+RANK32_GIVE_UP = 8
 
 
 # --------------------------------------------------------------------------- weights Z
@@ -172,7 +184,10 @@ class _LocalMap:
     """What every block needs to reconstruct its rows from the landmarks.
 
     Checked once; small (the landmarks and their Gram matrix), so it travels to
-    the Dask workers with each block's task.
+    the Dask workers with each block's task. ``rank32``: dense blocks rank the
+    landmarks with a float32 product (half the time of the float64 one, which
+    was most of the weights' time) and redo only a few candidates in float64
+    (see :func:`_ranked_weights`).
     """
 
     def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, chunk_size):
@@ -181,13 +196,73 @@ class _LocalMap:
         n_land = landmarks.shape[0]
         self.landmarks, self.k, self.reg = landmarks, k, reg
         self.use_gram = n_land <= GRAM_LIMIT
+        self.rank32 = False
         if self.use_gram:
             self.gram = landmarks @ landmarks.T
             self.t_sq = np.diag(self.gram).copy()
             self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
+            self.t_norm = np.sqrt(self.t_sq)
+            self.n_cand = k + RANK32_MARGIN
+            self.bound = _float32_rank_bound(n_features)
+            # Worth it only with landmarks left out; the bound needs finite
+            # landmarks inside float32's range.
+            self.rank32 = (n_land > self.n_cand and n_features < 2 ** 20
+                           and bool(np.all(self.t_norm < self.bound[3]))
+                           and _rank32_proves(self))
+            if self.rank32:
+                self.landmarks32 = landmarks.astype(np.float32)
+                # The candidates' float64 products read the landmarks from the
+                # float32 copy when it holds them exactly (landmarks taken from
+                # float32 data): the same values, half the memory traffic, which
+                # bounds that loop (K_Z + 8 rows of the landmarks per point).
+                exact = np.array_equal(self.landmarks32, landmarks)
+                self.landmarks_exact = self.landmarks32 if exact else landmarks
         else:
             self.gram = self.t_sq = None
             self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // max(1, k * n_features)))
+
+
+def _rank32_proves(local):
+    """Whether the float32 ranking would prove the choice for most points: tried
+    on up to 256 of the landmarks themselves, as points.
+
+    Far from the origin (|t|^2 large against the gaps between distances) the
+    float32 error bound proves nothing, and every point would pay the float32
+    product and the float64 one.
+    """
+    n_land, k, c = local.landmarks.shape[0], local.k, local.n_cand
+    rows = np.arange(0, n_land, max(1, n_land // 256))
+    d2 = local.t_sq[rows, None] + local.t_sq[None, :] - 2.0 * local.gram[rows]
+    part = np.partition(d2, [k - 1, c], axis=1)  # the point itself is one of the K_Z
+    coef, slack, floor, _ = local.bound
+    tn, t_max = local.t_norm[rows], local.t_norm.max()
+    err = (coef * tn * t_max + slack * (tn ** 2 + t_max ** 2 + 2 * tn * t_max)
+           + floor * (1 + tn + t_max))
+    proved = part[:, k - 1] < part[:, c] - err
+    return proved.mean() * RANK32_GIVE_UP > RANK32_GIVE_UP - 1
+
+
+def _float32_rank_bound(n_features):
+    """(coef, slack, floor, limit) of the float32 ranking's error bound.
+
+    With u = 2^-24 and gamma_n = n u / (1 - n u), a float32 dot product of n
+    terms, in any summation order, is within gamma_n sum |x_i| |t_i| of the
+    exact one; rounding x and t to float32 first adds (2u + u^2) sum |x_i| |t_i|
+    and scales the sum by (1 + u)^2; Cauchy-Schwarz bounds the sum by |x| |t|.
+    The distance |x|^2 + |t|^2 - 2 x.t doubles it: ``coef`` (inflated by 1e-6
+    for the float64 norms' own rounding). ``slack`` (relative to |x|^2 + |t|^2
+    + 2 |x| |t|) bounds float64 rounding in one distance (about (n + 2) 2^-53
+    needed, 4 (n + 8) 2^-53 given),
+    ``floor`` (times 1 + |x| + |t|) float32 underflow. Below ``limit`` for |x|
+    and |x| max |t|, nothing overflows float32.
+    """
+    u = 2.0 ** -24
+    n = float(n_features)
+    gamma = n * u / (1.0 - n * u)
+    coef = 2.0 * (gamma * (1.0 + u) ** 2 + 2.0 * u + u * u) * (1.0 + 1e-6)
+    slack = 4.0 * (n + 8.0) * 2.0 ** -53
+    floor = 4.0 * (n + 2.0) * 2.0 ** -149
+    return coef, slack, floor, 1e38
 
 
 def _weights_of_block(block, local):
@@ -199,36 +274,101 @@ def _weights_of_block(block, local):
     n, k = block.shape[0], local.k
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
+    rank32 = local.rank32 and not sparse.issparse(block)
+    # The float32 products of every pass in one buffer: a fresh one per pass
+    # (32 MB at 8,192 rows and 1,000 landmarks, above glibc's 32 MB mmap
+    # threshold) was mapped and page-faulted anew every pass.
+    cross32 = (np.empty((min(n, local.chunk_rows), local.landmarks.shape[0]), np.float32)
+               if rank32 else None)
+    # On several threads, each of the kernel's threads makes its own product on
+    # one BLAS thread (see ranked_candidate_weights). The BLAS libraries are
+    # looked up once per block (3.5 ms in a fit), and only then.
+    blas = ThreadpoolController() if rank32 and numba.get_num_threads() > 1 else None
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
+        if rank32:
+            with (blas.limit(limits=1, user_api="blas") if blas is not None
+                  else contextlib.nullcontext()):
+                todo = _ranked_weights(block[rows], local, indices[rows], weights[rows],
+                                       cross32[:rows.stop - rows.start])
+            if todo.size == 0:
+                continue
+            if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
+                rank32 = False
+            # Unproved points: the float64 product over every landmark.
+            sub = rows.start + todo
+            idx, w = indices[sub], weights[sub]
+            _gram_weights(block[sub].astype(np.float64), local, idx, w)
+            indices[sub], weights[sub] = idx, w
+            continue
         Xc = block[rows].astype(np.float64)
         if local.use_gram:
-            x_sq = row_norms(Xc, squared=True)
-            # One BLAS product per pass for every landmark distance, then one
-            # compiled pass on all threads for the nearest landmarks and the local
-            # solves (for every K_Z: at K_Z = 5 on 20,000 MNIST digits and 1,000
-            # landmarks it took 0.48 s where the vectorised NumPy (a partial sort
-            # and a stacked LAPACK solve, _nearest_landmarks and local_affine_weights)
-            # took 0.78 s; the product alone 0.34 s).
-            cross = np.asarray(Xc @ local.landmarks.T)
-            idx = indices[rows]
-            failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
-                                            local.reg >= CHOLESKY_MIN_REG, idx,
-                                            weights[rows], numba.get_num_threads())
-            if not failed.any():
-                continue
-            # A small ridge, or G + r I not numerically positive definite
-            # (rounding in the Gram trick): LAPACK's pivoted solver.
-            sub = np.flatnonzero(failed)
-            c = np.take_along_axis(cross[sub], idx[sub], axis=1)
-            G = _local_gram(x_sq[sub], c, local.gram, idx[sub])
-            weights[rows.start + sub] = local_affine_weights(G, local.reg)
+            _gram_weights(Xc, local, indices[rows], weights[rows])
             continue
         Xc = Xc.toarray() if sparse.issparse(Xc) else Xc
         _, indices[rows] = query_neighbors(local.landmarks, Xc, k)
         diff = Xc[:, None, :] - local.landmarks[indices[rows]]
         weights[rows] = local_affine_weights(diff @ diff.transpose(0, 2, 1), local.reg)
     return indices, weights
+
+
+def _gram_weights(Xc, local, idx, weights):
+    """Fill ``idx`` and ``weights`` for the float64 rows Xc from every landmark's
+    distance (the Gram trick on one float64 product)."""
+    x_sq = row_norms(Xc, squared=True)
+    # One BLAS product per pass for every landmark distance, then one
+    # compiled pass on all threads for the nearest landmarks and the local
+    # solves (for every K_Z: at K_Z = 5 on 20,000 MNIST digits and 1,000
+    # landmarks it took 0.48 s where the vectorised NumPy (a partial sort
+    # and a stacked LAPACK solve, _nearest_landmarks and local_affine_weights)
+    # took 0.78 s; the product alone 0.34 s).
+    cross = np.asarray(Xc @ local.landmarks.T)
+    failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
+                                    local.reg >= CHOLESKY_MIN_REG, idx, weights,
+                                    numba.get_num_threads())
+    if not failed.any():
+        return
+    # A small ridge, or G + r I not numerically positive definite
+    # (rounding in the Gram trick): LAPACK's pivoted solver.
+    sub = np.flatnonzero(failed)
+    c = np.take_along_axis(cross[sub], idx[sub], axis=1)
+    G = _local_gram(x_sq[sub], c, local.gram, idx[sub])
+    weights[sub] = local_affine_weights(G, local.reg)
+
+
+def _ranked_weights(X, local, idx, weights, cross32):
+    """Fill ``idx`` and ``weights`` for the dense rows X from a float32 ranking;
+    returns the positions of the rows left unproved (``idx`` and ``weights``
+    unset there) for the float64 path. ``cross32`` is a float32 work array of
+    shape (len(X), n_landmarks).
+
+    One float32 product ranks every landmark; the K_Z + ``RANK32_MARGIN``
+    nearest by it are redone in float64 (their cross products in a compiled
+    loop over the features), which chooses the K_Z, nearest first and ties to
+    the lower index, and gives the local Gram matrices. The choice is the
+    float64 one wherever the K_Z-th float64 distance is below every distance
+    left out minus its float32 error bound (:func:`_float32_rank_bound`); the
+    weights then differ from :func:`_gram_weights`' only by the rounding order
+    of the cross products (BLAS's or the loop's).
+    """
+    X = np.ascontiguousarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    X32 = X if X.dtype == np.float32 else X.astype(np.float32)
+    n, k = X.shape[0], local.k
+    cz, x_sq = np.empty((n, k)), np.empty(n)
+    status = np.empty(n, dtype=np.int8)
+    K.ranked_candidate_weights(X, X32, local.landmarks32, cross32, local.landmarks_exact,
+                               local.t_sq, local.t_norm,
+                               local.gram, local.reg, local.reg >= CHOLESKY_MIN_REG,
+                               local.n_cand, local.bound, idx, weights, cz, x_sq, status,
+                               numba.get_num_threads())
+    left = np.flatnonzero(status == 2)
+    if left.size:
+        # A small ridge, or G + r I not numerically positive definite.
+        G = _local_gram(x_sq[left], cz[left], local.gram, idx[left])
+        weights[left] = local_affine_weights(G, local.reg)
+    return np.flatnonzero(status == 1)
 
 
 def _nearest_landmarks(cross, x_sq, t_sq, k):
