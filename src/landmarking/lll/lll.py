@@ -57,7 +57,7 @@ GRAM_LIMIT = 8192
 CHOLESKY_MIN_REG = 1e-5
 #: Reduced problems up to this size are solved with dense LAPACK.
 DENSE_LIMIT = 5000
-#: Parts of the points whose L x L sums the compiled reduced problem adds up.
+#: Parts (rows of the L x L sums, one thread each) of the compiled reduced problem.
 REDUCED_PARTS = 8
 #: Up to this much work (stored edges of W times K_Z), the reduced problem is two
 #: sparse products, as fast at that size and with nothing to compile on a first
@@ -423,12 +423,11 @@ def reduced_problem(W: SparseMatrix, Z: SparseMatrix,
     k = int(Z.indptr[1]) if Z.shape[0] else 0
     if (n_land <= DENSE_LIMIT and W.nnz * k > REDUCED_SPARSE_MAX_WORK
             and np.all(np.diff(Z.indptr) == k)):
-        # L x L blocks summed in a fixed order, so that the result does not depend
-        # on the number of threads; up to 8 (one per thread), within a ~1 GB budget.
-        n_parts = int(max(1, min(REDUCED_PARTS, 2 ** 26 // (n_land * n_land))))
+        # Each part owns rows of the two L x L sums and adds the points in their
+        # order: the same bits for any number of parts or threads, and no copies.
         B, H = K.reduced_dense(W.indptr, W.indices, W.data, deg,
                               Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
-                              n_land, n_parts)
+                              n_land, REDUCED_PARTS)
         A = B - (H + H.T)
         return 0.5 * (A + A.T), 0.5 * (B + B.T)
     Zt = Z.T.tocsr()
