@@ -22,9 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-__all__ = ["BLOCK", "sift_down", "nearest_gram_weights", "ranked_candidate_weights",
-           "reduced_dense",
-           "reconstruction_residuals"]
+__all__ = ["BLOCK", "sift_down", "offer", "nearest_gram_weights", "ranked_candidate_weights",
+           "reduced_dense", "reconstruction_residuals"]
 
 #: Points per block of the compiled Cholesky (the vectorised dimension).
 BLOCK = 64
@@ -60,6 +59,23 @@ def sift_down(heap_v, heap_j, pos, size):
             pos = child
         else:
             return
+
+
+@numba.njit(inline="always")
+def offer(heap_v, heap_j, k, j, v):
+    """Offer (v, j), the j-th of a row's values in order, to the max-heap of the k
+    smallest (value, index) pairs seen: the first k fill it, then a smaller value
+    replaces the top (an equal one has the larger index and stays out)."""
+    if j < k:
+        heap_v[j] = v
+        heap_j[j] = j
+        if j == k - 1:
+            for pos in range(k // 2 - 1, -1, -1):
+                sift_down(heap_v, heap_j, pos, k)
+    elif v < heap_v[0]:
+        heap_v[0] = v
+        heap_j[0] = j
+        sift_down(heap_v, heap_j, 0, k)
 
 
 def nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights, n_parts):
@@ -127,17 +143,7 @@ def _nearest_gram_part(cross, x_sq, t_sq, gram, reg, solve, idx, weights, failed
             # index breaks ties, so the result is the k smallest pairs.
             i = start + p
             for j in range(n_land):
-                v = -2.0 * cross[i, j] + x_sq[i] + t_sq[j]
-                if j < k:
-                    heap_v[j] = v
-                    heap_j[j] = j
-                    if j == k - 1:
-                        for pos in range(k // 2 - 1, -1, -1):
-                            sift_down(heap_v, heap_j, pos, k)
-                elif v < heap_v[0]:  # an equal distance has the larger index
-                    heap_v[0] = v
-                    heap_j[0] = j
-                    sift_down(heap_v, heap_j, 0, k)
+                offer(heap_v, heap_j, k, j, -2.0 * cross[i, j] + x_sq[i] + t_sq[j])
             for end in range(k - 1, 0, -1):  # heapsort: nearest first
                 heap_v[0], heap_v[end] = heap_v[end], heap_v[0]
                 heap_j[0], heap_j[end] = heap_j[end], heap_j[0]
@@ -327,16 +333,7 @@ def _ranked_part(X, cross32, landmarks, t_sq, t_norm, gram, reg, solve, n_cand, 
             for j in range(n_land):
                 v = xsq + t_sq[j] - 2.0 * np.float64(cross32[i, j])
                 vrow[j] = v
-                if j < c:
-                    heap_v[j] = v
-                    heap_j[j] = j
-                    if j == c - 1:
-                        for pos in range(c // 2 - 1, -1, -1):
-                            sift_down(heap_v, heap_j, pos, c)
-                elif v < heap_v[0]:  # an equal distance has the larger index
-                    heap_v[0] = v
-                    heap_j[0] = j
-                    sift_down(heap_v, heap_j, 0, c)
+                offer(heap_v, heap_j, c, j, v)
             # Every landmark left out has d32 >= the heap's top: with the largest
             # error bound, one comparison proves most points (below).
             # e64 bounds the float64 rounding of any one distance of this point
