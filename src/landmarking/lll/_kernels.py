@@ -41,6 +41,15 @@ def _run_parts(func, parts, n_threads):
             future.result()
 
 
+def _runs_of_blocks(n, n_parts):
+    """(first rows, rows per run) of at most ``n_parts`` runs of whole BLOCKs
+    covering n points: one run a thread."""
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    n_parts = max(1, min(int(n_parts), n_blocks))
+    per_part = (n_blocks + n_parts - 1) // n_parts * BLOCK
+    return list(range(0, n, per_part)), per_part
+
+
 @numba.njit(inline="always")
 def sift_down(heap_v, heap_j, pos, size):
     """Restore a max-heap on (heap_v, heap_j) pairs below ``pos``."""
@@ -99,10 +108,7 @@ def nearest_gram_weights(cross, x_sq, t_sq, gram, reg, solve, idx, weights, n_pa
     """
     n = cross.shape[0]
     failed = np.ones(n, dtype=np.bool_)
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    n_parts = max(1, min(int(n_parts), n_blocks))
-    per_part = (n_blocks + n_parts - 1) // n_parts * BLOCK
-    starts = list(range(0, n, per_part))
+    starts, per_part = _runs_of_blocks(n, n_parts)
 
     def run(start):
         rows = slice(start, min(n, start + per_part))
@@ -276,10 +282,7 @@ def ranked_candidate_weights(X, X32, landmarks32, cross32, landmarks, t_sq, t_no
     rows, 2 cores). Every point's result depends on that point only.
     """
     n = cross32.shape[0]
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    n_parts = max(1, min(int(n_parts), n_blocks))
-    per_part = (n_blocks + n_parts - 1) // n_parts * BLOCK
-    starts = list(range(0, n, per_part))
+    starts, per_part = _runs_of_blocks(n, n_parts)
 
     def run(start):
         rows = slice(start, min(n, start + per_part))
