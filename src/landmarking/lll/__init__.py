@@ -5,7 +5,7 @@ One module per part (a reader finds each algorithm by its file name):
 - :mod:`.estimator`: :class:`LocallyLinearLandmarks`, the scikit-learn estimator;
 - :mod:`.fit`: :func:`locally_linear_landmarks`, the function behind it (every stage,
   end to end), and its :class:`LLLResult`;
-- :mod:`.lll`: the numerics of the NumPy path: the weights Z
+- :mod:`~landmarking.lll.lll`: the numerics of the NumPy path: the weights Z
   (``reconstruction_weights``), the reduced problem A~, B~ and its eigenvectors;
 - :mod:`.out_of_sample`: :func:`lll_out_of_sample`, the map of new points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);

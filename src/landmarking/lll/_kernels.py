@@ -1,4 +1,4 @@
-"""Compiled kernels of Locally Linear Landmarks (see :mod:`.lll`).
+"""Compiled kernels of Locally Linear Landmarks (see :mod:`~landmarking.lll.lll`).
 
 - :func:`nearest_gram_weights`: for a chunk of points, the K_Z nearest landmarks
   and the affine reconstruction weights from them (local Gram matrix, ridge,

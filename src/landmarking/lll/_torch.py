@@ -1,6 +1,6 @@
 """Locally Linear Landmarks on a PyTorch device (``LocallyLinearLandmarks(device=...)``).
 
-The same three computations as the NumPy path (:mod:`.lll`,
+The same three computations as the NumPy path (:mod:`~landmarking.lll.lll`,
 :mod:`.out_of_sample`), written with torch so that they run
 on a GPU:
 
@@ -13,8 +13,9 @@ on a GPU:
 - :func:`lll_out_of_sample`: the map x_0 = X~ z_0 for new points.
 
 The L x L generalised eigenproblem between the second and the third is small
-and stays on the CPU in float64 (:func:`.lll.solve_reduced_problem`). This is the one
-module of the LLL package that uses torch; :func:`.backend.lll_backend` picks it.
+and stays on the CPU in float64
+(:func:`~landmarking.lll.lll.solve_reduced_problem`). This is the one module of
+the LLL package that uses torch; :func:`.backend.lll_backend` picks it.
 
 Everything is computed in float64, as on the NumPy path and for its reason:
 the Gram trick |y|^2 - 2 y.t + |t|^2 cancels about half of float32's digits,

@@ -2,11 +2,11 @@
 
 The public function behind
 :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` (scikit-learn's
-order: the numerical helpers of :mod:`.lll`, this function, the thin
+order: the numerical helpers of :mod:`~landmarking.lll.lll`, this function, the thin
 estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
 array or an estimator), the weights Z, the graph
 (:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
-eigenvectors (:mod:`.lll`), the optional refinement (:mod:`.refined`) and the
+eigenvectors (:mod:`~landmarking.lll.lll`), the optional refinement (:mod:`.refined`) and the
 reconstruction check (:mod:`.diagnostics`). The paper's two baselines are
 ``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
 landmarks alone (:mod:`landmarking.spectral`), placed with Z or the Nystroem
