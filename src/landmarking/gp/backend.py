@@ -3,14 +3,13 @@
 :func:`gp_backend` resolves the ``device`` parameter and returns the backend:
 the NumPy one (:mod:`._numpy`, the steps on the host with numba kernels) or the
 torch one (:mod:`._torch`, the steps on a torch device). Both offer the same
-small interface, used by :func:`.learn.learn_gp_landmarks`:
+small interface, used by :func:`.learn.learn_gp_landmarks`, for the sequential
+steps and for blocks of landmarks alike (``block_size > 1``, :mod:`.blocks`; on
+torch :class:`._torch._BlockSteps`):
 
 - ``name``: where it runs ("cpu" or e.g. "cuda:0"), for ``GPLandmarks.device_``;
 - ``table_bytes()``: how large a kernel table the host layout keeps
   (:class:`.batches._Chunks`);
-- ``blocks``: whether it runs blocks of landmarks (``block_size > 1``,
-  :mod:`.blocks`): both do (the NumPy one with numba kernels, the torch one with
-  :class:`._torch._BlockSteps`);
 - ``fit(X, chunks, n_previous, **settings)``: a context giving the fit's state,
   with ``start(k, t0, order)`` (a landmark's start, or a block's starts (B, d), and
   the batch order), ``run(step_bar)`` (its steps; returns its position, or the
@@ -42,7 +41,6 @@ class _Backend:
     name: str
     fit: Any
     table_bytes: Any
-    blocks: bool
 
 
 def gp_backend(device: DeviceLike = "cpu") -> _Backend:
@@ -62,6 +60,6 @@ def gp_backend(device: DeviceLike = "cpu") -> _Backend:
     """
     resolved = check_device(device)
     if resolved is None:
-        return _Backend(device_name(None), _numpy.numpy_fit, _numpy.table_bytes, True)
+        return _Backend(device_name(None), _numpy.numpy_fit, _numpy.table_bytes)
     return _Backend(device_name(resolved), partial(_torch.torch_fit, device=resolved),
-                    _torch.table_bytes, True)
+                    _torch.table_bytes)
