@@ -165,10 +165,9 @@ def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
                       order, n)
     _check_room(X, size, batch_size, steps)
     drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
-    # Read front to back, held in the order drawn: rows[i] goes to drawn.index(rows[i]).
-    rows = np.sort(drawn)
-    positions = np.searchsorted(rows, drawn)
-    positions[positions.copy()] = np.arange(size)
+    # Read front to back, held in the order drawn: rows[i] = drawn[positions[i]].
+    positions = np.argsort(drawn)
+    rows = drawn[positions]
     return Sample(gather_rows(X, rows, positions=positions, check_finite=check_finite),
                   drawn, np.arange(size), n, in_batch_order=True)
 
