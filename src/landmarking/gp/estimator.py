@@ -299,7 +299,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         check_is_fitted(self, "landmarks_")
         device = gp_backend(self.device).name
         n_more = check_positive_int(n_more, "n_more")
-        X = check_rows(X, estimator=self, reset=False, scan_finite=self.chunk_size is not None)
+        X = self._check_rows(X, reset=False)
         check_feasible_for_space(X, self.space)
         total = len(self.landmarks_) + n_more
         if not isinstance(self.init, str) and len(self.init) < total:
@@ -310,6 +310,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self._run(X, self.landmarks_, self._record(), device, n_landmarks=total,
                   sample=self._draw_sample(X, self.seed_))
         return self
+
+    def _check_rows(self, X, reset):
+        """X validated for ``fit`` and ``extend``. Out-of-core X is checked for NaN
+        and infinity as the fit's sample is read (:meth:`_draw_sample`), unless
+        chunk_size makes X itself the sample: one read of the data."""
+        return check_rows(X, estimator=self, reset=reset,
+                          scan_finite=self.chunk_size is not None)
 
     def _draw_sample(self, X, seed):
         """The fit's sample (:func:`.sampling.draw_sample`, as the fit would draw it),
@@ -376,11 +383,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             raise ValueError(
                 f"block_size={self.block_size} is larger than n_landmarks="
                 f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
-        reset = not (self.warm_start and hasattr(self, "landmarks_"))
-        # Out-of-core X is checked for NaN and infinity as the fit's sample is read
-        # (_draw_sample), unless chunk_size makes X itself the sample: one read.
-        X = check_rows(X, estimator=self, reset=reset,
-                       scan_finite=self.chunk_size is not None)
+        X = self._check_rows(X, reset=not (self.warm_start and hasattr(self, "landmarks_")))
         check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_feasible_for_space(X, self.space)
         if not isinstance(self.init, str):
