@@ -21,7 +21,7 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, Sparse
 from ..graph import GraphEmbeddingMixin
 from ..spectral.nystrom import nystrom_out_of_sample
 from .backend import lll_backend
-from .fit import LLL_METHODS, PARAMETER_RULES, check_lll_params, fit_checked, gather_rows
+from .fit import LLL_METHODS, PARAMETER_RULES, check_lll_params, fit_checked, rows_in_memory
 
 __all__ = ["LocallyLinearLandmarks", "LLL_METHODS"]
 
@@ -187,7 +187,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         """
         check_lll_params(self)
         backend = lll_backend(self.device)
-        X = gather_rows(check_rows(X, estimator=self, min_samples=2),
+        X = rows_in_memory(check_rows(X, estimator=self, min_samples=2),
                         "LocallyLinearLandmarks.fit")
         result = fit_checked(X, self, affinity, backend)
         self.landmarks_ = result.landmarks

@@ -92,7 +92,7 @@ def check_lll_params(params) -> None:
         )
 
 
-def gather_rows(X: MatrixLike, what: str) -> MatrixLike:
+def rows_in_memory(X: MatrixLike, what: str) -> MatrixLike:
     """X in memory (the k-NN graph needs every row at once), or a ``MemoryError``
     that names the route at scale: fit on a sample, place the rest block by block."""
     return to_memory(
@@ -213,7 +213,7 @@ verbose, refine, device
         device=device)
     check_lll_params(params)
     backend = lll_backend(device)
-    X = gather_rows(check_rows(X, min_samples=2), "locally_linear_landmarks")
+    X = rows_in_memory(check_rows(X, min_samples=2), "locally_linear_landmarks")
     return fit_checked(X, params, affinity, backend)
 
 
