@@ -328,12 +328,17 @@ def _gram_weights(Xc, local, idx, weights):
                                     numba.get_num_threads())
     if not failed.any():
         return
-    # A small ridge, or G + r I not numerically positive definite
-    # (rounding in the Gram trick): LAPACK's pivoted solver.
     sub = np.flatnonzero(failed)
     c = np.take_along_axis(cross[sub], idx[sub], axis=1)
-    G = _local_gram(x_sq[sub], c, local.gram, idx[sub])
-    weights[sub] = local_affine_weights(G, local.reg)
+    weights[sub] = _pivoted_weights(x_sq[sub], c, local, idx[sub])
+
+
+def _pivoted_weights(x_sq, c, local, idx):
+    """Weights by LAPACK's pivoted solver, for the rows whose compiled Cholesky
+    failed (a small ridge, or G + r I not numerically positive definite through
+    rounding in the Gram trick): ``c`` the rows' cross products with their
+    landmarks ``idx``."""
+    return local_affine_weights(_local_gram(x_sq, c, local.gram, idx), local.reg)
 
 
 def _ranked_weights(X, local, idx, weights, cross32):
@@ -365,9 +370,7 @@ def _ranked_weights(X, local, idx, weights, cross32):
                                numba.get_num_threads())
     left = np.flatnonzero(status == 2)
     if left.size:
-        # A small ridge, or G + r I not numerically positive definite.
-        G = _local_gram(x_sq[left], cz[left], local.gram, idx[left])
-        weights[left] = local_affine_weights(G, local.reg)
+        weights[left] = _pivoted_weights(x_sq[left], cz[left], local, idx[left])
     return np.flatnonzero(status == 1)
 
 
