@@ -233,12 +233,7 @@ class _DeviceFit:
 
     def gram(self, k):
         """Phi^T Phi (k x k, float64) over all rows, on the host."""
-        total = self.torch.zeros((k, k), dtype=self.torch.float64, device=self.device)
-        step = max(1, PASS_BYTES // (8 * max(1, k)))
-        for start in range(0, self.n_samples, step):
-            P = self.Phi[start:min(start + step, self.n_samples), :k].double()
-            total += P.T @ P
-        return total.cpu().numpy()
+        return self.cross_gram(0, k)
 
     def cross_gram(self, k, end):
         """Phi[:, :end]^T Phi[:, k:end] (end x (end - k), float64) over all rows, on
