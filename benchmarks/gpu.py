@@ -208,6 +208,12 @@ def lll_comparison(X, device, quick, seed):
     return rows
 
 
+def landmark_difference(fit, reference):
+    """The largest landmark difference, relative to the reference's largest value."""
+    return (np.abs(fit.landmarks_ - reference.landmarks_).max()
+            / np.abs(reference.landmarks_).max())
+
+
 def block_rows(X, device, settings, small):
     """GP landmarks in blocks (issue 23) on the device and on the NumPy CPU path (on
     all cores), at the settings of ``gp_mnist_speed.py --blocks`` (100 landmarks,
@@ -224,8 +230,7 @@ def block_rows(X, device, settings, small):
         on_device, device_seconds = timed_fit(X, device, **params)
         numpy_fit, numpy_seconds = timed_fit(X, None, n_jobs=-1, **params)
         block_steps = n_steps * -(-n_landmarks // block_size)
-        diff = (np.abs(on_device.landmarks_ - numpy_fit.landmarks_).max()
-                / np.abs(numpy_fit.landmarks_).max())
+        diff = landmark_difference(on_device, numpy_fit)
         case = f"{block_size} x {n_steps}"
         for name, seconds, shown in ((str(device), device_seconds, f"{diff:9.1e}"),
                                      ("NumPy (CPU)", numpy_seconds, "")):
@@ -280,8 +285,7 @@ def main(argv=None):
                      None))
     print(f"after the fits: {machine_line()}")
     steps = int(numpy_fit.n_steps_.sum())
-    diff = (np.abs(on_device.landmarks_ - numpy_fit.landmarks_).max()
-            / np.abs(numpy_fit.landmarks_).max())
+    diff = landmark_difference(on_device, numpy_fit)
     print(f"\n{'method':<36} {'seconds':>9} {'us/step':>9}")
     for name, seconds, fit in rows:
         per_step = f"{seconds / steps * 1e6:9.0f}" if fit is not None else f"{'':>9}"
