@@ -9,6 +9,7 @@ import math
 import os
 import re
 import struct
+import tokenize
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -27,7 +28,10 @@ class InputError(ValueError):
 #: such a file must end in an InputError naming it, never in one of these.
 DAMAGED = (OSError, ValueError, EOFError, KeyError, IndexError, TypeError, AttributeError,
            struct.error, zlib.error, zipfile.BadZipFile, NotImplementedError, RuntimeError,
-           OverflowError)
+           OverflowError,
+           # NumPy 1.x parses an .npy header it cannot evaluate with Python's
+           # tokenizer, whose errors on damaged bytes are these two.
+           SyntaxError, tokenize.TokenError)
 
 #: Entries of a file written by :func:`scipy.sparse.save_npz`.
 SPARSE_KEYS = {"format", "shape", "data"}
