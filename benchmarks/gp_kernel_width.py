@@ -87,7 +87,7 @@ def compare_on_mnist(n_seeds, n_landmarks=100, lam=0.1):
         scores = []
         for seed in range(n_seeds):
             gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width=rule, space="nonnegative",
-                             random_state=seed).fit(X)
+                             block_size=1, random_state=seed).fit(X)
             features = [gaussian_features(A, gp.landmarks_.astype(A.dtype), gp.kernel_width_)
                         for A in (X, X_test)]
             model = LogisticRegression(C=1 / lam, max_iter=1000).fit(features[0], y)

@@ -55,6 +55,7 @@ def _settings(full):
 def _make(method, n, width, cfg, seed, verbose):
     if method == "GP":
         return GPLandmarks(n_landmarks=n, n_steps=cfg["n_steps"], batch_size=cfg["batch_size"],
+                           block_size=1,
                            kernel_width=width, space="euclidean", random_state=seed,
                            verbose=verbose)
     if method == "Act5K":

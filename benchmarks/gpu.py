@@ -257,7 +257,7 @@ def main(argv=None):
     n_train, n_landmarks, n_steps = (5000, 5, 200) if small else (50000, 100, 1000)
     feature_rows = args.feature_rows or (100_000 if small else 1_000_000)
     X, source = load_data(n_train)
-    settings = dict(n_landmarks=n_landmarks, n_steps=n_steps, batch_size=1000,
+    settings = dict(n_landmarks=n_landmarks, n_steps=n_steps, batch_size=1000, block_size=1,
                     kernel_width="auto", random_state=args.seed)
     print(f"{source}: {len(X)} images x {X.shape[1]}, {n_landmarks} landmarks, {n_steps} "
           f"steps, batch 1000, float32; features of {feature_rows:,} rows")

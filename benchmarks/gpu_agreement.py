@@ -36,7 +36,7 @@ CHECKPOINTS = (1, 2, 3, 5, 10, 20, 50, 100)
 def fit(X, device, n_landmarks, dtype, seed, graphs=True):
     """(landmarks, kernel width, seconds) of a GP fit at the paper's settings."""
     gp_torch.CUDA_GRAPHS = graphs
-    gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=1000, batch_size=1000,
+    gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=1000, batch_size=1000, block_size=1,
                      random_state=seed, device=device)
     start = time.perf_counter()
     gp.fit(X.astype(dtype))

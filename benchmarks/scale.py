@@ -137,8 +137,10 @@ def run_gp(store, n, source, n_landmarks, n_workers, memory_limit):
             X = zarr.open_array(str(small), mode="r")
     else:
         X = np.load(store / "X.npy", mmap_mode="r")[:n]
-    # Default parameters: the minibatches come from the estimator's sample of all rows.
-    gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width="auto", random_state=0)
+    # Default parameters but the sequential fit (block_size=1, as measured for issue
+    # 24): the minibatches come from the estimator's sample of all rows.
+    gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width="auto", block_size=1,
+                     random_state=0)
     start = time.perf_counter()
     gp.fit(X)
     total = time.perf_counter() - start
@@ -386,7 +388,7 @@ def sorted_one(args):
     results = []
     for seed in (int(s) for s in args.seeds.split(",")):
         start = time.perf_counter()
-        gp = GPLandmarks(n_landmarks=50, random_state=seed).fit(data)
+        gp = GPLandmarks(n_landmarks=50, block_size=1, random_state=seed).fit(data)
         seconds = time.perf_counter() - start
         clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
         clf.fit(gp.transform(data), labels)

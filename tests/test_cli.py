@@ -119,6 +119,24 @@ def test_continue_extends_and_matches_one_longer_run(workdir, tmp_path, monkeypa
     np.testing.assert_allclose(extended["objective"], single.objective_, rtol=1e-12)
 
 
+def test_block_size_option_learns_landmarks_in_blocks(workdir, tmp_path, monkeypatch, capsys):
+    folder, X, _ = workdir
+    (tmp_path / "circle.npy").write_bytes((folder / "circle.npy").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["landmarks", "circle.npy", "-n", "4", "--steps", str(STEPS),
+                     "--block-size", "2", "-o", "lm.npz", "-q"]) == 0
+    blocks = GPLandmarks(n_landmarks=4, n_steps=STEPS, block_size=2, random_state=0).fit(X)
+    np.testing.assert_array_equal(read_result(tmp_path / "lm.npz")["landmarks"],
+                                  blocks.landmarks_)
+    for bad, words in (("0", "'0' must be at least 1"), ("big", "'big' is not a whole number")):
+        with pytest.raises(SystemExit):
+            cli.main(["landmarks", "circle.npy", "-n", "4", "--block-size", bad, "-o", "x.npz"])
+        assert words in capsys.readouterr().err
+    assert cli.main(["landmarks", "circle.npy", "-n", "4", "--block-size", "5", "-o",
+                     "x.npz", "-q"]) != 0
+    assert "block_size=5 is larger than n_landmarks=4" in capsys.readouterr().err
+
+
 def _default_sigint():
     # A runner started in the background (nohup, `&` in a script) ignores SIGINT and
     # its children inherit that; a user's terminal does not. Restore the default so
@@ -127,13 +145,15 @@ def _default_sigint():
 
 
 def test_ctrl_c_writes_finished_landmarks_and_resume_completes_them(tmp_path, monkeypatch):
+    # One landmark at a time (--block-size 1), so that any k finished landmarks
+    # continue to the first k + 1 of a single run; blocks: tests/test_faults.py.
     X, _ = circle(1500, seed=1)
     np.save(tmp_path / "x.npy", X)
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     proc = subprocess.Popen(
         [sys.executable, "-m", "landmarking.cli", "landmarks", "x.npy", "-n", "200", "--steps",
-         "300", "-o", "part.npz"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env, preexec_fn=_default_sigint)
+         "300", "--block-size", "1", "-o", "part.npz"], cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env, preexec_fn=_default_sigint)
     seen, deadline = b"", time.monotonic() + 120
     while b"landmark 4" not in seen and time.monotonic() < deadline:
         chunk = proc.stderr.read1(4096)
@@ -152,11 +172,11 @@ def test_ctrl_c_writes_finished_landmarks_and_resume_completes_them(tmp_path, mo
     assert f"interrupted; wrote the {k} landmarks finished so far (of 200) to part.npz" in err
     assert "--continue part.npz -o part.npz" in err
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["landmarks", "x.npy", "-n", str(k + 1), "--steps", "300", "--continue",
-                     "part.npz", "-o", "part.npz", "-q"]) == 0
+    assert cli.main(["landmarks", "x.npy", "-n", str(k + 1), "--steps", "300", "--block-size",
+                     "1", "--continue", "part.npz", "-o", "part.npz", "-q"]) == 0
     resumed = read_result(tmp_path / "part.npz")
     assert bool(resumed["complete"])
-    single = GPLandmarks(n_landmarks=k + 1, n_steps=300, random_state=0).fit(X)
+    single = GPLandmarks(n_landmarks=k + 1, n_steps=300, block_size=1, random_state=0).fit(X)
     np.testing.assert_allclose(resumed["landmarks"], single.landmarks_, rtol=0, atol=1e-12)
 
 

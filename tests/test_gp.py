@@ -538,7 +538,7 @@ def test_refinement_without_kept_tables_gives_the_same_landmarks(monkeypatch):
 
 
 @pytest.mark.parametrize("params, error, match", [
-    ({"n_steps": "fast"}, ValueError, "n_steps must be a positive int or 'auto'"),
+    ({"n_steps": "fast"}, ValueError, "n_steps must be a positive int, 'auto' or None"),
     ({"n_steps": 0}, ValueError, "n_steps must be >= 1"),
     ({"n_steps": 2.5}, TypeError, "n_steps must be an integer"),
     ({"refine": -1}, ValueError, "refine must be >= 0"),

@@ -331,6 +331,54 @@ def test_extend_and_warm_start_continue_block_by_block(circles):
     np.testing.assert_allclose(warm.objective_, whole.objective_, rtol=1e-12)
 
 
+def test_a_run_continued_at_a_block_boundary_is_the_same_bits_as_one_longer_run():
+    # float32 in 30 dimensions: kernel columns computed one at a time (BLAS) and
+    # by the block kernel differ in the last bits, so the continued run must
+    # compute the earlier landmarks' columns as the longer run did.
+    X = np.random.default_rng(0).random((800, 30)).astype(np.float32)
+    settings = dict(block_size=4, n_steps=30, batch_size=100, random_state=0)
+    whole = GPLandmarks(n_landmarks=12, **settings).fit(X)
+    part = GPLandmarks(n_landmarks=8, **settings).fit(X)
+    resumed = GPLandmarks(n_landmarks=12, **settings).fit(X, previous_landmarks=part.landmarks_)
+    part.extend(X, 4)
+    for continued in (resumed, part):
+        np.testing.assert_array_equal(continued.landmarks_, whole.landmarks_)
+        np.testing.assert_array_equal(continued.objective_, whole.objective_)
+
+
+def test_auto_learns_one_at_a_time_below_50_landmarks_and_in_blocks_of_50_from_there(circles):
+    few = GPLandmarks(n_landmarks=3, batch_size=100, random_state=0).fit(circles)
+    assert few.block_size_ == 1
+    assert few.n_steps_.tolist() == [1000] * 3  # n_steps=None: the paper's S
+    paper = GPLandmarks(n_landmarks=3, block_size=1, n_steps=1000, batch_size=100,
+                        random_state=0).fit(circles)
+    np.testing.assert_array_equal(few.landmarks_, paper.landmarks_)
+    under = GPLandmarks(n_landmarks=49, n_steps=5, batch_size=100, random_state=0).fit(circles)
+    assert under.block_size_ == 1
+
+    many = GPLandmarks(n_landmarks=120, batch_size=100, random_state=0).fit(circles)
+    assert many.block_size_ == 50
+    assert many.n_steps_.tolist() == [100] * 120  # n_steps=None: 100 per block
+    # the parameters stay as given; what "auto" and None resolved to is in attributes
+    assert many.get_params()["block_size"] == "auto" and many.get_params()["n_steps"] is None
+    blocks = GPLandmarks(n_landmarks=120, block_size=50, n_steps=100, batch_size=100,
+                         random_state=0).fit(circles)
+    np.testing.assert_array_equal(many.landmarks_, blocks.landmarks_)
+
+
+def test_auto_blocks_extended_from_a_multiple_of_50_equal_one_longer_run(circles):
+    settings = dict(n_steps=20, batch_size=100, random_state=0)
+    whole = GPLandmarks(n_landmarks=100, **settings).fit(circles)
+    part = GPLandmarks(n_landmarks=50, **settings).fit(circles).extend(circles, 50)
+    assert part.block_size_ == whole.block_size_ == 50
+    np.testing.assert_array_equal(part.landmarks_, whole.landmarks_)
+
+
+def test_bad_block_size_words_get_clear_errors(circles):
+    with pytest.raises(ValueError, match="block_size must be"):
+        _fit(circles, block_size="fast")
+
+
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread only")
 def test_a_block_fit_is_the_same_bits_on_one_and_two_threads(circles):
     one = _fit(circles.astype(np.float32), block_size=3, n_jobs=1)

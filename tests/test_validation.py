@@ -115,7 +115,8 @@ def test_is_real_number():
 
 # The estimators' tables keep the words their errors always had.
 @pytest.mark.parametrize("make, name, value, error, match", [
-    ("GPLandmarks", "n_steps", "fast", ValueError, r"n_steps must be a positive int or 'auto'"),
+    ("GPLandmarks", "n_steps", "fast", ValueError,
+     r"n_steps must be a positive int, 'auto' or None"),
     ("GPLandmarks", "chunk_size", "big", TypeError, r"chunk_size must be an integer, got 'big'"),
     ("GPLandmarks", "chunk_size", 0, ValueError, r"chunk_size must be >= 1, got 0"),
     ("GPLandmarks", "n_jobs", 0, ValueError,

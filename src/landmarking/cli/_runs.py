@@ -31,6 +31,7 @@ def landmark_options(args, space):
         "n_landmarks": ("-n", args.n_landmarks),
         "space": space,
         "n_steps": ("--steps", args.steps),
+        "block_size": ("--block-size", args.block_size),
         "batch_size": ("--batch-size", args.batch_size),
         "kernel_width": ("--kernel-width", args.kernel_width),
         "random_state": seed(args),

@@ -114,10 +114,12 @@ def _add_landmarks(commands, parents):
         "landmarks", formatter_class=RAW,
         parents=[parents.common, parents.data, parents.output, parents.labels, parents.device],
         help="learn an ordered list of landmarks",
-        description="Learn an ordered list of landmarks on the data. Landmark k never depends "
-                    "on how many come after it, so --continue extends an earlier run exactly "
-                    "as a single longer run with the same seed would. Ctrl-C writes the "
-                    "landmarks finished so far.",
+        description="Learn an ordered list of landmarks on the data. Landmark k depends on "
+                    "how many come after it only within its block (--block-size), so "
+                    "--continue extends an earlier run exactly as a single longer run with "
+                    "the same seed would when the earlier run ended at a block boundary (a "
+                    "multiple of 50 by default, always with --block-size 1). Ctrl-C writes "
+                    "the landmarks finished so far.",
         epilog=_example(
             "landmarking landmarks mnist.npz --key X -n 50 --image-shape 28x28 \\\n"
             "    --space nonnegative -o landmarks.npz --plot landmarks.png\n"
@@ -134,7 +136,11 @@ def _add_landmarks(commands, parents):
                    help="where gp landmarks live (default euclidean; nonnegative for images, "
                         "sphere for square-root histograms)")
     p.add_argument("--steps", type=_positive_int,
-                   help="gp: optimisation steps per landmark (default 1000)")
+                   help="gp: optimisation steps per landmark, or per block of landmarks "
+                        "(default 1000 per landmark, 100 per block)")
+    p.add_argument("--block-size", type=_block_size, metavar="auto|B",
+                   help="gp: landmarks learned together (default auto: blocks of 50 from "
+                        "50 landmarks on, else one at a time; 1 is the paper's algorithm)")
     p.add_argument("--batch-size", type=_positive_int,
                    help="gp: points per minibatch (default 1000)")
     p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH",
@@ -249,7 +255,10 @@ def _add_topics(commands, parents):
                    help="most frequent words kept (default 1545, the paper's)")
     p.add_argument("--top", type=_positive_int, default=5,
                    help="words printed per topic (default 5)")
-    p.add_argument("--steps", type=_positive_int, help="optimisation steps per landmark")
+    p.add_argument("--steps", type=_positive_int,
+                   help="optimisation steps per landmark, or per block of landmarks")
+    p.add_argument("--block-size", type=_block_size, metavar="auto|B",
+                   help="landmarks learned together (default auto: one at a time below 50)")
     p.add_argument("--batch-size", type=_positive_int, help="documents per minibatch")
     p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH")
     p.add_argument("--seed", type=int, help="random seed (default 0)")
@@ -309,6 +318,10 @@ def _device(text):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a device; use cpu, cuda, cuda:N (N a GPU number) or auto")
     return text
+
+
+def _block_size(text):
+    return text if text == "auto" else _positive_int(text)
 
 
 def _kernel_width(text):

@@ -39,6 +39,8 @@ _FASTMATH = {"reassoc", "contract"}
 _FLUSH = 64
 #: Features per tile of ``X_b^T W``: the tiles are what threads split.
 _TILE = 64
+#: Rows per block of the solves for W: the blocks are what threads split.
+_SOLVE_ROWS = 256
 #: A landmark moves on a step only when its pivot exceeds this fraction of phi^T phi
 #: (``objective.MIN_RELATIVE_F``, the sequential step's guard).
 PIVOT_TOL = 1e-10
@@ -47,34 +49,52 @@ PIVOT_TOL = 1e-10
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True, parallel=True)
 def _distances(Xc, xsq, rows, Tc, t_sq, D2):
     """D2[j, i] = ||x_{rows[i]} - t_j||^2 (float64 cancellation), dot products in
-    the data's precision; rows split over threads (each number computed whole)."""
+    the data's precision; threads split fixed pairs of rows (each number computed
+    whole, by one thread)."""
     b = rows.shape[0]
     B = Tc.shape[0]
     d = Xc.shape[1]
     zero = Xc.dtype.type(0)
-    for i in prange(b):
-        r = rows[i]
+    for pair in prange((b + 1) // 2):
+        i0 = 2 * pair
+        i1 = min(i0 + 1, b - 1)
+        x0 = Xc[rows[i0]]
+        x1 = Xc[rows[i1]]
+        s0 = np.float64(xsq[rows[i0]])
+        s1 = np.float64(xsq[rows[i1]])
         j = 0
-        # Four landmarks per read of the row.
+        # Two rows and four landmarks per pass: each load serves two or four products.
         while j + 4 <= B:
             a0 = a1 = a2 = a3 = zero
+            b0 = b1 = b2 = b3 = zero
             for c in range(d):
-                x = Xc[r, c]
-                a0 += x * Tc[j, c]
-                a1 += x * Tc[j + 1, c]
-                a2 += x * Tc[j + 2, c]
-                a3 += x * Tc[j + 3, c]
-            xs = np.float64(xsq[r])
-            D2[j, i] = max(xs - 2.0 * a0 + t_sq[j], 0.0)
-            D2[j + 1, i] = max(xs - 2.0 * a1 + t_sq[j + 1], 0.0)
-            D2[j + 2, i] = max(xs - 2.0 * a2 + t_sq[j + 2], 0.0)
-            D2[j + 3, i] = max(xs - 2.0 * a3 + t_sq[j + 3], 0.0)
+                u = x0[c]
+                v = x1[c]
+                t0, t1, t2, t3 = Tc[j, c], Tc[j + 1, c], Tc[j + 2, c], Tc[j + 3, c]
+                a0 += u * t0
+                a1 += u * t1
+                a2 += u * t2
+                a3 += u * t3
+                b0 += v * t0
+                b1 += v * t1
+                b2 += v * t2
+                b3 += v * t3
+            D2[j, i0] = max(s0 - 2.0 * a0 + t_sq[j], 0.0)
+            D2[j + 1, i0] = max(s0 - 2.0 * a1 + t_sq[j + 1], 0.0)
+            D2[j + 2, i0] = max(s0 - 2.0 * a2 + t_sq[j + 2], 0.0)
+            D2[j + 3, i0] = max(s0 - 2.0 * a3 + t_sq[j + 3], 0.0)
+            D2[j, i1] = max(s1 - 2.0 * b0 + t_sq[j], 0.0)
+            D2[j + 1, i1] = max(s1 - 2.0 * b1 + t_sq[j + 1], 0.0)
+            D2[j + 2, i1] = max(s1 - 2.0 * b2 + t_sq[j + 2], 0.0)
+            D2[j + 3, i1] = max(s1 - 2.0 * b3 + t_sq[j + 3], 0.0)
             j += 4
         while j < B:
-            acc = zero
+            a0 = b0 = zero
             for c in range(d):
-                acc += Xc[r, c] * Tc[j, c]
-            D2[j, i] = max(np.float64(xsq[r]) - 2.0 * acc + t_sq[j], 0.0)
+                a0 += x0[c] * Tc[j, c]
+                b0 += x1[c] * Tc[j, c]
+            D2[j, i0] = max(s0 - 2.0 * a0 + t_sq[j], 0.0)
+            D2[j, i1] = max(s1 - 2.0 * b0 + t_sq[j], 0.0)
             j += 1
 
 
@@ -180,26 +200,45 @@ def _factor_with_drops(G, phi_sq, f, active, LG, tol):
 
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True, parallel=True)
 def _weights(PhiB, UT, LG, active, n, WT):
-    """WT[a, i] = phi_{active[a]}[i] (U G^-1)[i, a] over the active landmarks: per
-    row, two triangular solves; threads split fixed blocks of _FLUSH rows (one work
-    vector per block, not per row)."""
+    """WT[a, i] = phi_{active[a]}[i] (U G^-1)[i, a] over the active landmarks: the
+    two triangular solves with LG for _SOLVE_ROWS rows at once (each substitution
+    step a vector operation over the rows); threads split those fixed blocks of
+    rows, and each number is computed by one thread in a fixed order."""
     b = PhiB.shape[1]
-    n_blocks = (b + _FLUSH - 1) // _FLUSH
+    n_blocks = (b + _SOLVE_ROWS - 1) // _SOLVE_ROWS
     for block in prange(n_blocks):
-        z = np.empty(n)
-        for i in range(block * _FLUSH, min(b, (block + 1) * _FLUSH)):
-            for a in range(n):
-                s = UT[active[a], i]
-                for c in range(a):
-                    s -= LG[a, c] * z[c]
-                z[a] = s / LG[a, a]
-            for a in range(n - 1, -1, -1):
-                z[a] /= LG[a, a]
-                x = z[a]
-                for c in range(a):
-                    z[c] -= LG[a, c] * x
-            for a in range(n):
-                WT[a, i] = PhiB[active[a], i] * z[a]
+        lo = block * _SOLVE_ROWS
+        m = min(b, lo + _SOLVE_ROWS) - lo
+        Z = np.empty((n, m))
+        for a in range(n):
+            z = Z[a]
+            u = UT[active[a], lo:lo + m]
+            for i in range(m):
+                z[i] = u[i]
+            for c in range(a):
+                w = LG[a, c]
+                y = Z[c]
+                for i in range(m):
+                    z[i] -= w * y[i]
+            pivot = LG[a, a]
+            for i in range(m):
+                z[i] /= pivot
+        for a in range(n - 1, -1, -1):
+            z = Z[a]
+            pivot = LG[a, a]
+            for i in range(m):
+                z[i] /= pivot
+            for c in range(a):
+                w = LG[a, c]
+                y = Z[c]
+                for i in range(m):
+                    y[i] -= w * z[i]
+        for a in range(n):
+            phi = PhiB[active[a], lo:lo + m]
+            out = WT[a, lo:lo + m]
+            z = Z[a]
+            for i in range(m):
+                out[i] = phi[i] * z[i]
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True, parallel=True)

@@ -51,7 +51,6 @@ from .batches import (
     _BatchGram,
     _BatchGrams,
     _Chunks,
-    _kernel_columns,
     _Others,
     _Preceding,
     _visit_arrays,
@@ -298,31 +297,22 @@ class _NumpyFit:
     def block_gram(self, k, end):
         """Phi^T Phi (end x end) over all rows after the block k..end-1, whose
         kernel columns are computed together (one read of the data for the block,
-        :func:`._block_kernels.kernel_columns_together`) and whose cross products
-        with the others extend the Gram matrix kept from the blocks before. Where
-        the kernel table is not kept, :meth:`gram` (columns one at a time)."""
+        :func:`.blocks.kernel_columns_in_blocks`) and whose cross products with the
+        others extend the Gram matrix kept from the blocks before (or, in a run that
+        continues others, make it: every entry is the same sum either way, so the
+        greedy order is). Where the kernel table is not kept, :meth:`gram`."""
         if not self.chunks.keep:
             return self.gram(end)
-        from ._block_kernels import cross_gram, kernel_columns_together
+        from ._block_kernels import cross_gram
 
         if self.running_gram is None or len(self.running_gram) != k:
             self.chunks.close()
-            self.running_gram = self.chunks.gram(k)
-        eta = self.eta
-
-        def columns(Xc, xsq, landmarks):
-            if sparse.issparse(Xc):
-                # The compiled columns read dense rows; a CSR chunk's go one by one.
-                return _kernel_columns(Xc, landmarks, eta, xsq)
-            out = np.empty((Xc.shape[0], len(landmarks)), dtype=Xc.dtype)
-            with thread_limits(self.n_jobs):
-                kernel_columns_together(np.ascontiguousarray(Xc), xsq, landmarks, eta, out)
-            return out
-
-        cross = np.zeros((end, end - k))
+            self.running_gram = np.zeros((0, 0))
+        first = len(self.running_gram)
+        cross = np.zeros((end, end - first))
         with thread_limits(self.n_jobs):
-            for table in self.chunks.block_columns(k, end, columns):
-                cross_gram(table, k, end, cross)
+            for table in self.chunks.block_columns(k, end):
+                cross_gram(table, first, end, cross)
         self.running_gram = extended_gram(self.running_gram, cross)
         return self.running_gram
 

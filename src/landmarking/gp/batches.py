@@ -222,11 +222,17 @@ class _Chunks:
     recomputed at each visit for the visited chunk only. With more than one chunk,
     the next chunk of a planned visit order is read by a background thread while
     the steps run on the current one.
+
+    ``columns(Xc, landmarks, eta, xsq)`` computes the kernel columns of a chunk
+    (:func:`_kernel_columns` unless given): every column of a fit comes from the
+    one function, so that a column has the same bits whether this run or the run
+    it continues computed it.
     """
 
     def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes,
-                 permutations=None, in_batch_order=False):
+                 permutations=None, in_batch_order=False, columns=None):
         self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
+        self.columns = _kernel_columns if columns is None else columns
         # The fit's sample smaller than the data is held in batch order (its
         # permutation is the identity): read in order at every visit, never copied.
         self.in_batch_order = in_batch_order
@@ -311,7 +317,7 @@ class _Chunks:
         Xc = self._next_read(c)
         if not self.keep:
             xsq = _row_norms(Xc)
-            Phi = _kernel_columns(Xc, self.landmarks[:k], self.eta, xsq)[self.permutations[c]]
+            Phi = self.columns(Xc, self.landmarks[:k], self.eta, xsq)[self.permutations[c]]
             return Xc, xsq, Phi
         xsq, Phi = self._kept_columns(c, k, Xc)
         return Xc, xsq, Phi
@@ -346,17 +352,16 @@ class _Chunks:
                 Phi = np.zeros((Xc.shape[0], len(self.landmarks)), dtype=self.dtype)
                 self.kept[c] = [_row_norms(Xc), Phi, 0]
             _, Phi, done = self.kept[c]
-            Phi[:, done:k] = _kernel_columns(Xc, self.landmarks[done:k], self.eta,
-                                             self.kept[c][0])[self.permutations[c]]
+            Phi[:, done:k] = self.columns(Xc, self.landmarks[done:k], self.eta,
+                                          self.kept[c][0])[self.permutations[c]]
             self.kept[c][2] = k
         return self.kept[c][0], self.kept[c][1][:, :k]
 
-    def block_columns(self, k, end, columns):
+    def block_columns(self, k, end):
         """The kept tables of all chunks with the block k..end-1's columns computed
-        together by ``columns(Xc, xsq, landmarks)`` (one read of each chunk for the
-        block), the earlier ones one at a time as usual; returns the tables (rows in
-        each chunk's permutation order, ``end`` columns). Only where the table is
-        kept (:attr:`keep`)."""
+        together (one read of each chunk for the block); returns the tables (rows
+        in each chunk's permutation order, ``end`` columns). Only where the table
+        is kept (:attr:`keep`)."""
         tables = []
         n_chunks = len(self.bounds) - 1
         self.planned = [c for c in range(n_chunks)
@@ -366,7 +371,8 @@ class _Chunks:
                 Xc = self._next_read(c)
                 xsq, Phi = self._kept_columns(c, k, Xc)
                 Phi = self.kept[c][1]
-                Phi[:, k:end] = columns(Xc, xsq, self.landmarks[k:end])[self.permutations[c]]
+                Phi[:, k:end] = self.columns(Xc, self.landmarks[k:end], self.eta,
+                                             xsq)[self.permutations[c]]
                 self.kept[c][2] = end
             tables.append(self.kept[c][1][:, :end])
         self.close()

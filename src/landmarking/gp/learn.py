@@ -26,7 +26,7 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike
 from ..spaces import project
 from .backend import gp_backend
 from .batches import _batch_order, _Chunks
-from .blocks import greedy_order
+from .blocks import greedy_order, kernel_columns_in_blocks
 from .objective import RIDGE, _objectives, max_steps
 from .sampling import Sample, draw_sample
 
@@ -183,9 +183,13 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     if sample is None:
         sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
                              chunk_size=chunk_size)
+    # A fit in blocks computes every kernel column with the block kernel, those of
+    # the landmarks it continues too: a column is then the same bits in a continued
+    # run as in one longer run.
     chunks = _Chunks(sample.X, sample.bounds, batch_size, landmarks, kernel_width, seed,
                      backend.table_bytes(), permutations=sample.permutations,
-                     in_batch_order=sample.in_batch_order)
+                     in_batch_order=sample.in_batch_order,
+                     columns=kernel_columns_in_blocks if block_size > 1 else None)
     mean, std = sample.mean_std()
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)

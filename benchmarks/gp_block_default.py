@@ -1,0 +1,130 @@
+"""Which ``block_size`` should ``GPLandmarks`` use by default? One table (issue 23).
+
+For each data set and number of landmarks, three seeds of
+
+- ``block_size=1, n_steps=1000``: the paper's sequential algorithm;
+- ``block_size=min(50, n_landmarks), n_steps=100``: one block of 50 (or of all the
+  landmarks, below 50) with 100 steps per block;
+- the default (``block_size="auto"``, ``n_steps=None``): what the installed
+  package does (``block_size_`` printed),
+
+with the mean seconds, the mean quality figure and the figure per seed:
+
+- two circles (1,500 points, 12 landmarks): the largest landmark-to-data distance
+  over the median nearest-neighbour spacing (lower is better);
+- 20 Newsgroups (all 11,314 training posts as square-root word frequencies,
+  ``space="sphere"``, 12, 25 and 50 landmarks): the mean purity of each landmark's
+  100 nearest posts (``gp_newsgroups_topics.py``);
+- faces (Yale B and Olivetti, pixels / 255, ``space="nonnegative"``, 40 landmarks,
+  every other image of each subject for training): test accuracy of L2 logistic
+  regression (C = 10) on the Gaussian features.
+
+MNIST (100 landmarks, three seeds, against k-means) is ``gp_mnist_speed.py
+--blocks --block-size 50 --block-steps 100 --sequential``.
+
+Usage::
+
+    python benchmarks/gp_block_default.py [--sets circles newsgroups faces]
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from _machine import full_speed_blas, machine_line
+from gp_newsgroups_topics import purity
+
+from landmarking import GPLandmarks
+from landmarking.datasets import make_concentric_circles
+from landmarking.datasets.real import load_faces, load_newsgroups
+from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
+from landmarking.kernels import gaussian_features
+
+SEEDS = (0, 1, 2)
+
+
+def circles():
+    X, labels = make_concentric_circles(1500, random_state=0)
+    spacing = nearest_neighbor_spacing(X)
+
+    def score(gp):
+        return (landmark_to_data_distances(gp.landmarks_, X)[0] / spacing).max()
+    return [("two circles", "max dist/NN (lower is better)", X, 12, {}, score)]
+
+
+def newsgroups():
+    from landmarking.text import clean_post, sqrt_histograms
+
+    docs, labels, _ = load_newsgroups(subset="train")
+    docs = [clean_post(d) for d in docs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        X, _, kept = sqrt_histograms(docs, n_words=1545, dense=True)
+    X, labels = X.astype(np.float32), labels[kept]
+
+    def score(gp):
+        return np.mean([s for _, s in purity(X, gp.landmarks_, labels)])
+    return [("20 Newsgroups", "purity", X, n, {"space": "sphere"}, score) for n in (12, 25, 50)]
+
+
+def faces():
+    from sklearn.linear_model import LogisticRegression
+
+    out = []
+    for name in ("yaleB", "olivetti"):
+        images, subjects = load_faces(name)
+        X = images.reshape(len(images), -1).astype(np.float64) / 255.0
+        rank = np.empty(len(X), dtype=np.int64)
+        for s in np.unique(subjects):
+            members = np.flatnonzero(subjects == s)
+            rank[members] = np.arange(len(members))
+        train, test = rank % 2 == 0, rank % 2 == 1
+
+        def score(gp, X=X, subjects=subjects, train=train, test=test):
+            F = gaussian_features(X, gp.landmarks_, gp.kernel_width_)
+            model = LogisticRegression(C=10.0, max_iter=2000).fit(F[train], subjects[train])
+            return model.score(F[test], subjects[test])
+        out.append((name, "test accuracy", X[train], 40, {"space": "nonnegative"}, score))
+    return out
+
+
+SETS = {"circles": circles, "newsgroups": newsgroups, "faces": faces}
+
+
+def compare(label, measure, X, n_landmarks, params, score):
+    rows = [("sequential (1, 1000 steps)", dict(block_size=1, n_steps=1000)),
+            (f"blocks of {min(50, n_landmarks)}, 100 steps",
+             dict(block_size=min(50, n_landmarks), n_steps=100)),
+            ("default (auto)", {})]
+    for name, settings in rows:
+        seconds, scores, resolved = [], [], None
+        for seed in SEEDS:
+            gp = GPLandmarks(n_landmarks=n_landmarks, random_state=seed, **params, **settings)
+            start = time.perf_counter()
+            gp.fit(X)
+            seconds.append(time.perf_counter() - start)
+            scores.append(score(gp))
+            resolved = gp.block_size_
+        print(f"| {label} | {n_landmarks} | {name} | {resolved} | {np.mean(seconds):.2f} | "
+              f"{measure} {np.mean(scores):.4f} | {', '.join(f'{v:.3f}' for v in scores)} |",
+              flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS))
+    args = parser.parse_args()
+    full_speed_blas()
+    print(machine_line())
+    print("| data | landmarks | fit | block_size_ | seconds (mean) | quality (mean of 3 seeds) "
+          "| per seed |")
+    print("|---|---|---|---|---|---|---|")
+    for name in args.sets:
+        for case in SETS[name]():
+            compare(*case)
+    print(machine_line())
+
+
+if __name__ == "__main__":
+    main()
