@@ -29,15 +29,14 @@ Usage::
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 from _machine import full_speed_blas, machine_line
-from gp_newsgroups_topics import purity
+from gp_newsgroups_topics import newsgroups_sqrt_frequencies, purity
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
-from landmarking.datasets.real import load_faces, load_newsgroups
+from landmarking.datasets.real import load_faces
 from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
 from landmarking.kernels import (
     gaussian_features,
@@ -67,14 +66,7 @@ def circles():
 
 
 def newsgroups():
-    from landmarking.text import clean_post, sqrt_histograms
-
-    docs, labels, _ = load_newsgroups(subset="train")
-    docs = [clean_post(d) for d in docs]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        X, _, kept = sqrt_histograms(docs, n_words=1545, dense=True)
-    X, labels = X.astype(np.float32), labels[kept]
+    X, labels = newsgroups_sqrt_frequencies()
 
     def score(width):
         gp = GPLandmarks(n_landmarks=12, n_steps=1000, kernel_width=width, space="sphere",

@@ -80,3 +80,12 @@ def test_a_model_saved_before_the_move_loads_and_transforms():
     again = GPLandmarks(n_landmarks=4, n_steps=50, batch_size=50, random_state=0).fit(X)
     np.testing.assert_allclose(model.landmarks_, again.landmarks_, rtol=0,
                                atol=0 if SAME else 1e-6 * np.abs(again.landmarks_).max())
+    # Written before blocks existed: it continues one landmark at a time, as fitted
+    # (not in the blocks of today's default), to what a longer sequential fit gives.
+    assert model.block_size == 1
+    model.extend(X, 50)
+    assert model.block_size_ == 1
+    longer = GPLandmarks(n_landmarks=54, n_steps=50, batch_size=50, block_size=1,
+                         random_state=0).fit(X)
+    np.testing.assert_allclose(model.landmarks_, longer.landmarks_, rtol=0,
+                               atol=0 if SAME else 1e-6 * np.abs(longer.landmarks_).max())

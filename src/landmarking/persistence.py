@@ -52,7 +52,11 @@ when absent in ``_persistence_transient``; those are left out, and a class that
 has a ``_restore_transient()`` method gets it called after loading, to start its
 caches empty (e.g. the kept neighbour index of ``LaplacianEigenmaps``). A fitted
 scikit-learn ``NearestNeighbors`` is stored as its parameters and training data
-and refitted on load (its tree is a compiled object).
+and refitted on load (its tree is a compiled object). A parameter added since a
+file was written takes, when loading that file, the value the writer used in
+effect, listed in the class's ``_persistence_earlier_defaults`` where that is not
+the new default (``GPLandmarks``' ``block_size`` is 1 in files written before
+blocks existed, not "auto"), so that a loaded model continues as it was fitted.
 
 Compatibility
 -------------
@@ -388,6 +392,8 @@ class _Reader:
                 f"{', '.join(map(repr, unknown))} (the file was written by landmarking "
                 f"{self.version}); upgrade landmarking to load it."
             )
+        earlier = getattr(cls, "_persistence_earlier_defaults", {})
+        params = {**{k: v for k, v in earlier.items() if k not in params}, **params}
         est = cls(**params)
         if "refit" in node:
             return est.fit(self.value(node["refit"], f"{where}.refit"))

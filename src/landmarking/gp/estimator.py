@@ -220,6 +220,10 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                          "convergence), got {value!r}."),
     }
 
+    #: Files saved before ``block_size`` existed were fitted one landmark at a time
+    #: (see :mod:`landmarking.persistence`).
+    _persistence_earlier_defaults = {"block_size": 1}
+
     def __init__(self, *, n_landmarks: int = 10, n_steps: int | Literal["auto"] | None = None,
                  batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
                  kernel_width: float | Literal["auto", "variance"] = "auto",
