@@ -119,6 +119,29 @@ def test_continue_extends_and_matches_one_longer_run(workdir, tmp_path, monkeypa
     np.testing.assert_allclose(extended["objective"], single.objective_, rtol=1e-12)
 
 
+def test_continue_of_a_file_from_before_blocks_stays_one_landmark_at_a_time(tmp_path,
+                                                                           monkeypatch):
+    import json
+
+    X, _ = circle(600, seed=2)
+    np.save(tmp_path / "x.npy", X)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["landmarks", "x.npy", "-n", "50", "--steps", "20", "--block-size", "1",
+                     "-o", "old.npz", "-q"]) == 0
+    # As written before blocks existed: no block_size among the saved parameters.
+    with np.load(tmp_path / "old.npz") as archive:
+        arrays = dict(archive)
+    saved = json.loads(str(arrays["parameters"]))
+    del saved["block_size"]
+    arrays["parameters"] = np.asarray(json.dumps(saved, sort_keys=True))
+    np.savez(tmp_path / "old.npz", **arrays)
+    assert cli.main(["landmarks", "x.npy", "-n", "60", "--continue", "old.npz", "-o",
+                     "old.npz", "-q"]) == 0
+    single = GPLandmarks(n_landmarks=60, n_steps=20, block_size=1, random_state=0).fit(X)
+    np.testing.assert_allclose(read_result(tmp_path / "old.npz")["landmarks"],
+                               single.landmarks_, rtol=0, atol=1e-12)
+
+
 def test_block_size_option_learns_landmarks_in_blocks(workdir, tmp_path, monkeypatch, capsys):
     folder, X, _ = workdir
     (tmp_path / "circle.npy").write_bytes((folder / "circle.npy").read_bytes())

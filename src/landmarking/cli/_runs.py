@@ -16,6 +16,7 @@ Ctrl-C and the rule that the output may replace the ``--continue`` file.
 from pathlib import Path
 
 from .._checkpoint import Throttle
+from ..gp import GPLandmarks
 from ..io import InputError
 from ._common import seed
 
@@ -89,8 +90,13 @@ def check_more_requested(args, done, what):
 
 
 def merge_previous(args, given, previous):
-    """The run continues with the saved parameters; a differing option is an error."""
-    saved = previous["parameters"]
+    """The run continues with the saved parameters; a differing option is an error.
+
+    A GP parameter added since the file was written takes the value its writer
+    used in effect (``block_size`` 1 before blocks existed), as
+    :func:`landmarking.load` does for models.
+    """
+    saved = {**GPLandmarks._persistence_earlier_defaults, **previous["parameters"]}
     merged = dict(given)
     for name, (option, value) in given.items():
         # Where a run computes never changes its landmarks: a continued run may move.
