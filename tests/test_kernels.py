@@ -53,3 +53,37 @@ def test_local_width_scales_with_data_squared_and_ignores_shift():
 def test_resolve_kernel_width_errors(value, error, match):
     with pytest.raises(error, match=match):
         resolve_kernel_width(np.eye(3), value)
+
+
+@pytest.mark.parametrize("dtype, shape, scale, shift", [
+    (np.float32, (3000, 784), 1.0, 0.0),     # MNIST-like
+    (np.float32, (2500, 33), 100.0, 7.0),    # far from the origin
+    (np.float64, (2000, 500), 1e3, -5.0),
+])
+def test_compiled_column_moments_give_numpys_bits(monkeypatch, dtype, shape, scale, shift):
+    import landmarking.kernels as K
+    from landmarking.gp.sampling import sample_mean_std
+
+    X = (np.random.default_rng(0).standard_normal(shape) * scale + shift).astype(dtype)
+    monkeypatch.setattr(K, "COMPILED_MOMENTS_MIN_VALUES", 1)
+    compiled = (K.column_mean_std(X), K.variance_kernel_width(X), sample_mean_std(X))
+    assert K.compiled_moments_apply(X, X.size)
+    monkeypatch.setattr(K, "COMPILED_MOMENTS_MIN_VALUES", 10**18)
+    numpy = (K.column_mean_std(X), K.variance_kernel_width(X), sample_mean_std(X))
+    assert not K.compiled_moments_apply(X, X.size)
+    for (mean_c, std_c), (mean_n, std_n) in ((compiled[0], numpy[0]), (compiled[2], numpy[2])):
+        np.testing.assert_array_equal(mean_c, mean_n)
+        np.testing.assert_array_equal(std_c, std_n)
+    assert compiled[1] == numpy[1]
+
+
+def test_compiled_column_moments_leave_what_numpy_sums_pairwise_to_numpy():
+    from landmarking.kernels import compiled_moments_apply
+
+    X = np.ones((5000, 500))
+    assert compiled_moments_apply(X, 2**30)
+    assert not compiled_moments_apply(np.asfortranarray(X), 2**30)  # F order: pairwise
+    assert not compiled_moments_apply(X[:, :1], 2**30)               # one column: pairwise
+    assert not compiled_moments_apply(X.astype(np.float16), 2**30)
+    assert not compiled_moments_apply(sp.csr_matrix(X), 2**30)
+    assert not compiled_moments_apply(X, 10)                         # too small to pay

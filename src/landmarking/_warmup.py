@@ -63,6 +63,18 @@ def _steps():
             # refine=1 takes steps one at a time (the other compiled kernel)
             GPLandmarks(n_landmarks=3, n_steps=5, batch_size=50, refine=1,
                         random_state=0).fit(data)
+            # blocks, the default from 50 landmarks: the block step's kernels
+            GPLandmarks(n_landmarks=4, n_steps=5, batch_size=50, block_size=2,
+                        random_state=0).fit(data)
+
+    def column_moments():
+        # The compiled column moments of large data (kernel widths, GP starts).
+        from ._moments_kernels import column_squared_deviations, column_sums
+
+        for data in (X, X32):
+            out = np.zeros(data.shape[1])
+            column_sums(data, out)
+            column_squared_deviations(data, out, np.zeros(data.shape[1]))
 
     def neighbours():
         # Small tiles, so that a set searched against itself pushes transposed tiles
@@ -91,6 +103,7 @@ def _steps():
     return [("exact neighbours (tiles)", neighbours),
             ("approximate neighbours (re-rank)", approximate_neighbours),
             ("affinity passes (large graphs)", affinity_passes),
+            ("column moments (large data)", column_moments),
             ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
             ("GPLandmarks", gp)]
 

@@ -160,12 +160,37 @@ def variance_kernel_width(X: MatrixLike) -> float:
     return float(np.sum(std**2))
 
 
-def _column_moments(block):
-    """(rows, mean, sum of squared deviations) per column of a block, float64."""
+#: Arrays of at least this many values take the compiled column moments
+#: (:mod:`._moments_kernels`: the same bits, on numba's threads); smaller ones
+#: NumPy's, which cost less than loading the compiled code.
+COMPILED_MOMENTS_MIN_VALUES = 2**21
+
+
+def compiled_moments_apply(block, n_values):
+    """Whether :mod:`._moments_kernels` gives NumPy's bits for this block: dense,
+    C-ordered float32 or float64 with more than one column (NumPy adds a single
+    column, or an F-ordered block, pairwise), and worth it for ``n_values``."""
+    return (n_values >= COMPILED_MOMENTS_MIN_VALUES and isinstance(block, np.ndarray)
+            and block.ndim == 2 and block.shape[1] > 1 and block.flags.c_contiguous
+            and block.dtype in (np.float32, np.float64))
+
+
+def _column_moments(block, compiled=False):
+    """(rows, mean, sum of squared deviations) per column of a block, float64;
+    ``compiled``: through :mod:`._moments_kernels` where it gives the same bits."""
     if sparse.issparse(block):
         mean = np.asarray(block.mean(axis=0, dtype=np.float64)).ravel()
         sq = np.asarray(block.multiply(block).sum(axis=0, dtype=np.float64)).ravel()
         return block.shape[0], mean, np.maximum(sq - block.shape[0] * mean**2, 0)
+    if compiled and compiled_moments_apply(block, COMPILED_MOMENTS_MIN_VALUES):
+        from ._moments_kernels import column_squared_deviations, column_sums
+
+        total = np.zeros(block.shape[1])
+        column_sums(block, total)
+        mean = total / block.shape[0]
+        m2 = np.zeros(block.shape[1])
+        column_squared_deviations(block, mean, m2)
+        return block.shape[0], mean, m2
     mean = block.mean(axis=0, dtype=np.float64)
     return block.shape[0], mean, ((block - mean) ** 2).sum(axis=0, dtype=np.float64)
 
@@ -175,10 +200,13 @@ def column_mean_std(X, bounds=None):
 
     The blocks' moments are merged in order (the pairwise update of Chan, Golub &
     LeVeque), which is stable for data far from the origin and gives the same
-    result wherever the data lives, for the same blocks.
+    result wherever the data lives, for the same blocks. Large data's blocks go
+    through the compiled moments (the same bits).
     """
     n, mean, m2 = 0, 0.0, 0.0
-    for n_b, mean_b, m2_b in reduce_row_blocks(_column_moments, X, bounds=bounds):
+    compiled = X.shape[0] * X.shape[1] >= COMPILED_MOMENTS_MIN_VALUES
+    for n_b, mean_b, m2_b in reduce_row_blocks(_column_moments, X, compiled,
+                                               bounds=bounds):
         total = n + n_b
         delta = mean_b - mean
         mean = mean + delta * (n_b / total)

@@ -359,13 +359,24 @@ def kernel_columns_together(Xc, xsq, T, eta, out):
     _cast_block(T, Tc, t_sq)
     scale = -1.0 / eta
     zero = Xc.dtype.type(0)
-    for i in prange(n):
-        xs = np.float64(xsq[i])
+    # Two rows per pass (each landmark's row loaded once for both); every value
+    # is computed by the same code whatever its row or column, so a column has
+    # the same bits whichever block, chunk or continued run computes it.
+    for pair in prange((n + 1) // 2):
+        i0 = 2 * pair
+        i1 = min(i0 + 1, n - 1)
+        x0 = Xc[i0]
+        x1 = Xc[i1]
+        s0 = np.float64(xsq[i0])
+        s1 = np.float64(xsq[i1])
         for j in range(B):
-            acc = zero
+            t = Tc[j]
+            a0 = a1 = zero
             for c in range(d):
-                acc += Xc[i, c] * Tc[j, c]
-            out[i, j] = np.exp(max(xs - 2.0 * acc + t_sq[j], 0.0) * scale)
+                a0 += x0[c] * t[c]
+                a1 += x1[c] * t[c]
+            out[i0, j] = np.exp(max(s0 - 2.0 * a0 + t_sq[j], 0.0) * scale)
+            out[i1, j] = np.exp(max(s1 - 2.0 * a1 + t_sq[j], 0.0) * scale)
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH, nogil=True, parallel=True)
@@ -377,16 +388,22 @@ def cross_gram(Phi, k, end, out):
     B = end - k
     rows = _FLUSH * 64
     n_blocks = (n + rows - 1) // rows
-    parts = np.zeros((n_blocks, end, B))
+    # Each part is kept transposed (B x end), so that the innermost loop runs along
+    # a row of Phi and of the part (the same sums, in the same order).
+    parts = np.zeros((n_blocks, B, end))
     for block in prange(n_blocks):
         part = parts[block]
+        row = np.empty(end)
         for i in range(block * rows, min(n, (block + 1) * rows)):
+            for a in range(end):
+                row[a] = np.float64(Phi[i, a])
             for j in range(B):
-                p = np.float64(Phi[i, k + j])
+                p = row[k + j]
+                acc = part[j]
                 for a in range(end):
-                    part[a, j] += np.float64(Phi[i, a]) * p
+                    acc[a] += row[a] * p
     for block in range(n_blocks):
-        out += parts[block]
+        out += parts[block].T
 
 
 def block_visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first,
