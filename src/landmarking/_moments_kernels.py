@@ -18,14 +18,19 @@ __all__ = ["column_sums", "column_squared_deviations", "PARTS"]
 PARTS = 8
 
 
+@numba.njit(cache=True, inline="always")
+def _columns_of(part, d):
+    """(first, end) of the columns in a part (of PARTS)."""
+    width = (d + PARTS - 1) // PARTS
+    lo = min(d, part * width)
+    return lo, min(d, lo + width)
+
+
 @numba.njit(parallel=True, cache=True)
 def column_sums(X, out):
     """out[c] += X[0, c] + X[1, c] + ... in that order, in float64."""
-    d = X.shape[1]
-    width = (d + PARTS - 1) // PARTS
     for part in prange(PARTS):
-        lo = min(d, part * width)
-        hi = min(d, lo + width)
+        lo, hi = _columns_of(part, X.shape[1])
         acc = out[lo:hi]
         for i in range(X.shape[0]):
             row = X[i, lo:hi]
@@ -36,13 +41,10 @@ def column_sums(X, out):
 @numba.njit(parallel=True, cache=True)
 def column_squared_deviations(X, mean, out):
     """out[c] += (X[0, c] - mean[c])^2 + (X[1, c] - mean[c])^2 + ..., in float64."""
-    d = X.shape[1]
-    width = (d + PARTS - 1) // PARTS
     for part in prange(PARTS):
-        lo = min(d, part * width)
-        hi = min(d, lo + width)
-        acc = out[lo:hi]
+        lo, hi = _columns_of(part, X.shape[1])
         centre = mean[lo:hi]
+        acc = out[lo:hi]
         for i in range(X.shape[0]):
             row = X[i, lo:hi]
             for c in range(hi - lo):
