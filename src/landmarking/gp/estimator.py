@@ -52,9 +52,11 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     Landmarks are chosen one after another; each maximises the posterior variance
     of a Gaussian process with the plug-in manifold kernel given the landmarks
     before it (Liang & Paisley 2015), by stochastic projected ascent on minibatches.
-    They are points of the ambient space (not data points) that lie on the data,
-    spread along it, in order of importance. See :mod:`landmarking.gp.objective`
-    for the mathematics and the scale-free step.
+    From 50 landmarks on they are learned in blocks of 50 that maximise the same
+    variances jointly, then put in greedy order (``block_size``). They are points
+    of the ambient space (not data points) that lie on the data, spread along it,
+    in order of importance. See :mod:`landmarking.gp.objective` for the
+    mathematics and the scale-free step, :mod:`landmarking.gp.blocks` for blocks.
 
     Parameters
     ----------
