@@ -69,12 +69,10 @@ def _steps():
 
     def column_moments():
         # The compiled column moments of large data (kernel widths, GP starts).
-        from ._moments_kernels import column_squared_deviations, column_sums
+        from .kernels import compiled_column_moments
 
         for data in (X, X32):
-            out = np.zeros(data.shape[1])
-            column_sums(data, out)
-            column_squared_deviations(data, out, np.zeros(data.shape[1]))
+            compiled_column_moments(data)
 
     def neighbours():
         # Small tiles, so that a set searched against itself pushes transposed tiles

@@ -175,22 +175,29 @@ def compiled_moments_apply(block, n_values):
             and block.dtype in (np.float32, np.float64))
 
 
+def compiled_column_moments(block):
+    """(rows, mean, sum of squared deviations) per column of a block, float64, by
+    :mod:`._moments_kernels`: NumPy's bits where :func:`compiled_moments_apply`."""
+    from ._moments_kernels import column_squared_deviations, column_sums
+
+    total = np.zeros(block.shape[1])
+    column_sums(block, total)
+    mean = total / block.shape[0]
+    m2 = np.zeros(block.shape[1])
+    column_squared_deviations(block, mean, m2)
+    return block.shape[0], mean, m2
+
+
 def _column_moments(block, compiled=False):
     """(rows, mean, sum of squared deviations) per column of a block, float64;
-    ``compiled``: through :mod:`._moments_kernels` where it gives the same bits."""
+    ``compiled``: through :func:`compiled_column_moments` where it gives the same
+    bits."""
     if sparse.issparse(block):
         mean = np.asarray(block.mean(axis=0, dtype=np.float64)).ravel()
         sq = np.asarray(block.multiply(block).sum(axis=0, dtype=np.float64)).ravel()
         return block.shape[0], mean, np.maximum(sq - block.shape[0] * mean**2, 0)
     if compiled and compiled_moments_apply(block, COMPILED_MOMENTS_MIN_VALUES):
-        from ._moments_kernels import column_squared_deviations, column_sums
-
-        total = np.zeros(block.shape[1])
-        column_sums(block, total)
-        mean = total / block.shape[0]
-        m2 = np.zeros(block.shape[1])
-        column_squared_deviations(block, mean, m2)
-        return block.shape[0], mean, m2
+        return compiled_column_moments(block)
     mean = block.mean(axis=0, dtype=np.float64)
     return block.shape[0], mean, ((block - mean) ** 2).sum(axis=0, dtype=np.float64)
 

@@ -392,8 +392,7 @@ class _Reader:
                 f"{', '.join(map(repr, unknown))} (the file was written by landmarking "
                 f"{self.version}); upgrade landmarking to load it."
             )
-        earlier = getattr(cls, "_persistence_earlier_defaults", {})
-        params = {**{k: v for k, v in earlier.items() if k not in params}, **params}
+        params = {**getattr(cls, "_persistence_earlier_defaults", {}), **params}
         est = cls(**params)
         if "refit" in node:
             return est.fit(self.value(node["refit"], f"{where}.refit"))

@@ -52,7 +52,7 @@ from scipy import sparse
 from .._blocks import chunk_bounds, gather_rows, is_in_memory, working_dtype
 from .._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
 from .._typing import MatrixLike
-from ..kernels import column_mean_std, compiled_moments_apply
+from ..kernels import column_mean_std, compiled_column_moments, compiled_moments_apply
 
 __all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
 
@@ -198,13 +198,7 @@ def sample_mean_std(X: MatrixLike) -> tuple[np.ndarray, np.ndarray]:
     n, d = X.shape
     if compiled_moments_apply(X, n * d):
         # The same sums, row by row, compiled: no float64 copy of a block.
-        from .._moments_kernels import column_squared_deviations, column_sums
-
-        total = np.zeros(d)
-        column_sums(X, total)
-        mean = total / n
-        m2 = np.zeros(d)
-        column_squared_deviations(X, mean, m2)
+        _, mean, m2 = compiled_column_moments(X)
         return mean, np.sqrt(m2 / n)
     block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
     if sparse.issparse(X) or d == 1 or block >= n:
