@@ -10,7 +10,8 @@ Every array is the one from before the move. ``lll`` and ``lll_map`` have since
 changed on purpose, by rounding only: issue 25 moved LLL's reconstruction weights
 for K_Z <= 5 from NumPy's stacked LAPACK solve to the compiled Cholesky (measured:
 4.1e-14 and 5.6e-14 of the arrays' scale); ``tests/test_structure_golden.py`` holds
-those two to 1e-12 of their scale and every other array bit for bit.
+those two to 1e-12 of their scale and every other array bit for bit (on the
+processor that wrote them: see ``processor()``).
 """
 
 from pathlib import Path
@@ -100,6 +101,15 @@ def versions():
     return found
 
 
+def processor():
+    """The processor the compiled code was built for: numba compiles for the host
+    (vector width, fused multiply-adds) and BLAS picks its kernels by it, so
+    another processor may round differently with the same libraries."""
+    import llvmlite.binding
+
+    return llvmlite.binding.get_host_cpu_name()
+
+
 def saved_model(path):
     """A fitted GP model saved by this commit's ``landmarking.save``."""
     from landmarking import GPLandmarks, save
@@ -112,6 +122,7 @@ def saved_model(path):
 
 if __name__ == "__main__":
     arrays = {name: np.asarray(make()) for name, make in fits().items()}
-    np.savez_compressed(HERE / "golden.npz", versions=np.asarray(versions()), **arrays)
+    np.savez_compressed(HERE / "golden.npz", versions=np.asarray(versions()),
+                        processor=np.asarray(processor()), **arrays)
     saved_model(HERE / "gp_model_v0.2.0.dev0.npz")
     print(sorted(arrays))
