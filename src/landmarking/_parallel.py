@@ -1,16 +1,21 @@
-"""``n_jobs`` with scikit-learn's meaning, applied only for the duration of a call.
+"""``n_jobs``: the threads of a call, applied only for the duration of that call.
 
-``n_jobs=None`` means 1 thread, unless the call runs inside
-``joblib.parallel_config(n_jobs=...)``; ``-1`` means all cores, ``-2`` all but one.
+``n_jobs=None`` (every estimator's default) leaves numba's and BLAS's thread pools
+as they are: every core, unless the user capped them (``NUMBA_NUM_THREADS``,
+``numba.set_num_threads``, ``threadpoolctl``), as scikit-learn's own OpenMP and BLAS
+code does; inside ``joblib.parallel_config(n_jobs=...)`` it means that many threads.
+A number caps both pools: ``1`` one thread, ``-1`` all cores, ``-2`` all but one.
 :func:`thread_limits` sets numba's thread count and caps the BLAS thread pools for
 the duration of a ``with`` block and restores both afterwards, so nothing leaks into
-the user's session.
+the user's session. Results never depend on the thread count beyond round-off
+(bit for bit where a method says so).
 """
 
 from contextlib import contextmanager
 from numbers import Integral
 
 from joblib import effective_n_jobs
+from joblib.parallel import get_active_backend
 from threadpoolctl import threadpool_limits
 
 __all__ = ["check_n_jobs", "NJobs", "resolve_n_jobs", "thread_limits"]
@@ -43,21 +48,38 @@ class NJobs:
         return check_n_jobs(value)
 
 
+def _context_n_jobs():
+    """The ``n_jobs`` of an enclosing ``joblib.parallel_config``, or None."""
+    return get_active_backend()[1]
+
+
 def resolve_n_jobs(n_jobs):
-    """The number of threads ``n_jobs`` stands for, at least 1."""
-    return max(1, int(effective_n_jobs(check_n_jobs(n_jobs))))
+    """The number of threads ``n_jobs`` stands for, at least 1 (None: the joblib
+    context's, else numba's current thread count)."""
+    n_jobs = check_n_jobs(n_jobs)
+    if n_jobs is None:
+        n_jobs = _context_n_jobs()
+        if n_jobs is None:
+            import numba
+
+            return numba.get_num_threads()
+    return max(1, int(effective_n_jobs(n_jobs)))
 
 
 @contextmanager
 def thread_limits(n_jobs):
     """Run the block with ``n_jobs`` numba threads and at most ``n_jobs`` BLAS threads.
 
-    Yields the resolved thread count. numba is imported only when this is entered,
-    so that ``import landmarking`` does not load it.
+    ``n_jobs=None`` outside a joblib context changes nothing (the pools as they
+    are). Yields the resolved thread count. numba is imported only when this is
+    entered, so that ``import landmarking`` does not load it.
     """
     import numba
 
     n_threads = resolve_n_jobs(n_jobs)
+    if check_n_jobs(n_jobs) is None and _context_n_jobs() is None:
+        yield n_threads
+        return
     previous = numba.get_num_threads()
     numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     try:

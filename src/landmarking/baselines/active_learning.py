@@ -35,7 +35,7 @@ class ActiveLearningLandmarks(CholeskyLandmarks):
     random_state : int, RandomState instance or None, default=None
         Seeds the subsample and the "auto" width.
     n_jobs : int or None, default=None
-        BLAS threads for the kernel rows (scikit-learn's meaning: None is 1, -1 all
+        BLAS threads for the kernel rows (None: all cores unless capped, -1 all
         cores); the landmarks do not depend on it.
     verbose : bool, default=False
         Progress bar over landmarks.

@@ -38,7 +38,7 @@ class KMeansLandmarks(LandmarkTransformerMixin, BaseEstimator):
         Lloyd iterations per run.
     random_state : int, RandomState instance or None, default=None
     n_jobs : int or None, default=None
-        OpenMP and BLAS threads of k-means (scikit-learn's meaning: None is 1, -1 all
+        OpenMP and BLAS threads of k-means (None: all cores unless capped, -1 all
         cores); the centroids depend on it only to round-off (scikit-learn adds
         per-thread partial sums).
 

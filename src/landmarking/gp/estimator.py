@@ -133,9 +133,10 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         ``"cpu"`` on ``n_jobs`` threads, on a torch device with the same
         arithmetic on tensors (the same landmarks to rounding).
     n_jobs : int or None, default=None
-        Threads of a block step (``block_size > 1``) on ``device="cpu"``, with
-        scikit-learn's meaning: None is 1 unless inside ``joblib.parallel_config``,
-        -1 all cores. The landmarks are the same bit for bit whatever the number.
+        Threads of a block step (``block_size > 1``) on ``device="cpu"``. None:
+        the threads numba has (all cores unless capped; inside
+        ``joblib.parallel_config(n_jobs=...)`` that many), -1 all cores. The
+        landmarks are the same bit for bit whatever the number.
         The sequential step (``block_size=1``), and every step of the torch path
         on the CPU, runs on one thread.
     refine : int, default=0
