@@ -14,7 +14,7 @@ computed once for both of its points.
 import numba
 import numpy as np
 
-__all__ = ["push_rows", "push_columns", "candidate_sq_distances"]
+__all__ = ["push_rows", "push_columns", "candidate_sq_distances", "nearest_candidates"]
 
 # Tile columns that push_columns walks together: one 64-byte cache line of float32.
 _LINE = 16
@@ -104,15 +104,23 @@ def push_columns(G, sq_rows, row_start, vals, idx, col_start):
 # order of the additions is fixed by the compiled code, so equal rows still
 # give bit-equal distances and ties stay ties.
 @numba.njit(parallel=True, cache=True, fastmath={"reassoc"})
-def candidate_sq_distances(Q, X, cand):
+def candidate_sq_distances(Q, X, cand, rows):
     """Squared distances |q_i - x_cand[i, j]|^2 in float64 from the differences
     (no cancellation, unlike the |q|^2 - 2 q.x + |x|^2 of the shortlist); a
     loop avoids gathering a (b, m, n_features) array. float32 rows are read as
     they are (half the memory traffic of a float64 copy) and subtracted in
-    float64, so either dtype gives the distances of the float64 values."""
+    float64, so either dtype gives the distances of the float64 values.
+
+    The query rows are visited in the order ``rows`` (a permutation of
+    ``range(b)``; each thread takes a contiguous run of it): an order that puts
+    near points together reads their shared candidates from cache (MNIST 60,000,
+    60 candidates a point: 0.99 s in index order, 0.6 s in the approximate
+    search's cell order).
+    """
     b, m = cand.shape
     out = np.empty((b, m))
-    for i in numba.prange(b):
+    for p in numba.prange(b):
+        i = rows[p]
         for j in range(m):
             c = cand[i, j]
             s = 0.0
@@ -121,3 +129,42 @@ def candidate_sq_distances(Q, X, cand):
                 s += t * t
             out[i, j] = s
     return out
+
+
+@numba.njit(parallel=True, cache=True, fastmath={"reassoc"})
+def nearest_candidates(Q, X, cand, rows, out_sq, out_idx):
+    """The k = ``out_sq.shape[1]`` nearest of each query row's candidates: their
+    squared distances (computed as :func:`candidate_sq_distances` does) and
+    indices, sorted by distance, ties by the smaller index; rows visited in the
+    order ``rows``. Written into ``out_sq`` and ``out_idx`` (float64 and int64,
+    (b, k)); a row needs at least k candidates.
+
+    One pass keeps the k best so far in order (an insertion that most
+    candidates fail at its first comparison), so no (b, m) array of distances
+    is sorted afterwards.
+    """
+    b, m = cand.shape
+    k = out_sq.shape[1]
+    for p in numba.prange(b):
+        i = rows[p]
+        best_v = out_sq[i]
+        best_c = out_idx[i]
+        best_v[:] = np.inf
+        best_c[:] = np.iinfo(np.int64).max
+        for j in range(m):
+            c = cand[i, j]
+            s = 0.0
+            for f in range(Q.shape[1]):
+                t = np.float64(Q[i, f]) - np.float64(X[c, f])
+                s += t * t
+            last = k - 1
+            if s > best_v[last] or (s == best_v[last] and c >= best_c[last]):
+                continue
+            pos = last
+            while pos > 0 and (best_v[pos - 1] > s
+                               or (best_v[pos - 1] == s and best_c[pos - 1] > c)):
+                best_v[pos] = best_v[pos - 1]
+                best_c[pos] = best_c[pos - 1]
+                pos -= 1
+            best_v[pos] = s
+            best_c[pos] = c

@@ -99,6 +99,11 @@ def _resolve_method(method, n_reference, metric, X, n_neighbors):
 
 
 def _check_finite(X, name="X"):
+    # A NaN or infinity makes the float64 sum NaN or infinite; a finite sum
+    # proves every value finite at a fraction of the cost of np.isfinite on
+    # every value (a sum of finite float64 values may overflow: then look).
+    if X.dtype.kind == "f" and np.isfinite(np.sum(X, dtype=np.float64)):
+        return
     if not np.all(np.isfinite(X)):
         raise ValueError(
             f"{name} holds NaN or infinity; remove or impute those values before the "
@@ -546,7 +551,7 @@ def _rerank(Q64, q32, vals, idx, X64, X32, sq, k, self_offset):
     b, m = idx.shape
     n = X64.shape[0]
     cand = np.sort(idx, axis=1)  # by index, so that the stable sort breaks ties by it
-    exact_sq = candidate_sq_distances(Q64, X64, cand)
+    exact_sq = candidate_sq_distances(Q64, X64, cand, np.arange(b))
     order = np.argsort(exact_sq, axis=1, kind="stable")[:, :k]
     indices = np.take_along_axis(cand, order, axis=1)
     d_sq = np.take_along_axis(exact_sq, order, axis=1)
@@ -567,7 +572,8 @@ def _rerank(Q64, q32, vals, idx, X64, X32, sq, k, self_offset):
                 approx[np.arange(len(rows)), self_offset + rows] = np.inf
             for r, i in enumerate(rows):
                 near = np.flatnonzero(approx[r] <= d_sq[i, -1] + bound[i])
-                dd = candidate_sq_distances(Q64[i:i + 1], X64, near[None, :])[0]
+                dd = candidate_sq_distances(Q64[i:i + 1], X64, near[None, :],
+                                            np.zeros(1, dtype=np.int64))[0]
                 o = np.argsort(dd, kind="stable")[:k]
                 indices[i], d_sq[i] = near[o], dd[o]
     return np.sqrt(d_sq), indices
@@ -603,6 +609,13 @@ _AXES_SAMPLE = 3000
 #: ``connectivity`` and ``expansion_add``).
 _CONNECTIVITY = 12
 _EXPANSION_ADD = 40
+#: Rows per cell of the work order (:func:`_cell_centres`), and the most cells.
+_CELL_SIZE = 256
+_MAX_CELLS = 1024
+#: The share of rows inserted into the graph in a random order before the rest
+#: go in cell by cell (:func:`_insertion_order`).
+_RANDOM_SHARE = 0.1
+_CELL_ORDER_MIN_SAMPLES = 20_000
 
 
 def _n_candidates(n_neighbors: int) -> int:
@@ -645,17 +658,27 @@ class _ApproximateIndex:
         rng = check_random_state(random_state)
         self.centre_, self.axes_ = _principal_axes(X, rng)
         self.projected_ = self._project(X)
-        order = rng.permutation(X.shape[0])
+        self.cell_centres_ = _cell_centres(self.projected_, rng)
         self.index_ = Index(ndim=self.projected_.shape[1], metric="l2sq", dtype="f32",
                             connectivity=_CONNECTIVITY, expansion_add=_EXPANSION_ADD)
+        order = _insertion_order(self._cells(self.projected_), len(self.cell_centres_), rng)
         self.index_.add(order.astype(np.uint64), self.projected_[order], threads=1)
 
+    def _cells(self, Y):
+        """The cell of each projected row: its nearest cell centre."""
+        return _nearest_rows(Y, self.cell_centres_)
+
     def _project(self, Z):
-        """Z less the centre, on the principal axes (when there are any), in float32."""
+        """Z less the centre, on the principal axes (when there are any), in float32
+        (the graph's precision: float32 products, twice as fast as float64)."""
         out = np.empty((Z.shape[0], self.projected_dims), dtype=np.float32)
+        # Centred in the rows' own precision (float64 rows far from the origin
+        # keep their differences), then float32.
+        centre = self.centre_.astype(np.float32) if Z.dtype == np.float32 else self.centre_
+        axes = None if self.axes_ is None else self.axes_.astype(np.float32)
         for sl in gen_batches(Z.shape[0], 4096):
-            centred = Z[sl] - self.centre_
-            out[sl] = centred if self.axes_ is None else centred @ self.axes_.T
+            centred = (Z[sl] - centre).astype(np.float32, copy=False)
+            out[sl] = centred if axes is None else centred @ axes.T
         return out
 
     @property
@@ -670,36 +693,51 @@ class _ApproximateIndex:
         found = self.index_.search(Y, count, threads=numba.get_num_threads())
         keys = np.asarray(found.keys, dtype=np.int64).reshape(Y.shape[0], count)
         short = np.flatnonzero(np.asarray(found.counts).reshape(-1) < count)
+        # The unfilled slots of a short row hold no row index: give it valid
+        # distinct ones, which its exact search replaces.
+        keys[short] = np.arange(count)
         return keys, short
 
     def graph(self, n_neighbors: int) -> Neighbors:
         """Each reference point's ``n_neighbors`` nearest others (self excluded)."""
         n = self.X_.shape[0]
         count = min(n, _n_candidates(n_neighbors) + 1)
-        keys, short = self._search(self.projected_, count)
-        return self._rerank(self.X_, _drop_self(keys), short, n_neighbors,
-                            exclude_self=True)
+        return self._search_and_rerank(self.X_, self.projected_, count, n_neighbors,
+                                       exclude_self=True)
 
     def query(self, Q: NDArray[np.floating], n_neighbors: int) -> Neighbors:
         """The ``n_neighbors`` nearest reference rows of each row of Q."""
         count = min(self.X_.shape[0], _n_candidates(n_neighbors))
-        keys, short = self._search(self._project(Q), count)
-        return self._rerank(Q, keys, short, n_neighbors, exclude_self=False)
+        return self._search_and_rerank(Q, self._project(Q), count, n_neighbors,
+                                       exclude_self=False)
 
-    def _rerank(self, Q, candidates, short, k, exclude_self):
-        """Exact float64 order of each row's candidates (ties by index); a row the
-        graph returned too few candidates for is searched exactly."""
-        from ._neighbors_kernels import candidate_sq_distances
+    def _search_and_rerank(self, Q, projected, count, k, exclude_self):
+        """Search the graph for the rows of Q (``projected``: on the axes) and
+        re-rank, both in cell order: near rows one after another walk the same
+        parts of the graph and read the same candidates from cache (MNIST 60,000:
+        search 1.1 s -> 0.85 s, re-rank 0.99 s -> 0.5 s); the lists come back in
+        the rows' own order and do not depend on it."""
+        rows = np.argsort(self._cells(projected), kind="stable")
+        keys = np.empty((Q.shape[0], count), dtype=np.int64)
+        keys[rows], short = self._search(projected[rows], count)
+        if exclude_self:
+            keys = _drop_self(keys)
+        return self._rerank(Q, keys, rows[short], rows, k, exclude_self)
+
+    def _rerank(self, Q, candidates, short, rows, k, exclude_self):
+        """Exact float64 order of each row's candidates (ties by index), the rows
+        visited in the order ``rows``; a row the graph returned too few candidates
+        for is searched exactly."""
+        from ._neighbors_kernels import nearest_candidates
 
         # float32 queries of float32 points stay float32 (the kernel subtracts in
         # float64); any other pair is read in float64. The compiled kernel then
-        # sees the three pairs make install's warm-up compiles.
+        # sees the pairs make install's warm-up compiles.
         Q = _rerank_dtype(Q, np.float32 if self.X_.dtype == np.float32 else np.float64)
-        candidates = np.sort(candidates, axis=1)  # the stable sort then breaks ties by index
-        sq = candidate_sq_distances(Q, self.X_, candidates)
-        order = np.argsort(sq, axis=1, kind="stable")[:, :k]
-        indices = np.take_along_axis(candidates, order, axis=1)
-        distances = np.sqrt(np.take_along_axis(sq, order, axis=1))
+        d_sq = np.empty((Q.shape[0], k))
+        indices = np.empty((Q.shape[0], k), dtype=np.int64)
+        nearest_candidates(Q, self.X_, candidates, rows, d_sq, indices)
+        distances = np.sqrt(d_sq)
         if len(short):
             d, i = _exact_rows(Q, self.X_, short, k, exclude_self)
             distances[short], indices[short] = d, i
@@ -725,6 +763,50 @@ def _exact_rows(Q, X, rows, k, exclude_self):
                                        self_offset=r if exclude_self else None,
                                        centre=prepared[3])
     return out_d, out_i
+
+
+def _cell_centres(Y, rng):
+    """Rows of Y drawn at random as the centres of cells (about
+    :data:`_CELL_SIZE` rows each, at most :data:`_MAX_CELLS`): each row belongs to
+    the cell of its nearest centre. Cells only order the work (near points one
+    after another); they never limit where neighbours are looked for."""
+    n_cells = int(np.clip(Y.shape[0] // _CELL_SIZE, 1, _MAX_CELLS))
+    return Y[np.sort(rng.choice(Y.shape[0], n_cells, replace=False))]
+
+
+def _nearest_rows(Y, centres):
+    """The index of the nearest row of ``centres`` for each row of Y."""
+    half_sq = 0.5 * np.einsum("ij,ij->i", centres, centres)
+    nearest = np.empty(Y.shape[0], dtype=np.int64)
+    for sl in gen_batches(Y.shape[0], 8192):
+        nearest[sl] = np.argmin(half_sq - Y[sl] @ centres.T, axis=1)
+    return nearest
+
+
+def _insertion_order(cells, n_cells, rng):
+    """The order in which the rows enter the graph: a random
+    :data:`_RANDOM_SHARE` of them first, then the rest cell after cell (the cells,
+    and the rows within each, in a random order); below
+    :data:`_CELL_ORDER_MIN_SAMPLES` rows, whose graph is built in well under a
+    second, a random order (the best graph: on 800 and 2,500 points near a 6-D
+    manifold recall 1.0 for ten seeds, against 0.9998-1.0 in cell order).
+
+    Near rows inserted together find their neighbours in cache: MNIST 60,000
+    builds 1.4x faster than in a random order (1.82 s -> 1.30 s, one thread).
+    Cell order alone loses recall (0.986-0.991 over three seeds against
+    0.992-0.993), because the first cells' links stay local; the random rows
+    inserted first lay the long links, and recall is back (0.992, 0.992, 0.992).
+    """
+    n = len(cells)
+    if n < _CELL_ORDER_MIN_SAMPLES:
+        return rng.permutation(n)
+    first = rng.choice(n, int(_RANDOM_SHARE * n), replace=False)
+    rest = np.ones(n, dtype=bool)
+    rest[first] = False
+    rest = np.flatnonzero(rest)
+    cell_rank = rng.permutation(n_cells)
+    by_cell = np.lexsort((rng.permutation(len(rest)), cell_rank[cells[rest]]))
+    return np.concatenate([first, rest[by_cell]])
 
 
 def _principal_axes(X, rng):
