@@ -55,15 +55,16 @@ Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 #: ``method="auto"`` switches to the approximate search from this many reference
 #: points on, for at most APPROXIMATE_MAX_NEIGHBORS neighbours (dense data, the
 #: Euclidean metric). Measured with benchmarks/knn.py on MNIST, 2 shared cores,
-#: BLAS at full speed (docs/benchmarks.md, "Approximate neighbours in a new
-#: process"), seconds exact / approximate (recall): k = 10: 0.58 / 0.39 (0.997)
-#: at 10,000 points, 1.7 / 0.71 (0.996) at 20,000, 12.6 / 1.9 (0.994) at 40,000;
-#: k = 50: 0.77 / 0.44, 2.3 / 0.98, 7.3 / 2.4. A first call in a new process
-#: costs what a warm one does (benchmarks/first_call.py: 60,000 digits, k = 10,
-#: 2.8 s first, 2.5 s warm; exact 15.0 / 13.5 s). At 10,000 points the exact
-#: lists cost 0.2 s more; from 20,000 on the approximate search is 2.4-6.6x
-#: faster at recall >= 0.99.
-APPROXIMATE_MIN_SAMPLES = 20_000
+#: both threads, BLAS at full speed (docs/benchmarks.md, "Spectral embeddings on
+#: the first call"), seconds exact / approximate (recall): k = 10: 0.33 / 0.31
+#: (0.998) at 5,000 points, 0.88 / 0.56 (0.997) at 10,000, 2.70 / 0.95 (0.996) at
+#: 20,000, 9.93 / 1.85 (0.994) at 40,000; k = 50: 0.57 / 0.42, 1.21 / 0.83,
+#: 3.55 / 1.47, 11.8 / 3.21. A first call in a new process adds about 0.5 s to
+#: either (loading usearch or numba's cached code; benchmarks/first_call.py: 60,000
+#: digits, k = 10, approximate 3.3 s first, 2.9 s warm). At 5,000 points the two
+#: cost the same and the exact lists win; from 10,000 on the approximate search
+#: is 1.5-5.4x faster at recall >= 0.99.
+APPROXIMATE_MIN_SAMPLES = 10_000
 #: Above this many neighbours ``method="auto"`` stays exact: k = 50 is the
 #: largest k whose recall was measured >= 0.99 (with k + 100 candidates).
 APPROXIMATE_MAX_NEIGHBORS = 50
