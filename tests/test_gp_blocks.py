@@ -387,6 +387,25 @@ def test_a_block_fit_is_the_same_bits_on_one_and_two_threads(circles):
     np.testing.assert_array_equal(one.objective_, two.objective_)
 
 
+def test_a_default_block_fit_does_not_depend_on_the_blas_threads():
+    # n_jobs=None leaves BLAS's thread count to the user (an environment variable
+    # of a subprocess, threadpoolctl). Some BLAS builds split a product's sums by
+    # thread (numpy 1.25's OpenBLAS, `make test-min`: these blocks of 50 moved by
+    # 9e-16 from one BLAS thread to two), so the block step keeps BLAS on one.
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(1)
+    angle = rng.uniform(0, 2 * np.pi, 1000)
+    X = np.c_[np.cos(angle), np.sin(angle)] + 0.02 * rng.normal(size=(1000, 2))
+    fits = []
+    for blas_threads in (1, 2):
+        with threadpool_limits(limits=blas_threads, user_api="blas"):
+            fits.append(GPLandmarks(n_landmarks=60, n_steps=150, random_state=0).fit(X))
+    assert fits[0].block_size_ == 50
+    np.testing.assert_array_equal(fits[0].landmarks_, fits[1].landmarks_)
+    np.testing.assert_array_equal(fits[0].objective_, fits[1].objective_)
+
+
 def test_blocks_with_auto_steps_stop_and_with_a_checkpoint_report_each_block(circles):
     calls = []
     gp = GPLandmarks(n_landmarks=6, n_steps="auto", batch_size=100, block_size=3,

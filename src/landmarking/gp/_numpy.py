@@ -281,12 +281,16 @@ class _NumpyFit:
         k, t0, order = self.landmark
         span = _Preceding(self.chunks, self.gram_factors, k)
         if np.ndim(t0) == 2:
-            # The block step runs on numba's threads and calls no BLAS.
+            # The block step runs on numba's threads; its few small BLAS and LAPACK
+            # calls run on one thread, because some BLAS builds split a product's
+            # sums by thread (numpy 1.25's OpenBLAS: blocks of 50 on 1,000 points
+            # moved by 9e-16 from one BLAS thread to two), and the landmarks must
+            # not depend on the thread count.
             if self.block_step is None:
                 self.block_step = BlockStep()
             settings = dict(self.settings)
             rule = (objective._Convergence(len(order)) if settings.pop("auto") else None)
-            with thread_limits(self.n_jobs):
+            with thread_limits(self.n_jobs), self.blas.limit(limits=1, user_api="blas"):
                 return optimise_block(t0, span, self.eta, order, step=self.block_step,
                                       max_step=objective.MAX_STEP_WIDTHS * np.sqrt(self.eta),
                                       rule=rule, step_bar=step_bar, **settings)
