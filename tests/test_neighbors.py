@@ -106,24 +106,31 @@ def test_approximate_recall_and_seed(n_features, dtype):
     # 200 features: searched on the principal axes, re-ranked exactly; 20: searched
     # as they are. Measured recall 1.0 on each (floor 0.98).
     X = _manifold(2500, n_features, seed=2).astype(dtype)
-    exact_d, exact = nearest_neighbors(X, 10)
-    dist, approx = nearest_neighbors(X, 10, method="approximate", random_state=0)
-    assert _recall(approx, exact) >= 0.98
+    dist, approx = _check_approximate_lists(X, floor=0.98, n_queries=100)
     assert approx.dtype == np.int64 and dist.dtype == np.float64
     assert not np.any(approx == np.arange(2500)[:, None])
     assert np.all(np.diff(dist, axis=1) >= 0)
-    # Every distance is the exact one of the pair it names (the float64 re-rank).
+
+
+def _check_approximate_lists(X, floor, n_queries):
+    """The approximate 10-NN graph of X and 5-NN queries of its first rows moved a
+    little, each with recall >= ``floor`` against the exact lists; every distance
+    the exact one of the pair it names (the float64 re-rank); the same lists for
+    the same seed, run after run and on any thread count. Returns the graph."""
+    exact_d, exact = nearest_neighbors(X, 10)
+    dist, approx = nearest_neighbors(X, 10, method="approximate", random_state=0)
+    assert _recall(approx, exact) >= floor
     want = np.sqrt(((X[:, None, :].astype(np.float64) - X[approx]) ** 2).sum(-1))
     np.testing.assert_allclose(dist, want, rtol=1e-12)
-    # The same seed gives the same lists, run after run and on any thread count.
     for n_jobs in (None, 1, 2):
         again = nearest_neighbors(X, 10, method="approximate", random_state=0, n_jobs=n_jobs)
         np.testing.assert_array_equal(again[1], approx)
         np.testing.assert_array_equal(again[0], dist)
-    Q = X[:100] + 0.01
+    Q = X[:n_queries] + 0.01
     _, q_idx = query_neighbors(X, Q, 5, method="approximate", random_state=0)
     _, q_exact = query_neighbors(X, Q, 5)
-    assert _recall(q_idx, q_exact) >= 0.98
+    assert _recall(q_idx, q_exact) >= floor
+    return dist, approx
 
 
 def test_approximate_on_isotropic_data_searches_every_dimension():
@@ -547,16 +554,4 @@ def test_large_sets_are_built_and_searched_in_cell_order():
     order = nb._insertion_order(cells, len(index.cell_centres_), np.random.RandomState(0))
     later = cells[order[int(nb._RANDOM_SHARE * n):]]
     assert np.count_nonzero(np.diff(later)) == len(index.cell_centres_) - 1  # cell by cell
-    exact_d, exact = nearest_neighbors(X, 10)
-    dist, approx = nearest_neighbors(X, 10, method="approximate", random_state=0)
-    assert _recall(approx, exact) >= 0.99
-    want = np.sqrt(((X[:, None, :].astype(np.float64) - X[approx]) ** 2).sum(-1))
-    np.testing.assert_allclose(dist, want, rtol=1e-12)
-    for n_jobs in (1, 2):
-        again = nearest_neighbors(X, 10, method="approximate", random_state=0, n_jobs=n_jobs)
-        np.testing.assert_array_equal(again[1], approx)
-        np.testing.assert_array_equal(again[0], dist)
-    Q = X[:500] + 0.01
-    _, q_idx = query_neighbors(X, Q, 5, method="approximate", random_state=0)
-    _, q_exact = query_neighbors(X, Q, 5)
-    assert _recall(q_idx, q_exact) >= 0.99
+    _check_approximate_lists(X, floor=0.99, n_queries=500)
