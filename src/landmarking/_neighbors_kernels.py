@@ -115,23 +115,15 @@ def _sq_distance(Q, i, X, c):
 # order of the additions is fixed by the compiled code, so equal rows still
 # give bit-equal distances and ties stay ties.
 @numba.njit(parallel=True, cache=True, fastmath={"reassoc"})
-def candidate_sq_distances(Q, X, cand, rows):
+def candidate_sq_distances(Q, X, cand):
     """Squared distances |q_i - x_cand[i, j]|^2 in float64 from the differences
     (no cancellation, unlike the |q|^2 - 2 q.x + |x|^2 of the shortlist); a
     loop avoids gathering a (b, m, n_features) array. float32 rows are read as
     they are (half the memory traffic of a float64 copy) and subtracted in
-    float64, so either dtype gives the distances of the float64 values.
-
-    The query rows are visited in the order ``rows`` (a permutation of
-    ``range(b)``; each thread takes a contiguous run of it): an order that puts
-    near points together reads their shared candidates from cache (MNIST 60,000,
-    60 candidates a point: 0.99 s in index order, 0.6 s in the approximate
-    search's cell order).
-    """
+    float64, so either dtype gives the distances of the float64 values."""
     b, m = cand.shape
     out = np.empty((b, m))
-    for p in numba.prange(b):
-        i = rows[p]
+    for i in numba.prange(b):
         for j in range(m):
             out[i, j] = _sq_distance(Q, i, X, cand[i, j])
     return out
@@ -141,9 +133,14 @@ def candidate_sq_distances(Q, X, cand, rows):
 def nearest_candidates(Q, X, cand, rows, out_sq, out_idx):
     """The k = ``out_sq.shape[1]`` nearest of each query row's candidates: their
     squared distances (computed as :func:`candidate_sq_distances` does) and
-    indices, sorted by distance, ties by the smaller index; rows visited in the
-    order ``rows``. Written into ``out_sq`` and ``out_idx`` (float64 and int64,
-    (b, k)); a row needs at least k candidates.
+    indices, sorted by distance, ties by the smaller index. Written into ``out_sq``
+    and ``out_idx`` (float64 and int64, (b, k)); a row needs at least k candidates.
+
+    The query rows are visited in the order ``rows`` (a permutation of
+    ``range(b)``; each thread takes a contiguous run of it): an order that puts
+    near points together reads their shared candidates from cache (MNIST 60,000,
+    60 candidates a point: 0.99 s in index order, 0.5 s in the approximate
+    search's cell order).
 
     One pass keeps the k best so far in order (an insertion that most
     candidates fail at its first comparison), so no (b, m) array of distances

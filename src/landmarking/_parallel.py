@@ -48,22 +48,22 @@ class NJobs:
         return check_n_jobs(value)
 
 
-def _context_n_jobs():
-    """The ``n_jobs`` of an enclosing ``joblib.parallel_config``, or None."""
-    return get_active_backend()[1]
+def _asked_n_jobs(n_jobs):
+    """The checked ``n_jobs``, or for None that of an enclosing
+    ``joblib.parallel_config`` (None when there is none)."""
+    n_jobs = check_n_jobs(n_jobs)
+    return get_active_backend()[1] if n_jobs is None else n_jobs
 
 
 def resolve_n_jobs(n_jobs):
     """The number of threads ``n_jobs`` stands for, at least 1 (None: the joblib
     context's, else numba's current thread count)."""
-    n_jobs = check_n_jobs(n_jobs)
-    if n_jobs is None:
-        n_jobs = _context_n_jobs()
-        if n_jobs is None:
-            import numba
+    asked = _asked_n_jobs(n_jobs)
+    if asked is None:
+        import numba
 
-            return numba.get_num_threads()
-    return max(1, int(effective_n_jobs(n_jobs)))
+        return numba.get_num_threads()
+    return max(1, int(effective_n_jobs(asked)))
 
 
 @contextmanager
@@ -76,10 +76,11 @@ def thread_limits(n_jobs):
     """
     import numba
 
-    n_threads = resolve_n_jobs(n_jobs)
-    if check_n_jobs(n_jobs) is None and _context_n_jobs() is None:
-        yield n_threads
+    asked = _asked_n_jobs(n_jobs)
+    if asked is None:
+        yield numba.get_num_threads()
         return
+    n_threads = max(1, int(effective_n_jobs(asked)))
     previous = numba.get_num_threads()
     numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     try:
