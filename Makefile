@@ -19,18 +19,28 @@ STAMP_MIN := $(VENV_MIN)/.installed
 
 .PHONY: install demo test lint test-min bench clean docs docs-check
 
+# The compiled kernels: every .pyx under src/ is one extension module (setup.py). An
+# edited kernel is rebuilt in place (pip's editable build, without re-installing the
+# dependencies); Cython comes from the build requirements of pyproject.toml.
+KERNELS := $(shell find src -name '*.pyx') setup.py
+CYTHON := "Cython>=3.1"
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 # The numba cache is filled once here, so that no first call waits for the compiler.
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet "$(TORCH)" $(CYTHON) "setuptools>=77"
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	$(PY) -m landmarking._warmup
 	touch $(STAMP)
 
-install: $(STAMP)
+$(VENV)/.kernels: $(STAMP) $(KERNELS)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+install: $(STAMP) $(VENV)/.kernels
 
 demo: install
 	$(VENV)/bin/landmarking demo
@@ -62,11 +72,16 @@ $(STAMP_MIN): pyproject.toml tools/min_requirements.py Makefile
 	$(PY_MIN) -m pip install --quiet "$(TORCH)"
 	$(PY_MIN) tools/min_requirements.py --extras $(EXTRAS) > $(VENV_MIN)/requirements-min.txt
 	$(PY_MIN) -m pip install --quiet --only-binary=:all: -r $(VENV_MIN)/requirements-min.txt
-	$(PY_MIN) -m pip install --quiet --no-deps -e .
+	$(PY_MIN) -m pip install --quiet $(CYTHON) "setuptools>=77"
+	$(PY_MIN) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY_MIN) -m pip check
 	touch $(STAMP_MIN)
 
-test-min: $(STAMP_MIN)
+$(VENV_MIN)/.kernels: $(STAMP_MIN) $(KERNELS)
+	$(PY_MIN) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+test-min: $(STAMP_MIN) $(VENV_MIN)/.kernels
 	@echo "Installed at the declared floors:"
 	@$(PY_MIN) -m pip freeze --exclude-editable \
 	  | grep -iE "^($$(sed -E 's/[^A-Za-z0-9_.-].*//' $(VENV_MIN)/requirements-min.txt | paste -sd'|'))=="
@@ -96,3 +111,4 @@ docs-check: docs
 
 clean:
 	rm -rf $(VENV) $(VENV_MIN) build *.egg-info src/*.egg-info docs/_build
+	find src \( -name "*.so" -o -name "*.c" \) -delete

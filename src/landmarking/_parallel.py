@@ -9,16 +9,66 @@ A number caps both pools: ``1`` one thread, ``-1`` all cores, ``-2`` all but one
 the duration of a ``with`` block and restores both afterwards, so nothing leaks into
 the user's session. Results never depend on the thread count beyond round-off
 (bit for bit where a method says so).
+
+The kernels compiled ahead of time (Cython, ``*.pyx``) run their parts on a pool of
+Python threads, each part in compiled code that releases the GIL
+(:func:`run_parts`); :func:`kernel_threads` is their thread count: the one
+:func:`thread_limits` set for the enclosing call, else every core this process may
+use (OpenMP's default, which scikit-learn's compiled code follows).
 """
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from contextvars import ContextVar
 from numbers import Integral
 
 from joblib import effective_n_jobs
 from joblib.parallel import get_active_backend
 from threadpoolctl import threadpool_limits
 
-__all__ = ["check_n_jobs", "NJobs", "resolve_n_jobs", "thread_limits"]
+__all__ = ["check_n_jobs", "NJobs", "resolve_n_jobs", "thread_limits", "kernel_threads",
+           "run_parts"]
+
+#: The thread count of the compiled kernels inside a :func:`thread_limits` block
+#: (None outside one: every usable core). A context variable, so that two threads
+#: of the user's, each in its own call, do not see each other's count.
+_KERNEL_THREADS: ContextVar[int | None] = ContextVar("landmarking_kernel_threads",
+                                                     default=None)
+
+
+def usable_cores():
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return max(1, os.cpu_count() or 1)
+
+
+def kernel_threads():
+    """Threads for the compiled kernels now: those of the enclosing
+    :func:`thread_limits`, else :func:`usable_cores`."""
+    threads = _KERNEL_THREADS.get()
+    return usable_cores() if threads is None else threads
+
+
+def run_parts(func, parts, n_threads):
+    """``func(part)`` for every part, on up to ``n_threads`` threads.
+
+    Each part must write only its own memory; ``func`` runs compiled code that
+    releases the GIL, so the threads run at once. Parts are given out in order;
+    a result never depends on which thread ran a part.
+    """
+    parts = list(parts)
+    n_threads = max(1, min(int(n_threads), len(parts)))
+    if n_threads == 1:
+        for part in parts:
+            func(part)
+        return
+    with ThreadPoolExecutor(max_workers=n_threads,
+                            thread_name_prefix="landmarking-kernel") as pool:
+        for future in [pool.submit(func, part) for part in parts]:
+            future.result()
 
 
 def check_n_jobs(n_jobs):
@@ -83,8 +133,10 @@ def thread_limits(n_jobs):
     n_threads = max(1, int(effective_n_jobs(asked)))
     previous = numba.get_num_threads()
     numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    token = _KERNEL_THREADS.set(n_threads)
     try:
         with threadpool_limits(limits=n_threads, user_api="blas"):
             yield n_threads
     finally:
+        _KERNEL_THREADS.reset(token)
         numba.set_num_threads(previous)

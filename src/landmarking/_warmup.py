@@ -67,13 +67,6 @@ def _steps():
             GPLandmarks(n_landmarks=4, n_steps=5, batch_size=50, block_size=2,
                         random_state=0).fit(data)
 
-    def column_moments():
-        # The compiled column moments of large data (kernel widths, GP starts).
-        from .kernels import compiled_column_moments
-
-        for data in (X, X32):
-            compiled_column_moments(data)
-
     def neighbours():
         # Small tiles, so that a set searched against itself pushes transposed tiles
         # too (push_columns): every kernel of the exact search compiles.
@@ -101,7 +94,6 @@ def _steps():
     return [("exact neighbours (tiles)", neighbours),
             ("approximate neighbours (re-rank)", approximate_neighbours),
             ("affinity passes (large graphs)", affinity_passes),
-            ("column moments (large data)", column_moments),
             ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
             ("GPLandmarks", gp)]
 
