@@ -1,30 +1,28 @@
 """GP landmarks in blocks: the joint objective, its gradient, the block step."""
 
-import numba
 import numpy as np
 import pytest
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
-from landmarking.gp._block_kernels import SPACE_CODES, block_work, compiled_block_visit
-from landmarking.gp._numpy import _numpy_step
+from landmarking.gp._kernels import SPACE_CODES, step_work, visit_steps
 from landmarking.gp.batches import (
     _batch_order,
     _batches,
     _BatchGram,
     _Chunks,
-    _kernel_columns,
     _Preceding,
+    kernel_columns,
 )
 from landmarking.gp.blocks import (
-    BlockStep,
+    CompiledSteps,
     block_objective_and_gradient,
     block_step_numpy,
     greedy_order,
     move_block,
     optimise_block,
 )
-from landmarking.gp.objective import RIDGE, _CholeskyFactor
+from landmarking.gp.objective import MIN_RELATIVE_F, RIDGE, _CholeskyFactor
 
 
 def _data(n=300, d=5, seed=0, dtype=np.float64):
@@ -41,7 +39,7 @@ def _layout(X, earlier, eta, batch_size):
     perm = np.arange(n, dtype=np.int64)
     bounds = _batches(n, batch_size).astype(np.int64)
     k = len(earlier)
-    Phi = np.ascontiguousarray(_kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
+    Phi = np.ascontiguousarray(kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
         (n, 1), dtype=X.dtype)
     Ls = np.zeros((len(bounds) - 1, max(k, 1), max(k, 1)))
     factors = []
@@ -112,14 +110,27 @@ def test_joint_objective_is_the_sum_of_sequential_log_variances_in_any_order():
     assert J == pytest.approx(total, rel=1e-6)
 
 
-def test_block_of_one_is_todays_step():
+def _sequential_step(XB, xsq_B, Phi_B, factor, t, eta):
+    """The paper's step for one landmark, as the sequential fit computed it before it
+    became the block step with B = 1: (sum_i phi_i u_i x_i, f = phi^T M phi,
+    phi^T phi, nearest squared distance), phi relative to the batch's nearest point."""
+    d2 = np.maximum(xsq_B - 2 * XB @ t + t @ t, 0)
+    nearest = d2.min()
+    phi = np.exp(-(d2 - nearest) / eta)
+    u = phi - Phi_B @ factor.solve(Phi_B.T @ phi)
+    weights = phi * u
+    return weights @ XB, weights.sum(), phi @ phi, nearest
+
+
+def test_block_of_one_is_the_sequential_step():
     X = _data(200, 6)
     eta = 6.0
     earlier = X[[3, 50, 120]] + 0.05
     xsq, perm, bounds, Phi, Ls, factors = _layout(X, earlier, eta, 100)
     t = X[7] + 0.3
     rows = np.arange(100)
-    weighted, f, phi_sq, nearest = _numpy_step(X, xsq, rows, Phi, factors[0], t, eta)
+    weighted, f, phi_sq, nearest = _sequential_step(X[rows], xsq[rows], Phi[rows, :3],
+                                                    factors[0], t, eta)
     S, f_b, phi_sq_b, nearest_b, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :3],
                                                            factors[0].L[:3, :3], t[None], eta)
     assert active[0]
@@ -183,38 +194,33 @@ def test_compiled_block_visit_matches_the_numpy_reference(dtype, space, B):
                                 0.51, max_step, space)
     T = T0.copy()
     sums = np.empty((len(batches), B, 3))
-    visit = compiled_block_visit(np.dtype(dtype))
-    visit(X, xsq, perm, perm, bounds, batches, Phi, k, Ls, T, eta, 1, 10.0, 0.51, max_step,
-          SPACE_CODES[space], block_work(B, int(np.diff(bounds).max()), X.shape[1], k, X.dtype),
-          sums)
-    # Measured over these 18 cases: 2.0e-14 (float64), 8.1e-6 (float32), relative.
+    visit_steps(X, xsq, perm, perm, bounds, batches, Phi, k, Ls, T, eta, 1, 10.0, 0.51, max_step,
+                SPACE_CODES[space], MIN_RELATIVE_F,
+                step_work(B, int(np.diff(bounds).max()), X.shape[1], k, X.dtype), sums)
+    # Measured over these 18 cases: 3.8e-15 (float64), 7.3e-7 (float32), relative.
     tol = 1e-12 if dtype == np.float64 else 1e-4
     np.testing.assert_allclose(T, expected, rtol=tol, atol=tol)
 
 
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread only")
-def test_compiled_block_visit_is_the_same_bits_on_one_and_two_threads():
+def test_compiled_block_visit_is_the_same_bits_on_one_two_and_three_threads():
     X = _data(2000, 40, seed=4, dtype=np.float32)
     eta = float(np.var(X, axis=0).sum()) / 4
     earlier = X[[5, 500, 1500]].astype(np.float64)
     xsq, perm, bounds, Phi, Ls, _ = _layout(X, earlier, eta, 500)
     batches = np.array([0, 2, 1, 3, 0, 1, 2, 3] * 3, dtype=np.int64)
     T0 = X[[10, 700, 1300, 1900, 33]].astype(np.float64) + 0.1
-    visit = compiled_block_visit(X.dtype)
     results = []
-    before = numba.get_num_threads()
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
-            T = T0.copy()
-            sums = np.empty((len(batches), 5, 3))
-            visit(X, xsq, perm, perm, bounds, batches, Phi, 3, Ls, T, eta, 1, 10.0, 0.51,
-                  3.0 * np.sqrt(eta), 0, block_work(5, 500, 40, 3, X.dtype), sums)
-            results.append((T, sums))
-    finally:
-        numba.set_num_threads(before)
-    np.testing.assert_array_equal(results[0][0], results[1][0])
-    np.testing.assert_array_equal(results[0][1], results[1][1])
+    for threads in (1, 2, 3):
+        T = T0.copy()
+        sums = np.empty((len(batches), 5, 3))
+        visit_steps(X, xsq, perm, perm, bounds, batches, Phi, 3, Ls, T, eta, 1, 10.0, 0.51,
+                    3.0 * np.sqrt(eta), 0, MIN_RELATIVE_F, step_work(5, 500, 40, 3, X.dtype),
+                    sums, threads)
+        results.append((T, sums))
+    assert np.abs(results[0][0] - T0).max() > 0.01
+    for T, sums in results[1:]:
+        np.testing.assert_array_equal(T, results[0][0])
+        np.testing.assert_array_equal(sums, results[0][1])
 
 
 def test_greedy_order_picks_the_largest_conditional_variance_first():
@@ -262,7 +268,8 @@ def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
     earlier = X[[0, 300]] + 0.01
     T0 = X[[10, 200, 400, 500]] + 0.1
     results = []
-    for data, step in ((X, BlockStep()), (X, None), (sparse.csr_matrix(X), BlockStep())):
+    for data, step in ((X, CompiledSteps()), (X, None), (sparse.csr_matrix(X), CompiledSteps()),
+                       (X, CompiledSteps(n_threads=2))):
         chunks, span = _block_fit_state(data, earlier, eta, 50, chunk_size=chunk_size)
         order = _batch_order(np.random.default_rng([0, 2]), chunks.batches_per_chunk, 60)
         chunks.plan(order)
@@ -274,6 +281,7 @@ def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
     # Measured: 8.0e-15 (compiled against NumPy steps), 6.2e-15 (CSR), absolute.
     np.testing.assert_allclose(results[0], results[1], rtol=0, atol=5e-13)
     np.testing.assert_allclose(results[2], results[1], rtol=0, atol=5e-13)
+    np.testing.assert_array_equal(results[3], results[0])
     assert np.abs(results[0] - T0).max() > 0.01
 
 
@@ -379,7 +387,6 @@ def test_bad_block_size_words_get_clear_errors(circles):
         _fit(circles, block_size="fast")
 
 
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread only")
 def test_a_block_fit_is_the_same_bits_on_one_and_two_threads(circles):
     one = _fit(circles.astype(np.float32), block_size=3, n_jobs=1)
     two = _fit(circles.astype(np.float32), block_size=3, n_jobs=2)

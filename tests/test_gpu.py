@@ -462,7 +462,7 @@ def test_out_of_device_memory_names_the_parameter_to_lower(monkeypatch):
     def exhausted(self):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(_gp_torch._DeviceFit, "step", exhausted)
+    monkeypatch.setattr(_gp_torch._BlockSteps, "step", exhausted)
     gp = GPLandmarks(n_landmarks=2, n_steps=20, batch_size=50, device=TORCH_CPU)
     with pytest.raises(MemoryError, match="out of memory on cpu.*batch_size.*device='cpu'"):
         gp.fit(_roll(200))

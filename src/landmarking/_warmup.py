@@ -56,17 +56,6 @@ def _steps():
             ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=3, preprocess="pca",
                               move_rule=rule, random_state=0).fit(X)
 
-    def gp():
-        from .gp.estimator import GPLandmarks
-
-        for data in (X, X32):
-            # refine=1 takes steps one at a time (the other compiled kernel)
-            GPLandmarks(n_landmarks=3, n_steps=5, batch_size=50, refine=1,
-                        random_state=0).fit(data)
-            # blocks, the default from 50 landmarks: the block step's kernels
-            GPLandmarks(n_landmarks=4, n_steps=5, batch_size=50, block_size=2,
-                        random_state=0).fit(data)
-
     def neighbours():
         # Small tiles, so that a set searched against itself pushes transposed tiles
         # too (push_columns): every kernel of the exact search compiles.
@@ -94,8 +83,7 @@ def _steps():
     return [("exact neighbours (tiles)", neighbours),
             ("approximate neighbours (re-rank)", approximate_neighbours),
             ("affinity passes (large graphs)", affinity_passes),
-            ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
-            ("GPLandmarks", gp)]
+            ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting)]
 
 
 def warm_up(verbose=True):

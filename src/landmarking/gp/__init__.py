@@ -6,9 +6,10 @@ Where each part lives (imports run downward, in this order):
   and its gradient, the step schedule, the move of a step and the stopping rule;
 - :mod:`.batches`: the minibatch layout (chunks, batches, the order of batches)
   and the host's kernel tables and batch factors;
-- :mod:`._kernels`: the compiled (numba) steps of the NumPy backend;
-- :mod:`.blocks` and :mod:`._block_kernels`: blocks of landmarks learned together
-  (``block_size``): the joint objective, its step (NumPy and compiled) and the
+- :mod:`._kernels`: the compiled step of the NumPy backend (Cython, compiled ahead
+  of time), for a block of B >= 1 landmarks: the sequential fit is B = 1;
+- :mod:`.blocks`: blocks of landmarks learned together (``block_size``): the joint
+  objective, its NumPy reference step, the one host driver of the steps and the
   greedy order;
 - :mod:`._numpy` and :mod:`._torch`: the two backends (the torch one is the only
   GP module that uses torch);

@@ -1,7 +1,7 @@
 """The backend binding of GP landmarking: where the steps run, chosen once.
 
 :func:`gp_backend` resolves the ``device`` parameter and returns the backend:
-the NumPy one (:mod:`._numpy`, the steps on the host with numba kernels) or the
+the NumPy one (:mod:`._numpy`, the steps on the host, compiled) or the
 torch one (:mod:`._torch`, the steps on a torch device). Both offer the same
 small interface, used by :func:`.learn.learn_gp_landmarks`, for the sequential
 steps and for blocks of landmarks alike (``block_size > 1``, :mod:`.blocks`; on

@@ -26,6 +26,7 @@ from scipy import sparse
 
 from .._blocks import is_in_memory, reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
+from .._parallel import kernel_threads
 from ..kernels import squared_distances
 from .objective import RIDGE, _CholeskyFactor
 
@@ -104,10 +105,9 @@ class _Preceding:
 
 
 def _visit_arrays(span, c, batches, chunk, visit_length):
-    """What a compiled visit of chunk c reads (:meth:`._numpy._CompiledStep.steps`,
-    :meth:`.blocks.BlockStep.steps`): (Xc, xsq, perm, positions, bounds, table, k,
-    Ls, in_order), or None where a compiled visit does not apply (CSR chunks,
-    factors not kept).
+    """What a compiled visit of chunk c reads (:meth:`.blocks.CompiledSteps.steps`):
+    (Xc, xsq, perm, positions, bounds, table, k, Ls, in_order), or None where a
+    compiled visit does not apply (CSR chunks, factors not kept).
 
     ``chunk`` is ``span.visit(c)``; ``visit_length`` the number of steps of the
     whole visit, which decides whether the chunk is read in its permutation's
@@ -128,6 +128,8 @@ def _visit_arrays(span, c, batches, chunk, visit_length):
     # The kept table's first k columns are not C-ordered; the kernel reads them
     # from the whole C-ordered table.
     table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
+    if table.shape[1] == 0:
+        table = np.zeros((table.shape[0], 1), dtype=table.dtype)
     return (Xc, xsq_c, perm, positions, chunks.batch_bounds[c], table, Phi_c.shape[1], Ls,
             ordered is not None)
 
@@ -170,34 +172,43 @@ def _batch_order(rng, batches_per_chunk, n_steps):
     return order[:n_steps]
 
 
-def _kernel_columns(block, landmarks, eta, xsq=None):
-    """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
+def kernel_columns(block, landmarks, eta, xsq=None):
+    """Kernel values (n_b, k) of landmarks on a block: one block of Phi, in the
+    block's dtype.
 
-    One landmark at a time: a matrix-vector product rounds differently from a
-    matrix product, so computing columns singly makes every column the same bits
-    however many are computed together (a continued run, a kept or recomputed table).
-    ``xsq``, the block's squared row norms (:func:`_row_norms`, the same bits
-    ``squared_distances`` computes), saves a pass over the block.
+    Every column of a fit comes from here, so that a column has the same bits
+    whether this run or the run it continues computed it, with the table kept or
+    recomputed. A dense block: the compiled :func:`._kernels.kernel_columns` (each
+    row read once for all k landmarks, each value computed alone: the same bits
+    however many are computed together, and on any number of threads). A CSR
+    block: one landmark at a time with scipy's sparse product. ``xsq``, the
+    block's squared row norms (:func:`_row_norms`), saves a pass over the block.
     """
     if xsq is None:
         xsq = _row_norms(block)
+    landmarks = np.asarray(landmarks, dtype=np.float64).reshape(-1, block.shape[1])
     columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
-    for j, t in enumerate(landmarks.astype(block.dtype)):
-        d2 = squared_distances(block, t[None, :], X_sq_norms=xsq)
-        d2 *= -1.0 / eta
-        columns[:, j] = np.exp(d2, out=d2)[:, 0]
-    return columns
+    if sparse.issparse(block):
+        for j, t in enumerate(landmarks.astype(block.dtype)):
+            d2 = squared_distances(block, t[None, :], X_sq_norms=xsq)
+            d2 *= -1.0 / eta
+            columns[:, j] = np.exp(d2, out=d2)[:, 0]
+        return columns
+    from ._kernels import kernel_columns as compiled_columns
+
+    return compiled_columns(np.ascontiguousarray(block), np.asarray(xsq, dtype=block.dtype),
+                            landmarks, float(eta), columns, kernel_threads())
 
 
 def _kernel_gram(block, landmarks, eta):
     """Phi_b^T Phi_b (k, k), float64, of one block."""
-    columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
+    columns = kernel_columns(block, landmarks, eta).astype(np.float64)
     return columns.T @ columns
 
 
 def _candidate_cross(block, landmarks, t, eta):
     """Phi_b^T phi_t (k,) and phi_t^T phi_t of one block, as one (k + 1,) vector."""
-    columns = _kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
+    columns = kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
     return columns.T @ columns[:, -1]
 
 
@@ -223,16 +234,13 @@ class _Chunks:
     the next chunk of a planned visit order is read by a background thread while
     the steps run on the current one.
 
-    ``columns(Xc, landmarks, eta, xsq)`` computes the kernel columns of a chunk
-    (:func:`_kernel_columns` unless given): every column of a fit comes from the
-    one function, so that a column has the same bits whether this run or the run
-    it continues computed it.
+    Every kernel column comes from :func:`kernel_columns`.
     """
 
     def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes,
-                 permutations=None, in_batch_order=False, columns=None):
+                 permutations=None, in_batch_order=False):
         self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
-        self.columns = _kernel_columns if columns is None else columns
+        self.columns = kernel_columns
         # The fit's sample smaller than the data is held in batch order (its
         # permutation is the identity): read in order at every visit, never copied.
         self.in_batch_order = in_batch_order
@@ -420,7 +428,7 @@ class _Chunks:
         total, columns = np.zeros(k + 1), []
         for c in range(len(self.bounds) - 1):
             Xc, _, Phi = self.visit(c, k)
-            column = _kernel_columns(Xc, t, self.eta)[:, 0]
+            column = kernel_columns(Xc, t, self.eta)[:, 0]
             wide = column.astype(np.float64)
             total[:k] += Phi.T.astype(np.float64) @ wide[self.permutations[c]]
             total[k] += wide @ wide
@@ -490,8 +498,16 @@ class _Others:
         return factor
 
     def batch_factors(self, c, batches, Phi_c):
-        """None: the refinement's factors are not held in one array, so its steps
-        run one at a time."""
-        return None
+        """The factors (n_batches_c, K - 1, K - 1) of chunk c's batches in ``batches``
+        (the others zero) in one array, for a compiled visit; None where the batches'
+        Gram matrices are not kept (the steps then run one at a time)."""
+        if not self.grams.keep:
+            return None
+        k = self.n_landmarks - 1
+        Ls = np.zeros((self.chunks.batches_per_chunk[c], max(k, 1), max(k, 1)))
+        for j in set(batches):
+            factor = self.factor(c, j, Phi_c, self.chunks.batch_positions(c, j))
+            Ls[j, :k, :k] = factor.L[:k, :k]
+        return Ls
 
 

@@ -71,21 +71,20 @@ of ``landmarks_`` is a landmark set in the sense of the sequential fit.
 Implementations
 ---------------
 :func:`block_step_numpy` is the plain NumPy reference (and the step for CSR
-chunks, and where the batch factors are not kept). :class:`BlockStep` runs all
-the steps of a block on one chunk visit in one compiled call
-(:mod:`._block_kernels`): the distances as one (b x d) by (d x B) product, the
-kernel values, the projection out of the earlier span with the batch's Cholesky
-factor, G and its factor, W, and ``X_b^T W``, then the B moves, on numba's
-threads with sums whose order does not depend on the thread count.
-:func:`optimise_block` runs a block's steps over the batches of a fit, as
-``_numpy._optimise_landmark`` does for one landmark.
+chunks, and where the batch factors are not kept). :class:`CompiledSteps` runs all
+the steps of a block on one chunk visit in one compiled call (:mod:`._kernels`,
+Cython): the distances of the batch to the B landmarks, the kernel values, the
+projection out of the earlier span with the batch's Cholesky factor, G and its
+factor, W, and ``X_b^T W``, then the B moves, on ``n_jobs`` threads with sums
+whose order does not depend on the thread count. :func:`optimise_block` runs a
+block's steps over the batches of a fit: the one host driver of the steps, for one
+landmark (B = 1, the sequential fit) as for a block.
 """
 
 import numpy as np
-from scipy import sparse
 
 from .._typing import ArrayLike, NDArray
-from .batches import _kernel_columns, _visit_arrays, _visit_pieces
+from .batches import _visit_arrays, _visit_pieces
 from .objective import (
     AUTO_WINDOW,
     MIN_RELATIVE_F,
@@ -240,22 +239,6 @@ def move_block(T, S, active, fraction, max_step, nearest, space):
     return T
 
 
-def kernel_columns_in_blocks(Xc, landmarks, eta, xsq):
-    """The kernel columns (n_c, k) of landmarks on a chunk, for the tables of a fit
-    in blocks: on a dense chunk all k at once with the compiled
-    :func:`._block_kernels.kernel_columns_together` (one read of the chunk; each
-    value is computed alone, so a column has the same bits however many are
-    computed with it), on a CSR chunk one at a time (:func:`._kernel_columns`)."""
-    if sparse.issparse(Xc):
-        return _kernel_columns(Xc, landmarks, eta, xsq)
-    from ._block_kernels import kernel_columns_together
-
-    out = np.empty((Xc.shape[0], len(landmarks)), dtype=Xc.dtype)
-    kernel_columns_together(np.ascontiguousarray(Xc), xsq, np.asarray(landmarks, np.float64),
-                            eta, out)
-    return out
-
-
 def extended_gram(previous, cross):
     """Phi^T Phi over all rows for landmarks 0..end-1, from the (k x k) Gram matrix
     of the first k and the (end x (end - k)) cross products of all with the block
@@ -311,50 +294,55 @@ def greedy_order(gram: ArrayLike, k: int,
     return np.asarray(order, dtype=np.int64), np.asarray(f)
 
 
-class BlockStep:
-    """The steps of a block on a chunk visit in one compiled call
-    (:func:`block_visit_steps`) for dense chunks whose batch factors are kept;
-    :meth:`steps` returns None where that does not apply (CSR chunks, factors not
-    kept) and the caller steps one batch at a time (:func:`block_steps_one_at_a_time`).
+class CompiledSteps:
+    """The steps of a block (of one landmark too) on a chunk visit in one compiled
+    call (:func:`._kernels.visit_steps`) for dense chunks whose batch factors are
+    kept; :meth:`steps` returns None where that does not apply (CSR chunks, factors
+    not kept) and the caller steps one batch at a time with the NumPy reference
+    (:func:`block_steps_one_at_a_time`).
+
+    ``n_threads``: the threads a visit runs on (the landmarks do not depend on it).
     """
 
-    def __init__(self):
-        # numba loads on the first block fit, not on import
-        from ._block_kernels import SPACE_CODES, block_work, compiled_block_visit
-
-        self.space_codes, self.block_work = SPACE_CODES, block_work
-        self.visit = compiled_block_visit
+    def __init__(self, n_threads=1):
+        self.n_threads = n_threads
         self.work, self.key = None, None
 
     def _work(self, B, b, d, k, dtype):
+        from ._kernels import step_work
+
         key = (B, d, np.dtype(dtype))
-        if self.key != key or self.work[2].size < B * b or self.work[6].shape[1] < k:
-            self.work = self.block_work(B, b, d, k, dtype)
+        if self.key != key or self.work[1].shape[1] < b or self.work[2].shape[1] < k:
+            self.work = step_work(B, b, d, k, dtype)
             self.key = key
         return self.work
 
     def steps(self, span, c, batches, chunk, T, eta, first, *, s0, tau, max_step, space,
               visit_length):
-        """As :meth:`._numpy._CompiledStep.steps` for a block T (B, d), moved in place; returns
-        (n_steps, B, 3) or None."""
+        """Steps on ``batches`` of chunk c (in order), numbered from ``first``, in one
+        compiled call that moves T (B, d) in place; ``chunk`` is ``span.visit(c)``,
+        ``visit_length`` the steps of the whole visit (``batches`` may be part of
+        it). Returns (n_steps, B, 3): each step's pivots f_j, phi_j^T phi_j and
+        nearest squared distances; or None, having done nothing."""
+        from ._kernels import SPACE_CODES, visit_steps
+
         arrays = _visit_arrays(span, c, batches, chunk, visit_length)
         if arrays is None:
             return None
-        # The block kernel reads a batch's rows through perm either way.
         Xc, xsq_c, perm, positions, bounds, table, k, Ls, _ = arrays
         work = self._work(T.shape[0], int(np.diff(bounds).max()), Xc.shape[1], k, Xc.dtype)
         sums = np.empty((len(batches), T.shape[0], 3))
-        self.visit(Xc.dtype)(
-            Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64), table,
-            k, Ls, T, float(eta), int(first), float(s0), float(tau), float(max_step),
-            self.space_codes[space], work, sums)
+        visit_steps(Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64),
+                    table, k, Ls, T, float(eta), int(first), float(s0), float(tau),
+                    float(max_step), SPACE_CODES[space], MIN_RELATIVE_F, work, sums,
+                    self.n_threads)
         return sums
 
 
 def block_steps_one_at_a_time(T, span, c, batches, chunk, eta, first, *, s0, tau, space,
                               max_step):
     """The block's steps on ``batches`` of chunk c with :func:`block_step_numpy`
-    (T moved in place); returns (n_steps, B, 3) as :meth:`BlockStep.steps`."""
+    (T moved in place); returns (n_steps, B, 3) as :meth:`CompiledSteps.steps`."""
     Xc, xsq_c, Phi_c = chunk
     sums = np.empty((len(batches), T.shape[0], 3))
     for q, j in enumerate(batches):
@@ -370,14 +358,16 @@ def block_steps_one_at_a_time(T, span, c, batches, chunk, eta, first, *, s0, tau
 
 
 def optimise_block(T, span, eta, order, *, s0, tau, space, step, max_step, rule=None,
-                   step_bar=None):
+                   step_bar=None, first_step=1):
     """The projected steps of a block of landmarks T (B, d) given the span before
     them; returns (T, steps run).
 
-    As the sequential :func:`._numpy._optimise_landmark`: ``order`` lists (chunk, batch) per
-    step, a visit's steps run in one compiled call (``step``, a :class:`BlockStep`,
-    or None for the NumPy steps); ``rule`` (an :class:`.objective._Convergence`) stops
-    the block when the sum of its landmarks' batch objectives has stopped rising.
+    The one host driver of the steps, for blocks and for one landmark (B = 1):
+    ``order`` lists (chunk, batch) per step, a visit's steps run in one compiled
+    call (``step``, a :class:`CompiledSteps`, or None for the NumPy reference
+    steps); ``first_step`` numbers the first step (its fraction a_s); ``rule`` (an
+    :class:`.objective._Convergence`) stops the block when the sum of its
+    landmarks' batch objectives has stopped rising.
     """
     T = np.array(T, dtype=np.float64)
     fused = None if step is None else step.steps
@@ -385,11 +375,11 @@ def optimise_block(T, span, eta, order, *, s0, tau, space, step, max_step, rule=
     for c, chunk, now, visit_length, s in _visit_pieces(
             span, order, None if rule is None else AUTO_WINDOW):
         sums = None if fused is None else fused(
-            span, c, now, chunk, T, eta, 1 + s, s0=s0, tau=tau, max_step=max_step,
+            span, c, now, chunk, T, eta, first_step + s, s0=s0, tau=tau, max_step=max_step,
             space=space, visit_length=visit_length)
         if sums is None:
-            sums = block_steps_one_at_a_time(T, span, c, now, chunk, eta, 1 + s, s0=s0,
-                                             tau=tau, space=space, max_step=max_step)
+            sums = block_steps_one_at_a_time(T, span, c, now, chunk, eta, first_step + s,
+                                             s0=s0, tau=tau, space=space, max_step=max_step)
         for block_sums, j in zip(sums, now, strict=True):
             s += 1
             if step_bar is not None and s % 100 == 0:

@@ -117,11 +117,12 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         their posterior covariance given the landmarks before (the sum of their
         sequential log posterior variances; the paper's future work, see
         :mod:`landmarking.gp.blocks`), each step reading its batch once for the
-        whole block on numba's threads, and its landmarks are then put in greedy
+        whole block on ``n_jobs`` threads, and its landmarks are then put in greedy
         order (largest posterior variance on all the data first), so that every
         prefix of ``landmarks_`` is a landmark set. 1 is the paper's sequential
-        algorithm. "auto" (``block_size_``): ``AUTO_BLOCK_SIZE`` (50) when a run
-        learns at least 50 landmarks (``n_landmarks``, with those it continues),
+        algorithm (the same step with one landmark per block). "auto"
+        (``block_size_``): ``AUTO_BLOCK_SIZE`` (50) when a run learns at least 50
+        landmarks (``n_landmarks``, with those it continues),
         else 1. Blocks gave the sequential fit's accuracy or better at 50 landmarks
         and more on MNIST, faces and 20 Newsgroups in a tenth of its time, but
         lower topic purity with 12 or 25 landmarks on 20 Newsgroups (the guide's
@@ -134,9 +135,9 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         arithmetic on tensors (the same landmarks to rounding).
     n_jobs : int or None, default=None
         Threads of a block step (``block_size > 1``) on ``device="cpu"``. None:
-        the threads numba has (all cores unless capped; inside
-        ``joblib.parallel_config(n_jobs=...)`` that many), -1 all cores. The
-        landmarks are the same bit for bit whatever the number.
+        every core this process may use (inside ``joblib.parallel_config(n_jobs=...)``
+        that many), -1 all cores. The landmarks are the same bit for bit whatever
+        the number.
         The sequential step (``block_size=1``), and every step of the torch path
         on the CPU, runs on one thread.
     refine : int, default=0

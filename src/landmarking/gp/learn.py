@@ -26,7 +26,7 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike
 from ..spaces import project
 from .backend import gp_backend
 from .batches import _batch_order, _Chunks
-from .blocks import greedy_order, kernel_columns_in_blocks
+from .blocks import greedy_order
 from .objective import RIDGE, _objectives, max_steps
 from .sampling import Sample, draw_sample
 
@@ -183,13 +183,9 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     if sample is None:
         sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
                              chunk_size=chunk_size)
-    # A fit in blocks computes every kernel column with the block kernel, those of
-    # the landmarks it continues too: a column is then the same bits in a continued
-    # run as in one longer run.
     chunks = _Chunks(sample.X, sample.bounds, batch_size, landmarks, kernel_width, seed,
                      backend.table_bytes(), permutations=sample.permutations,
-                     in_batch_order=sample.in_batch_order,
-                     columns=kernel_columns_in_blocks if block_size > 1 else None)
+                     in_batch_order=sample.in_batch_order)
     mean, std = sample.mean_std()
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
@@ -197,7 +193,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                  disable=not verbose, unit="landmark" if block_size == 1 else "block")
     with backend.fit(sample.X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
                      space=space, max_steps=steps_per_landmark, s0=s0, tau=tau,
-                     auto=auto, **({"n_jobs": n_jobs} if block_size > 1 else {})) as fit:
+                     auto=auto, n_jobs=n_jobs) as fit:
 
         def result(done):
             objectives = _objectives(fit.gram(done), sample.n_rows, 0)
@@ -215,7 +211,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                 t0 = np.array([_initial_point(j, init, mean, std, rng, space)
                                for j, rng in zip(range(k, end), rngs, strict=True)])
                 order = _batch_order(rngs[0], chunks.batches_per_chunk, steps_per_landmark)
-                fit.start(k, t0[0] if end == k + 1 else t0, order)
+                fit.start(k, t0, order)
                 label = f"landmark {k + 1}" if end == k + 1 else f"landmarks {k + 1}-{end}"
                 with tqdm(total=steps_per_landmark, desc=label, leave=False,
                           disable=not verbose, unit="step") as step_bar:

@@ -1,0 +1,949 @@
+"""The compiled GP step (Cython, compiled ahead of time), for blocks of B >= 1 landmarks.
+
+:func:`visit_steps` runs all the steps of a block of B landmarks on one chunk visit
+in one call, each step as the NumPy reference :func:`._numpy.block_step` computes
+it (symbols as in :mod:`.objective`): the squared distances of the batch to the B
+landmarks (:func:`_distances`), the kernel values relative to each landmark's
+nearest point, the cross products with the earlier landmarks' columns and the
+solve with the batch's Cholesky factor, U = M Phi_B, G = Phi_B^T U and its factor
+with the drops (:func:`_factor_with_drops`), the weights W
+(:func:`_weights`), X_b^T W (:func:`_weighted_sums`), then the B moves
+(:func:`_move`, with the projection onto the space). The sequential fit is the
+block fit with B = 1: the same call.
+
+Arithmetic: the data's precision where the data is read (float32 stays float32:
+the dot products with the batch, and the weighted sums over blocks of _FLUSH rows
+whose sums go into a float64 total), float64 everywhere else. No -ffast-math: a
+sum is added in the order it is written. Where a loop would be a chain of
+dependent additions (a dot product), it keeps _LANES interleaved partial sums
+(lane l adds the products at c = l, l + _LANES, ...; the lanes are added in
+order, then the tail), which the compiler turns into vector instructions; every
+dot product of the same two vectors takes the same path, whatever the block size
+or the rows it is computed with.
+
+Threads (``n_threads``): the steps of a visit run on that many Python threads
+(:func:`landmarking._parallel.run_parts`), each in compiled code without the GIL,
+meeting at a barrier (:class:`_Barrier`) between the parts of a step. Threads split
+the batch's rows for the distances and the features for the weighted sums; no
+sum is split, so the landmarks are the same bits on any number of threads. The rest
+of a step (B x b and B x B work) runs on the first thread.
+"""
+
+import numpy as np
+
+cimport cython
+from cpython.pythread cimport (
+    NOWAIT_LOCK,
+    WAIT_LOCK,
+    PyThread_acquire_lock,
+    PyThread_allocate_lock,
+    PyThread_free_lock,
+    PyThread_release_lock,
+    PyThread_type_lock,
+)
+from libc.math cimport INFINITY, exp, sqrt
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+
+from .._parallel import run_parts
+
+__all__ = ["visit_steps", "step_work", "kernel_columns", "cross_gram", "move", "SPACE_CODES"]
+
+ctypedef fused real:
+    float
+    double
+
+cdef enum:
+    # Partial sums of a dot product (one vector register of float32 on AVX2); the
+    # loops over them step by 8, the same number written out (Cython's range needs
+    # a literal step to compile to a C loop).
+    _LANES = 8
+    # Rows summed in the data's precision before the sum goes into a float64 total.
+    _FLUSH = 64
+    # Rows per block of the triangular solves for W.
+    _SOLVE_ROWS = 256
+    # Rows per part of the kernel tables' cross products.
+    _GRAM_ROWS = 4096
+    # Features per tile of X_b^T W at least (threads split the tiles).
+    _MIN_TILE = 64
+    # Tries of a barrier's lock before a thread sleeps on it.
+    _SPIN = 200
+    _EUCLIDEAN = 0
+    _NONNEGATIVE = 1
+    _SPHERE = 2
+
+#: Codes of the feasible spaces in :func:`visit_steps` and :func:`move`.
+SPACE_CODES = {"euclidean": _EUCLIDEAN, "nonnegative": _NONNEGATIVE, "sphere": _SPHERE}
+
+
+# ---------------------------------------------------------------- dot products
+
+# The dot products with the batch: two rows against four landmarks (each load of a
+# row serves four products, each load of a landmark two) or against one. Each
+# product x . t is the sum of LANES partial sums (lane l adds the terms c = l,
+# l + LANES, ... in order: 8 for float32, 4 for float64, one vector register of
+# AVX2), then the lanes in order, then the tail; both functions compute every
+# product alike, so a value does not depend on the landmarks or rows computed with
+# it. Written in C with GCC's vector types (GCC and Clang): Cython's loops over
+# an array of lanes were vectorised with shuffles that made them slower than
+# scalar code. Other compilers take the same arithmetic written as plain loops.
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LM_VECTORS 1
+    typedef float lm_vec_f __attribute__((vector_size(8 * sizeof(float))));
+    typedef double lm_vec_d __attribute__((vector_size(4 * sizeof(double))));
+    #endif
+
+    #define LM_DOT_KERNELS(T, LANES, S)                                                  \
+    static inline T lm_total_##S(const T* lanes, const T* x, const T* t,                 \
+                                 Py_ssize_t end, Py_ssize_t d) {                         \
+        T s = 0;                                                                         \
+        for (int l = 0; l < LANES; l++) s += lanes[l];                                   \
+        for (Py_ssize_t c = end; c < d; c++) s += x[c] * t[c];                           \
+        return s;                                                                        \
+    }                                                                                    \
+    LM_DOTS_BODY(T, LANES, S)
+
+    #ifdef LM_VECTORS
+    #define LM_LOAD(V, p) ({ V v_; memcpy(&v_, (p), sizeof(V)); v_; })
+    #define LM_DOTS_BODY(T, LANES, S)                                                    \
+    static inline void lm_dots_2x4_##S(const T* x0, const T* x1, const T* t,             \
+                                       Py_ssize_t d, T* out) {                           \
+        typedef lm_vec_##S V;                                                            \
+        V a[8]; T lanes[LANES];                                                          \
+        Py_ssize_t end = d - d % LANES;                                                  \
+        for (int j = 0; j < 8; j++) a[j] = (V){0};                                       \
+        for (Py_ssize_t c = 0; c < end; c += LANES) {                                    \
+            V u = LM_LOAD(V, x0 + c), w = LM_LOAD(V, x1 + c), v;                         \
+            v = LM_LOAD(V, t + c);         a[0] += u * v; a[4] += w * v;                 \
+            v = LM_LOAD(V, t + d + c);     a[1] += u * v; a[5] += w * v;                 \
+            v = LM_LOAD(V, t + 2 * d + c); a[2] += u * v; a[6] += w * v;                 \
+            v = LM_LOAD(V, t + 3 * d + c); a[3] += u * v; a[7] += w * v;                 \
+        }                                                                                \
+        for (int j = 0; j < 8; j++) {                                                    \
+            memcpy(lanes, &a[j], sizeof(V));                                             \
+            out[j] = lm_total_##S(lanes, j < 4 ? x0 : x1, t + (j % 4) * d, end, d);      \
+        }                                                                                \
+    }                                                                                    \
+    static inline void lm_dots_2x1_##S(const T* x0, const T* x1, const T* t,             \
+                                       Py_ssize_t d, T* out) {                           \
+        typedef lm_vec_##S V;                                                            \
+        V a = {0}, b = {0}; T lanes[LANES];                                              \
+        Py_ssize_t end = d - d % LANES;                                                  \
+        for (Py_ssize_t c = 0; c < end; c += LANES) {                                    \
+            V v = LM_LOAD(V, t + c);                                                     \
+            a += LM_LOAD(V, x0 + c) * v; b += LM_LOAD(V, x1 + c) * v;                    \
+        }                                                                                \
+        memcpy(lanes, &a, sizeof(V)); out[0] = lm_total_##S(lanes, x0, t, end, d);       \
+        memcpy(lanes, &b, sizeof(V)); out[1] = lm_total_##S(lanes, x1, t, end, d);       \
+    }
+    #else
+    #define LM_DOTS_BODY(T, LANES, S)                                                    \
+    static inline void lm_dots_##S(const T* const* x, int rows, const T* t, int n_t,     \
+                                   Py_ssize_t d, T* out) {                               \
+        T a[LANES];                                                                      \
+        Py_ssize_t end = d - d % LANES;                                                  \
+        for (int r = 0; r < rows; r++) for (int j = 0; j < n_t; j++) {                   \
+            for (int l = 0; l < LANES; l++) a[l] = 0;                                    \
+            for (Py_ssize_t c = 0; c < end; c += LANES)                                  \
+                for (int l = 0; l < LANES; l++) a[l] += x[r][c + l] * t[j * d + c + l];  \
+            out[r * n_t + j] = lm_total_##S(a, x[r], t + j * d, end, d);                 \
+        }                                                                                \
+    }                                                                                    \
+    static inline void lm_dots_2x4_##S(const T* x0, const T* x1, const T* t,             \
+                                       Py_ssize_t d, T* out) {                           \
+        const T* x[2] = {x0, x1}; lm_dots_##S(x, 2, t, 4, d, out);                       \
+    }                                                                                    \
+    static inline void lm_dots_2x1_##S(const T* x0, const T* x1, const T* t,             \
+                                       Py_ssize_t d, T* out) {                           \
+        const T* x[2] = {x0, x1}; lm_dots_##S(x, 2, t, 1, d, out);                       \
+    }
+    #endif
+
+    LM_DOT_KERNELS(float, 8, f)
+    LM_DOT_KERNELS(double, 4, d)
+    """
+    void lm_dots_2x4_f(const float* x0, const float* x1, const float* t, Py_ssize_t d,
+                       float* out) noexcept nogil
+    void lm_dots_2x1_f(const float* x0, const float* x1, const float* t, Py_ssize_t d,
+                       float* out) noexcept nogil
+    void lm_dots_2x4_d(const double* x0, const double* x1, const double* t, Py_ssize_t d,
+                       double* out) noexcept nogil
+    void lm_dots_2x1_d(const double* x0, const double* x1, const double* t, Py_ssize_t d,
+                       double* out) noexcept nogil
+
+
+cdef inline void _dots_2x4(const real* x0, const real* x1, const real* T, Py_ssize_t d,
+                           real* out) noexcept nogil:
+    """out[4 r + j] = x_r . t_j for two rows and four landmarks (rows of T, d apart)."""
+    if real is float:
+        lm_dots_2x4_f(x0, x1, T, d, out)
+    else:
+        lm_dots_2x4_d(x0, x1, T, d, out)
+
+
+cdef inline void _dots_2x1(const real* x0, const real* x1, const real* t, Py_ssize_t d,
+                           real* out) noexcept nogil:
+    """out[r] = x_r . t for two rows and one landmark."""
+    if real is float:
+        lm_dots_2x1_f(x0, x1, t, d, out)
+    else:
+        lm_dots_2x1_d(x0, x1, t, d, out)
+
+
+cdef inline double _lane_sum(double* lanes, const double* x, const double* y,
+                             Py_ssize_t end, Py_ssize_t n) noexcept nogil:
+    """The lanes added in order, then the products of the tail c = end .. n - 1."""
+    cdef double s = 0
+    cdef Py_ssize_t c
+    for c in range(_LANES):
+        s += lanes[c]
+    for c in range(end, n):
+        s += x[c] * y[c]
+    return s
+
+
+cdef inline double _dot(const double* x, const double* y, Py_ssize_t n) noexcept nogil:
+    """x . y in float64, in _LANES partial sums."""
+    cdef double a[_LANES]
+    cdef Py_ssize_t c, l
+    cdef Py_ssize_t end = n - n % _LANES
+    for l in range(_LANES):
+        a[l] = 0
+    for c in range(0, end, 8):
+        for l in range(_LANES):
+            a[l] += x[c + l] * y[c + l]
+    return _lane_sum(a, x, y, end, n)
+
+
+cdef inline double _dot_mixed(const real* x, const double* y, Py_ssize_t n) noexcept nogil:
+    """x . y in float64 for x in the data's precision, in _LANES partial sums."""
+    cdef double a[_LANES]
+    cdef double s = 0
+    cdef Py_ssize_t c, l
+    cdef Py_ssize_t end = n - n % _LANES
+    for l in range(_LANES):
+        a[l] = 0
+    for c in range(0, end, 8):
+        for l in range(_LANES):
+            a[l] += <double>x[c + l] * y[c + l]
+    for l in range(_LANES):
+        s += a[l]
+    for c in range(end, n):
+        s += <double>x[c] * y[c]
+    return s
+
+
+# ---------------------------------------------------------------- the parts of a step
+
+cdef void _distances(const real* X, Py_ssize_t d, const real* xsq, const int64_t* rows,
+                     Py_ssize_t b, Py_ssize_t first_pair, Py_ssize_t end_pair,
+                     const real* Tc, const double* t_sq, Py_ssize_t B, double* D2,
+                     Py_ssize_t ld) noexcept nogil:
+    """D2[j, i] = max(||x_i||^2 - 2 x_i . t_j + ||t_j||^2, 0) for the pairs of rows
+    first_pair .. end_pair - 1 of the batch (row i is X[rows[i]]): the dot products
+    in the data's precision, the cancellation in float64."""
+    cdef Py_ssize_t pair, i0, i1, j, m
+    cdef real dots[8]
+    cdef double s0, s1
+    cdef const real* x0
+    cdef const real* x1
+    for pair in range(first_pair, end_pair):
+        i0 = 2 * pair
+        i1 = min(i0 + 1, b - 1)
+        x0 = X + rows[i0] * d
+        x1 = X + rows[i1] * d
+        s0 = xsq[rows[i0]]
+        s1 = xsq[rows[i1]]
+        j = 0
+        while j + 4 <= B:
+            _dots_2x4(x0, x1, Tc + j * d, d, dots)
+            for m in range(4):
+                D2[(j + m) * ld + i0] = max(s0 - 2.0 * dots[m] + t_sq[j + m], 0.0)
+                D2[(j + m) * ld + i1] = max(s1 - 2.0 * dots[4 + m] + t_sq[j + m], 0.0)
+            j += 4
+        while j < B:
+            _dots_2x1(x0, x1, Tc + j * d, d, dots)
+            D2[j * ld + i0] = max(s0 - 2.0 * dots[0] + t_sq[j], 0.0)
+            D2[j * ld + i1] = max(s1 - 2.0 * dots[1] + t_sq[j], 0.0)
+            j += 1
+
+
+cdef void _kernel_values(double* D2, Py_ssize_t ld, Py_ssize_t b, Py_ssize_t B, double eta,
+                         double* nearest, double* phi_sq) noexcept nogil:
+    """Per landmark j: its nearest squared distance, its kernel values relative to it
+    (written over D2[j]: Phi_B, stored transposed) and phi_j^T phi_j."""
+    cdef Py_ssize_t i, j
+    cdef double near, p, sq
+    cdef double scale = -1.0 / eta
+    cdef double* row
+    for j in range(B):
+        row = D2 + j * ld
+        near = INFINITY
+        for i in range(b):
+            if row[i] < near:
+                near = row[i]
+        nearest[j] = near
+        sq = 0.0
+        for i in range(b):
+            p = exp((row[i] - near) * scale)
+            row[i] = p
+            sq += p * p
+        phi_sq[j] = sq
+
+
+cdef void _cross(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
+                 Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t B,
+                 double* cross, Py_ssize_t ldc) noexcept nogil:
+    """cross[j, a] = sum_i Phi[prows[i], a] Phi_B[i, j] (Phi_p^T phi_j), four rows of
+    the kernel table at a time (each read once for the block)."""
+    cdef Py_ssize_t i, j, a
+    cdef const real* r0
+    cdef const real* r1
+    cdef const real* r2
+    cdef const real* r3
+    cdef double p0, p1, p2, p3
+    cdef double* c
+    for j in range(B):
+        for a in range(k):
+            cross[j * ldc + a] = 0.0
+    i = 0
+    while i + 4 <= b:
+        r0 = Phi + prows[i] * K
+        r1 = Phi + prows[i + 1] * K
+        r2 = Phi + prows[i + 2] * K
+        r3 = Phi + prows[i + 3] * K
+        for j in range(B):
+            p0 = PhiB[j * ld + i]
+            p1 = PhiB[j * ld + i + 1]
+            p2 = PhiB[j * ld + i + 2]
+            p3 = PhiB[j * ld + i + 3]
+            c = cross + j * ldc
+            for a in range(k):
+                c[a] += (r0[a] * p0 + r1[a] * p1) + (r2[a] * p2 + r3[a] * p3)
+        i += 4
+    while i < b:
+        r0 = Phi + prows[i] * K
+        for j in range(B):
+            p0 = PhiB[j * ld + i]
+            c = cross + j * ldc
+            for a in range(k):
+                c[a] += r0[a] * p0
+        i += 1
+
+
+cdef void _solve_factor(const double* L, Py_ssize_t ldl, Py_ssize_t k, double* coef,
+                        Py_ssize_t ldc, Py_ssize_t B) noexcept nogil:
+    """(L L^T)^-1 in place on each row of coef (B x k): forward substitution, then
+    back substitution by rows of L (row a of L is column a of L^T), so that both
+    read L row by row."""
+    cdef Py_ssize_t j, a, c
+    cdef double s, x
+    cdef double* y
+    cdef const double* row
+    for j in range(B):
+        y = coef + j * ldc
+        for a in range(k):
+            row = L + a * ldl
+            s = y[a]
+            for c in range(a):
+                s -= row[c] * y[c]
+            y[a] = s / row[a]
+        for a in range(k - 1, -1, -1):
+            row = L + a * ldl
+            y[a] /= row[a]
+            x = y[a]
+            for c in range(a):
+                y[c] -= row[c] * x
+
+
+cdef void _residuals(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
+                     Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t B,
+                     const double* coef, Py_ssize_t ldc, double* UT) noexcept nogil:
+    """UT[j, i] = Phi_B[i, j] - Phi[prows[i]] . coef[j]: M phi_j."""
+    cdef Py_ssize_t i, j
+    cdef const real* r
+    for i in range(b):
+        r = Phi + prows[i] * K
+        for j in range(B):
+            UT[j * ld + i] = PhiB[j * ld + i] - (_dot_mixed(r, coef + j * ldc, k) if k else 0.0)
+
+
+cdef void _block_gram(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize_t b,
+                      Py_ssize_t B, double* G) noexcept nogil:
+    """G = Phi_B^T U (B x B), symmetrised."""
+    cdef Py_ssize_t j, m
+    cdef double s
+    for j in range(B):
+        for m in range(B):
+            G[j * B + m] = _dot(PhiB + j * ld, UT + m * ld, b)
+    for j in range(B):
+        for m in range(j):
+            s = 0.5 * (G[j * B + m] + G[m * B + j])
+            G[j * B + m] = s
+            G[m * B + j] = s
+
+
+cdef Py_ssize_t _factor_with_drops(const double* G, Py_ssize_t B, const double* phi_sq,
+                                   double tol, double* f, Py_ssize_t* active, double* LG,
+                                   double* y) noexcept nogil:
+    """Cholesky of G in index order, leaving out the columns whose pivot is not above
+    ``tol`` times their phi^T phi (:func:`.objective.pivots_with_drops`): LG (B x B)
+    holds the factor of the kept columns in its first n rows and columns, f every
+    column's pivot given the kept ones before it; returns n, with the kept indices
+    in active[:n]."""
+    cdef Py_ssize_t j, a, c
+    cdef Py_ssize_t n = 0
+    cdef double s, r
+    for j in range(B):
+        for a in range(n):
+            s = G[active[a] * B + j]
+            for c in range(a):
+                s -= LG[a * B + c] * y[c]
+            y[a] = s / LG[a * B + a]
+        r = G[j * B + j]
+        for a in range(n):
+            r -= y[a] * y[a]
+        f[j] = r
+        if r > tol * phi_sq[j]:
+            for a in range(n):
+                LG[n * B + a] = y[a]
+            LG[n * B + n] = sqrt(r)
+            active[n] = j
+            n += 1
+    return n
+
+
+cdef void _weights(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize_t b,
+                   const double* LG, Py_ssize_t B, const Py_ssize_t* active, Py_ssize_t n,
+                   double* WT) noexcept nogil:
+    """WT[a, i] = Phi_B[i, active[a]] (U_A G_A^-1)[i, a] over the kept columns A: the
+    two triangular solves with LG for _SOLVE_ROWS rows at once, each substitution
+    step a vector operation over the rows."""
+    cdef Py_ssize_t block, lo, m, a, c, i
+    cdef double w, pivot
+    cdef double* z
+    cdef double* y
+    cdef const double* u
+    cdef const double* phi
+    for block in range((b + _SOLVE_ROWS - 1) // _SOLVE_ROWS):
+        lo = block * _SOLVE_ROWS
+        m = min(b, lo + _SOLVE_ROWS) - lo
+        for a in range(n):
+            z = WT + a * ld + lo
+            u = UT + active[a] * ld + lo
+            for i in range(m):
+                z[i] = u[i]
+            for c in range(a):
+                w = LG[a * B + c]
+                y = WT + c * ld + lo
+                for i in range(m):
+                    z[i] -= w * y[i]
+            pivot = LG[a * B + a]
+            for i in range(m):
+                z[i] /= pivot
+        for a in range(n - 1, -1, -1):
+            z = WT + a * ld + lo
+            pivot = LG[a * B + a]
+            for i in range(m):
+                z[i] /= pivot
+            for c in range(a):
+                w = LG[a * B + c]
+                y = WT + c * ld + lo
+                for i in range(m):
+                    y[i] -= w * z[i]
+        for a in range(n):
+            z = WT + a * ld + lo
+            phi = PhiB + active[a] * ld + lo
+            for i in range(m):
+                z[i] *= phi[i]
+
+
+cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t b,
+                         const double* WT, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t lo,
+                         Py_ssize_t width, double* S) noexcept nogil:
+    """S[a, lo:lo + width] = sum_i WT[a, i] x_i[lo:lo + width] for a < n.
+
+    Each sum runs over the rows in order, in the data's precision over blocks of
+    _FLUSH rows added into a float64 total: no sum depends on the tiles. Four rows
+    and two landmarks at a time: each load of a partial sum serves four products,
+    each load of a row's value eight.
+    """
+    cdef real* part = <real*>malloc(n * width * sizeof(real))
+    cdef double* total = <double*>malloc(n * width * sizeof(double))
+    cdef Py_ssize_t i, a, c
+    cdef const real* x0
+    cdef const real* x1
+    cdef const real* x2
+    cdef const real* x3
+    cdef real w0, w1, w2, w3, v0, v1, v2, v3, y0, y1, y2, y3
+    cdef real* p
+    cdef real* q
+    for c in range(n * width):
+        part[c] = 0
+        total[c] = 0.0
+    i = 0
+    while i < b:
+        if i + 4 <= b:
+            x0 = X + rows[i] * d + lo
+            x1 = X + rows[i + 1] * d + lo
+            x2 = X + rows[i + 2] * d + lo
+            x3 = X + rows[i + 3] * d + lo
+            a = 0
+            while a < n:
+                w0 = <real>WT[a * ld + i]
+                w1 = <real>WT[a * ld + i + 1]
+                w2 = <real>WT[a * ld + i + 2]
+                w3 = <real>WT[a * ld + i + 3]
+                p = part + a * width
+                if a + 2 <= n:
+                    v0 = <real>WT[(a + 1) * ld + i]
+                    v1 = <real>WT[(a + 1) * ld + i + 1]
+                    v2 = <real>WT[(a + 1) * ld + i + 2]
+                    v3 = <real>WT[(a + 1) * ld + i + 3]
+                    q = part + (a + 1) * width
+                    for c in range(width):
+                        y0 = x0[c]
+                        y1 = x1[c]
+                        y2 = x2[c]
+                        y3 = x3[c]
+                        p[c] += (w0 * y0 + w1 * y1) + (w2 * y2 + w3 * y3)
+                        q[c] += (v0 * y0 + v1 * y1) + (v2 * y2 + v3 * y3)
+                    a += 2
+                else:
+                    for c in range(width):
+                        p[c] += (w0 * x0[c] + w1 * x1[c]) + (w2 * x2[c] + w3 * x3[c])
+                    a += 1
+            i += 4
+        else:
+            x0 = X + rows[i] * d + lo
+            for a in range(n):
+                w0 = <real>WT[a * ld + i]
+                p = part + a * width
+                for c in range(width):
+                    p[c] += w0 * x0[c]
+            i += 1
+        if i % _FLUSH == 0 or i == b:
+            for c in range(n * width):
+                total[c] += part[c]
+                part[c] = 0
+    for a in range(n):
+        for c in range(width):
+            S[a * d + lo + c] = total[a * width + c]
+    free(part)
+    free(total)
+
+
+cdef void _move_point(double* t, double* m, Py_ssize_t d, double f, double fraction,
+                      double max_step, double nearest, int space) noexcept nogil:
+    """t <- Proj_S(t + a (m / f - t)), the move limited to ``max_step`` plus the
+    distance to the batch (:func:`.objective.moved_landmark`); m is overwritten."""
+    cdef Py_ssize_t j
+    cdef double step, length, limit
+    cdef double length_sq = 0.0
+    for j in range(d):
+        step = fraction * (m[j] / f - t[j])
+        m[j] = step
+        length_sq += step * step
+    length = sqrt(length_sq)
+    limit = max_step + sqrt(nearest)
+    # limit / max(length, limit): exactly 1 when the move is short enough.
+    if length > limit:
+        for j in range(d):
+            m[j] = m[j] * (limit / length)
+    for j in range(d):
+        t[j] = t[j] + m[j]
+    if space == _EUCLIDEAN:
+        return
+    _project(t, d, space)
+
+
+cdef void _project(double* t, Py_ssize_t d, int space) noexcept nogil:
+    """Proj_S (:func:`landmarking.spaces.project`) onto the nonnegative orthant or the
+    sphere within it; a point with no positive entry goes to the axis of its
+    largest entry."""
+    cdef Py_ssize_t j
+    cdef Py_ssize_t largest = 0
+    cdef double norm_sq = 0.0
+    cdef double norm
+    for j in range(d):
+        if t[j] > t[largest]:
+            largest = j
+    for j in range(d):
+        if t[j] < 0.0:
+            t[j] = 0.0
+        norm_sq += t[j] * t[j]
+    if space == _NONNEGATIVE:
+        return
+    if norm_sq == 0.0:
+        t[largest] = 1.0
+        return
+    norm = sqrt(norm_sq)
+    for j in range(d):
+        t[j] = t[j] / norm
+
+
+# ---------------------------------------------------------------- threads
+
+@cython.final
+cdef class _Barrier:
+    """Where the threads of a visit wait for each other between the parts of a step.
+
+    Thread 0 leads: a barrier passes once every other thread has arrived (each
+    releases its ``arrived`` lock and waits on its ``leave`` lock, which thread 0
+    releases when all have arrived). The locks are CPython's, taken and given
+    without the GIL; a thread tries a lock _SPIN times before it sleeps on it.
+    """
+
+    cdef Py_ssize_t n
+    cdef PyThread_type_lock* arrived
+    cdef PyThread_type_lock* leave
+
+    def __cinit__(self, Py_ssize_t n_threads):
+        cdef Py_ssize_t i
+        self.n = n_threads
+        self.arrived = <PyThread_type_lock*>malloc(n_threads * sizeof(PyThread_type_lock))
+        self.leave = <PyThread_type_lock*>malloc(n_threads * sizeof(PyThread_type_lock))
+        if self.arrived == NULL or self.leave == NULL:
+            raise MemoryError("no memory for the threads' locks")
+        for i in range(n_threads):
+            self.arrived[i] = PyThread_allocate_lock()
+            self.leave[i] = PyThread_allocate_lock()
+            if self.arrived[i] == NULL or self.leave[i] == NULL:
+                raise MemoryError("no memory for the threads' locks")
+            # Taken: a release says "arrived" (or "go on"), the matching take waits.
+            PyThread_acquire_lock(self.arrived[i], WAIT_LOCK)
+            PyThread_acquire_lock(self.leave[i], WAIT_LOCK)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.arrived != NULL and self.leave != NULL:
+            for i in range(self.n):
+                if self.arrived[i] != NULL:
+                    PyThread_free_lock(self.arrived[i])
+                if self.leave[i] != NULL:
+                    PyThread_free_lock(self.leave[i])
+        free(self.arrived)
+        free(self.leave)
+
+    cdef void wait(self, Py_ssize_t thread) noexcept nogil:
+        cdef Py_ssize_t i
+        if self.n == 1:
+            return
+        if thread == 0:
+            for i in range(1, self.n):
+                _take(self.arrived[i])
+            for i in range(1, self.n):
+                PyThread_release_lock(self.leave[i])
+        else:
+            PyThread_release_lock(self.arrived[thread])
+            _take(self.leave[thread])
+
+
+cdef inline void _take(PyThread_type_lock lock) noexcept nogil:
+    cdef int tries
+    for tries in range(_SPIN):
+        if PyThread_acquire_lock(lock, NOWAIT_LOCK):
+            return
+    PyThread_acquire_lock(lock, WAIT_LOCK)
+
+
+# ---------------------------------------------------------------- the visit
+
+cdef struct _Work:
+    # (B, ld) float64 rows: distances, then kernel values Phi_B; U; W.
+    double* D2
+    double* UT
+    double* WT
+    Py_ssize_t ld
+    # (B, ldc): cross products, then the solve's coefficients.
+    double* coef
+    Py_ssize_t ldc
+    # (B, B): G and its factor; (B,): the drop rule's work.
+    double* G
+    double* LG
+    double* y
+    # (B,): squared norms of the landmarks, nearest distances, phi^T phi, pivots.
+    double* t_sq
+    double* nearest
+    double* phi_sq
+    double* f
+    Py_ssize_t* active
+    # (B, d): the landmarks' targets X_b^T W; (d,) work of a move.
+    double* S
+    double* m
+    # The number of kept columns of the current step.
+    Py_ssize_t n_active
+
+
+cdef void _cast_block(const double* T, Py_ssize_t B, Py_ssize_t d, real* Tc,
+                      double* t_sq) noexcept nogil:
+    """Tc = T in the data's precision, t_sq = squared norms of T's rows in float64."""
+    cdef Py_ssize_t j, c
+    cdef double s
+    for j in range(B):
+        s = 0.0
+        for c in range(d):
+            Tc[j * d + c] = <real>T[j * d + c]
+            s += T[j * d + c] * T[j * d + c]
+        t_sq[j] = s
+
+
+cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
+                 const int64_t[::1] positions, const int64_t[::1] bounds,
+                 const int64_t[::1] batches, const real[:, ::1] Phi, Py_ssize_t k,
+                 const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
+                 double s0, double tau, double max_step, int space, double tol,
+                 real[:, ::1] Tc, _Work* w, double[:, :, ::1] sums, Py_ssize_t thread,
+                 Py_ssize_t n_threads, _Barrier barrier) noexcept nogil:
+    """This thread's share of the steps of a visit (all of it on one thread)."""
+    cdef Py_ssize_t B = T.shape[0]
+    cdef Py_ssize_t d = T.shape[1]
+    cdef Py_ssize_t K = Phi.shape[1]
+    cdef Py_ssize_t q, g, lo, b, n_pairs, tile, n_tiles, width, a, j, c
+    cdef const int64_t* rows
+    cdef const int64_t* prows
+    cdef double fraction
+    # Tiles of features for the weighted sums: one for a single thread (whole rows),
+    # else at least two per thread; the sums do not depend on the tiles.
+    width = d if n_threads == 1 else max(<Py_ssize_t>_MIN_TILE, (d + 2 * n_threads - 1)
+                                         // (2 * n_threads))
+    n_tiles = (d + width - 1) // width
+    if thread == 0:
+        _cast_block(&T[0, 0], B, d, &Tc[0, 0], w.t_sq)
+    barrier.wait(thread)
+    for q in range(batches.shape[0]):
+        g = batches[q]
+        lo = bounds[g]
+        b = bounds[g + 1] - lo
+        rows = &perm[lo]
+        prows = &positions[lo]
+        n_pairs = (b + 1) // 2
+        _distances(&Xc[0, 0], d, &xsq[0], rows, b, thread * n_pairs // n_threads,
+                   (thread + 1) * n_pairs // n_threads, &Tc[0, 0], w.t_sq, B, w.D2, w.ld)
+        barrier.wait(thread)
+        if thread == 0:
+            _kernel_values(w.D2, w.ld, b, B, eta, w.nearest, w.phi_sq)
+            if k:
+                _cross(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, B, w.coef, w.ldc)
+                _solve_factor(&Ls[g, 0, 0], Ls.shape[2], k, w.coef, w.ldc, B)
+            _residuals(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, B, w.coef, w.ldc, w.UT)
+            _block_gram(w.D2, w.UT, w.ld, b, B, w.G)
+            w.n_active = _factor_with_drops(w.G, B, w.phi_sq, tol, w.f, w.active, w.LG, w.y)
+            _weights(w.D2, w.UT, w.ld, b, w.LG, B, w.active, w.n_active, w.WT)
+        barrier.wait(thread)
+        tile = thread
+        while tile < n_tiles:
+            _weighted_sums(&Xc[0, 0], d, rows, b, w.WT, w.ld, w.n_active, tile * width,
+                           min(d, (tile + 1) * width) - tile * width, w.S)
+            tile += n_threads
+        barrier.wait(thread)
+        if thread == 0:
+            fraction = (s0 + first + q) ** -tau
+            for a in range(w.n_active):
+                j = w.active[a]
+                for c in range(d):
+                    w.m[c] = w.S[a * d + c]
+                # The weights are normalised (their columns sum to one): m / f, f = 1.
+                _move_point(&T[j, 0], w.m, d, 1.0, fraction, max_step, w.nearest[j], space)
+            for j in range(B):
+                sums[q, j, 0] = w.f[j]
+                sums[q, j, 1] = w.phi_sq[j]
+                sums[q, j, 2] = w.nearest[j]
+            _cast_block(&T[0, 0], B, d, &Tc[0, 0], w.t_sq)
+        barrier.wait(thread)
+
+
+def _visit_part(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
+                const int64_t[::1] positions, const int64_t[::1] bounds,
+                const int64_t[::1] batches, const real[:, ::1] Phi, Py_ssize_t k,
+                const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
+                double s0, double tau, double max_step, int space, double tol,
+                real[:, ::1] Tc, double[:, ::1] rows_work, double[:, ::1] coef,
+                double[:, ::1] small, Py_ssize_t[::1] active, double[:, ::1] S,
+                double[:, :, ::1] sums, Py_ssize_t thread, Py_ssize_t n_threads,
+                _Barrier barrier):
+    """One thread's share of :func:`visit_steps` (the GIL released)."""
+    cdef Py_ssize_t B = T.shape[0]
+    cdef Py_ssize_t ld = rows_work.shape[1]
+    cdef _Work w
+    w.D2 = &rows_work[0, 0]
+    w.UT = &rows_work[B, 0]
+    w.WT = &rows_work[2 * B, 0]
+    w.ld = ld
+    w.coef = &coef[0, 0]
+    w.ldc = coef.shape[1]
+    w.G = &small[0, 0]
+    w.LG = &small[B, 0]
+    w.y = &small[2 * B, 0]
+    w.t_sq = &small[2 * B + 1, 0]
+    w.nearest = &small[2 * B + 2, 0]
+    w.phi_sq = &small[2 * B + 3, 0]
+    w.f = &small[2 * B + 4, 0]
+    w.m = &small[2 * B + 5, 0]
+    w.active = &active[0]
+    w.S = &S[0, 0]
+    w.n_active = 0
+    with nogil:
+        _visit(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
+               max_step, space, tol, Tc, &w, sums, thread, n_threads, barrier)
+
+
+def step_work(B, batch_size, d, k_max, dtype):
+    """Work arrays of :func:`visit_steps` for blocks of B, batches of up to
+    ``batch_size`` rows, d features, at most ``k_max`` earlier landmarks."""
+    small = np.zeros((2 * B + 6, max(B, d)))
+    return (np.empty((B, d), dtype=dtype), np.empty((3 * B, max(batch_size, 1))),
+            np.empty((B, max(k_max, 1))), small, np.zeros(B, dtype=np.intp),
+            np.empty((B, d)))
+
+
+def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0,
+                tau, max_step, space, tol, work, sums, n_threads=1):
+    """The steps of a block of landmarks on one chunk visit, in one call.
+
+    Parameters
+    ----------
+    Xc, xsq : (n_c, d) float32 or float64, C-ordered: the chunk (or its copy in the
+        order of its permutation), and its squared row norms (same dtype).
+    perm : (n_c,) int64, batch g's rows are ``Xc[perm[bounds[g]:bounds[g + 1]]]``.
+    positions : (n_c,) int64, their rows of Phi, ``positions[bounds[g]:...]``.
+    bounds : (n_batches + 1,) int64; batches : (n_steps,) int64, each step's batch.
+    Phi : (n_c, K) kernel table (Xc's dtype), C-ordered; its first k columns span.
+    Ls : (n_batches, >= k, >= k) float64, the batches' Cholesky factors.
+    T : (B, d) float64, the block's landmarks; moved in place.
+    eta, first, s0, tau, max_step : the kernel width, the number of the first step,
+        the schedule (the fraction of step s is (s0 + s)^-tau) and the longest move.
+    space : a code of :data:`SPACE_CODES`; tol : ``objective.MIN_RELATIVE_F``.
+    work : :func:`step_work`; sums : (n_steps, B, 3) float64, on return each step's
+        pivots f_j (relative kernel values), phi_j^T phi_j and nearest squared
+        distances.
+    n_threads : threads to run on; the landmarks do not depend on it.
+    """
+    n_threads = max(1, int(n_threads))
+    barrier = _Barrier(n_threads)
+    Tc, rows_work, coef, small, active, S = work
+    run_parts(lambda thread: _visit_part(
+        Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
+        max_step, space, tol, Tc, rows_work, coef, small, active, S, sums, thread, n_threads,
+        barrier), range(n_threads), n_threads)
+
+
+# ---------------------------------------------------------------- kernel tables
+
+def _columns_part(const real[:, ::1] X, const real[::1] xsq, const real[:, ::1] Tc,
+                  const double[::1] t_sq, double eta, real[:, ::1] out, Py_ssize_t lo,
+                  Py_ssize_t hi):
+    cdef Py_ssize_t i, i0, i1, j, m
+    cdef Py_ssize_t B = Tc.shape[0]
+    cdef Py_ssize_t d = X.shape[1]
+    cdef double scale = -1.0 / eta
+    cdef double s0, s1
+    cdef real dots[8]
+    with nogil:
+        for i in range((hi - lo + 1) // 2):
+            i0 = lo + 2 * i
+            i1 = min(i0 + 1, hi - 1)
+            s0 = xsq[i0]
+            s1 = xsq[i1]
+            j = 0
+            while j + 4 <= B:
+                _dots_2x4(&X[i0, 0], &X[i1, 0], &Tc[j, 0], d, dots)
+                for m in range(4):
+                    out[i0, j + m] = <real>exp(max(s0 - 2.0 * dots[m] + t_sq[j + m], 0.0)
+                                               * scale)
+                    out[i1, j + m] = <real>exp(max(s1 - 2.0 * dots[4 + m] + t_sq[j + m], 0.0)
+                                               * scale)
+                j += 4
+            while j < B:
+                _dots_2x1(&X[i0, 0], &X[i1, 0], &Tc[j, 0], d, dots)
+                out[i0, j] = <real>exp(max(s0 - 2.0 * dots[0] + t_sq[j], 0.0) * scale)
+                out[i1, j] = <real>exp(max(s1 - 2.0 * dots[1] + t_sq[j], 0.0) * scale)
+                j += 1
+
+
+def kernel_columns(X, xsq, T, eta, out, n_threads=1):
+    """out[i, j] = exp(-||x_i - t_j||^2 / eta) for all rows of a chunk and landmarks
+    T (B, d) at once (each row read once for all of them).
+
+    X (n, d) and xsq in float32 or float64, C-ordered; T float64; out (n, B) in X's
+    dtype. The dot products in the data's precision, the distances in float64, as
+    the step computes them; each value is computed alone, so a column has the same
+    bits however many are computed with it and on any number of threads.
+    """
+    n = X.shape[0]
+    if n == 0 or len(T) == 0:
+        return out
+    Tc = np.ascontiguousarray(T, dtype=X.dtype)
+    t_sq = _row_squares(T)
+    n_parts = max(1, min(int(n_threads) * 4, (n + 1) // 2))
+    edges = [2 * ((n + 1) // 2 * p // n_parts) for p in range(n_parts)] + [n]
+    run_parts(lambda p: _columns_part(X, xsq, Tc, t_sq, float(eta), out, edges[p],
+                                      edges[p + 1]),
+              range(n_parts), n_threads)
+    return out
+
+
+def _row_squares(T):
+    """Squared norms of T's rows in float64, each summed in order (as the step)."""
+    cdef const double[:, ::1] t = np.ascontiguousarray(T, dtype=np.float64)
+    cdef double[::1] out = np.empty(t.shape[0])
+    cdef Py_ssize_t j, c
+    cdef double s
+    for j in range(t.shape[0]):
+        s = 0.0
+        for c in range(t.shape[1]):
+            s += t[j, c] * t[j, c]
+        out[j] = s
+    return np.asarray(out)
+
+
+def _gram_part(const real[:, :] Phi, Py_ssize_t k, Py_ssize_t end, double[:, ::1] part,
+               Py_ssize_t lo, Py_ssize_t hi):
+    cdef Py_ssize_t i, j, a
+    cdef Py_ssize_t B = end - k
+    cdef double p
+    cdef double* acc
+    cdef double* row = <double*>malloc(max(end, 1) * sizeof(double))
+    with nogil:
+        for i in range(lo, hi):
+            for a in range(end):
+                row[a] = Phi[i, a]
+            for j in range(B):
+                p = row[k + j]
+                acc = &part[j, 0]
+                for a in range(end):
+                    acc[a] += row[a] * p
+    free(row)
+
+
+def cross_gram(Phi, k, end, out, n_threads=1):
+    """out += Phi[:, :end]^T Phi[:, k:end] ((end, end - k), float64) for a kernel table
+    (n, >= end) of float32 or float64, C-ordered.
+
+    Parts of _GRAM_ROWS rows are summed alone (each part's sum runs over its rows
+    in order) and the parts added in order, so the total does not depend on the
+    thread count.
+    """
+    n = Phi.shape[0]
+    B = end - k
+    if n == 0 or B <= 0:
+        return out
+    n_parts = -(-n // _GRAM_ROWS)
+    parts = np.zeros((n_parts, B, end))
+    run_parts(lambda p: _gram_part(Phi, k, end, parts[p], p * _GRAM_ROWS,
+                                   min(n, (p + 1) * _GRAM_ROWS)),
+              range(n_parts), n_threads)
+    for part in parts:
+        out += part.T
+    return out
+
+
+def move(double[::1] t, double[::1] m, double f, double fraction, double max_step,
+         double nearest, int space):
+    """t <- Proj_S(t + a (m / f - t)) in place (m overwritten): the compiled move of
+    the step, which ``tests/test_gp.py`` pins to :func:`.objective.moved_landmark`."""
+    with nogil:
+        _move_point(&t[0], &m[0], t.shape[0], f, fraction, max_step, nearest, space)
