@@ -331,7 +331,7 @@ def test_device_factor_with_drops_is_the_numpy_factor():
     G = Phi.T @ Phi
     phi_sq = np.diag(G).copy()
     f, active, L = pivots_with_drops(G, phi_sq)
-    steps = _gp_torch._BlockSteps(SimpleNamespace(torch=torch, n_features=2, device=TORCH_CPU),
+    steps = _gp_torch._Steps(SimpleNamespace(torch=torch, n_features=2, device=TORCH_CPU),
                                   5)
     f_t, active_t, L_t = (v.numpy() for v in steps._factor_with_drops(torch.as_tensor(G),
                                                                         torch.as_tensor(phi_sq)))
@@ -462,7 +462,7 @@ def test_out_of_device_memory_names_the_parameter_to_lower(monkeypatch):
     def exhausted(self):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(_gp_torch._BlockSteps, "step", exhausted)
+    monkeypatch.setattr(_gp_torch._Steps, "step", exhausted)
     gp = GPLandmarks(n_landmarks=2, n_steps=20, batch_size=50, device=TORCH_CPU)
     with pytest.raises(MemoryError, match="out of memory on cpu.*batch_size.*device='cpu'"):
         gp.fit(_roll(200))

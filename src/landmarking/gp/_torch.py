@@ -27,9 +27,11 @@ What lives on the device
 
 A step
 ------
-A step reads its batch, its step size and its factor through indices held on the
-device (the batch order of the landmark and a step counter) and writes the new
-landmark in place. Its shapes never change: batches are padded to the largest
+One step for a block of B landmarks (:class:`_Steps`; the sequential fit is
+B = 1, the same step): the B landmarks in one tensor, the drop rule of degenerate
+pivots as tensors. A step reads its batch, its step size and its factor through
+indices held on the device (the batch order of the block and a step counter) and
+writes the new landmarks in place. Its shapes never change: batches are padded to the largest
 with a sentinel row (squared norm +inf, so kernel value 0), Phi and the factors
 have K columns (zero columns and an identity block project nothing out). No value comes back to the
 host inside a step: the clipping of the move, the "no move when f is tiny" rule
@@ -37,14 +39,10 @@ and the stopping rule of ``n_steps="auto"`` are tensors. The host reads one flag
 per ``AUTO_WINDOW`` steps with ``n_steps="auto"``, and the landmark when it is done.
 
 Because nothing in a step depends on the host, a block of ``AUTO_WINDOW`` steps is
-captured once per fit as a CUDA graph on a CUDA device and replayed: one launch
-per 50 steps instead of about 30 per step. On the CPU (and for sparse input, or
-if capture fails) the same step function runs eagerly.
-
-Blocks of landmarks (``block_size > 1``, :mod:`.blocks`) step the same way
-(:class:`_BlockSteps`): the B landmarks in one tensor, the drop rule of degenerate
-pivots as tensors, no host read inside a step, and a CUDA graph per block size.
-The block's kernel columns are computed together for its greedy order and kept.
+captured once per block size as a CUDA graph on a CUDA device and replayed: one
+launch per 50 steps. On the CPU (and for sparse input, or if capture fails) the
+same step function runs eagerly. A block's kernel columns are computed together
+for its greedy order and kept.
 
 On the CPU the step loop runs torch on one thread (restored when the loop ends),
 as the NumPy path limits BLAS: a step is too small to gain from threads, and
@@ -93,11 +91,11 @@ CUDA_GRAPHS = True
 
 
 class _DeviceFit:
-    """The tensors of a fit on the device and the step that reads them.
+    """The tensors of a fit on the device, which the steps (:class:`_Steps`) read.
 
     Everything a step reads is allocated here once, at its final size, so that a
-    CUDA graph captured from :meth:`block` stays valid for the whole fit: the
-    per-landmark inputs (start, batch order) are copied into these tensors.
+    CUDA graph captured from :meth:`_Steps.block` stays valid for the whole fit:
+    the per-block inputs (starts, batch order) are copied into these tensors.
     """
 
     def __init__(self, torch, device, X, layout, n_landmarks, eta, space, max_steps,
@@ -120,7 +118,6 @@ class _DeviceFit:
         self.L_inv = torch.eye(K, **f64).repeat(self.n_batches, 1, 1)
         self.a = torch.as_tensor(step_size(np.arange(1, max_steps + 1), s0, tau), **f64)
         self.order = torch.zeros(max_steps, dtype=torch.int64, device=device)
-        self.t = torch.zeros(self.n_features, **f64)
         self.s = torch.zeros(1, dtype=torch.int64, device=device)
         # n_steps="auto": the sum over the current window, the previous window's
         # mean, windows done, and whether the rule has stopped the landmark.
@@ -247,8 +244,9 @@ class _DeviceFit:
         return total.cpu().numpy()
 
     def start(self, position, t0, order):
-        """Set the start (into ``position``: ``t``, or a block's ``T``) and the batch
-        order ((chunk, batch) per step) of a landmark or a block."""
+        """Set the start (into ``position``, the ``T`` of the block size's
+        :class:`_Steps`) and the batch order ((chunk, batch) per step) of a block
+        (one landmark: B = 1)."""
         ids = np.asarray([self.first_batch[c] + j for c, j in order], dtype=np.int64)
         self.order[:len(ids)] = self.torch.as_tensor(ids, device=self.device)
         position.copy_(self.torch.as_tensor(t0, dtype=self.torch.float64))
@@ -258,44 +256,13 @@ class _DeviceFit:
         self.windows.zero_()
         self.done.zero_()
 
-    # ------------------------------------------------------------------ the step
+    # ------------------------------------------------------------------ a step's inputs
 
     def _batch(self, rows):
+        """The batch's rows of X (a sparse X densified)."""
         if self.sparse:
             return self.X.index_select(0, rows).to_dense()
         return self.X.index_select(0, rows)
-
-    def step(self):
-        """One step of Algorithm 1 on the batch ``order[s]``; all on the device."""
-        torch = self.torch
-        g = self.order.index_select(0, self.s)
-        rows = self.index.index_select(0, g)[0]
-        XB = self._batch(rows)
-        t = self.t
-        # Kernel values relative to the batch's nearest point (the sentinel: +inf, 0).
-        d2 = torch.add(self.xsq_steps.index_select(0, rows),
-                       (XB @ t.to(self.dtype)).double(), alpha=-2.0)
-        d2 += t @ t
-        d2.clamp_min_(0)
-        nearest = d2.min()
-        phi = d2.sub_(nearest).mul_(-1.0 / self.eta).exp_()
-        # u = M phi with the batch's factor, the weights phi_i u_i, f = phi^T M phi.
-        Phi_B = self.Phi.index_select(0, rows).double()
-        L_inv = self.L_inv.index_select(0, g)[0]
-        coef = L_inv.T @ (L_inv @ (Phi_B.T @ phi))
-        weights = phi * (phi - Phi_B @ coef)
-        f = weights.sum()
-        m = (weights.to(self.dtype) @ XB).double()
-        # t <- Proj(t + a_s (m / f - t)) (objective.moved_landmark), where
-        # objective.takes_step allows it: a tensor condition, no host read.
-        a = self.a.index_select(0, self.s)[0]
-        moved = moved_landmark(t, m, f, a, self.max_step, nearest, self.space, self.ops)
-        t.copy_(torch.where(takes_step(f, phi @ phi), moved, t))
-        if self.auto:
-            b = self.count.index_select(0, g)[0]
-            self.window_sum.add_(batch_objective(f.clamp_min(0), nearest, self.eta, b,
-                                                 torch.exp))
-        self.s.add_(1)
 
     def window_end(self):
         """The rule of ``n_steps="auto"`` (:func:`.objective.window_stops`) at the end
@@ -307,19 +274,12 @@ class _DeviceFit:
         self.window_sum.zero_()
         self.windows.add_(1)
 
-    def block(self):
-        """AUTO_WINDOW steps (and the stopping rule with ``n_steps="auto"``)."""
-        for _ in range(objective.AUTO_WINDOW):
-            self.step()
-        if self.auto:
-            self.window_end()
 
-
-class _BlockSteps:
-    """The block step of :mod:`.blocks` on the device: B landmarks ``T`` (B x d,
-    float64, allocated once per block size so that a captured graph stays valid)
-    moved together on each batch, reading the batch order, step counter and
-    factors of the :class:`_DeviceFit`.
+class _Steps:
+    """The step on the device, for a block of B >= 1 landmarks (the sequential fit is
+    B = 1): the landmarks ``T`` (B x d, float64, allocated once per block size so
+    that a captured graph stays valid) moved together on each batch, reading the
+    batch order, step counter and factors of the :class:`_DeviceFit`.
 
     Each step is :func:`.blocks.block_step_numpy` and :func:`.blocks.move_block`
     with batched tensor operations: the distances of the batch to all B landmarks
@@ -424,9 +384,8 @@ class _BlockSteps:
 
 
 class _Runner:
-    """Runs windows of steps of ``steps`` (the :class:`_DeviceFit` itself, or a
-    :class:`_BlockSteps`): replays of a CUDA graph of its ``block`` on a CUDA
-    device, else eager calls."""
+    """Runs windows of steps of ``steps`` (a :class:`_Steps`): replays of a CUDA
+    graph of its ``block`` on a CUDA device, else eager calls."""
 
     def __init__(self, fit, steps, max_steps, cuda_graphs):
         self.fit, self.steps, self.graph = fit, steps, None
@@ -479,13 +438,13 @@ class _Runner:
 
 class _TorchFit:
     """A fit on a torch device: the backend interface of
-    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`, one landmark at a
-    time or in blocks (:class:`_BlockSteps`).
+    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`, in blocks of B
+    landmarks (one landmark at a time: B = 1) stepped by :class:`_Steps`.
 
-    A runner (and its CUDA graph) is made on first use for each shape of step: the
-    sequential step, and a block step per block size (the last block may be
-    smaller). After a block, the Gram matrix of the kernel columns is kept on the
-    host and extended block by block, as the NumPy backend does.
+    A runner (and its CUDA graph) is made on first use for each block size (the
+    last block may be smaller). After a block, the Gram matrix of the kernel
+    columns is kept on the host and extended block by block, as the NumPy backend
+    does.
     """
 
     def __init__(self, fit, landmarks, max_steps):
@@ -497,23 +456,23 @@ class _TorchFit:
         self.ready = range(0)
 
     def _runner(self, B):
-        """The runner of the sequential step (B None) or of blocks of B."""
+        """The runner of blocks of B."""
         if B not in self.runners:
-            steps = self.fit if B is None else _BlockSteps(self.fit, B)
-            self.runners[B] = _Runner(self.fit, steps, self.max_steps, CUDA_GRAPHS)
+            self.runners[B] = _Runner(self.fit, _Steps(self.fit, B), self.max_steps,
+                                      CUDA_GRAPHS)
         return self.runners[B]
 
     def start(self, k, t0, order):
-        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step);
-        with t0 of shape (B, d), landmarks k to k + B - 1 as one block."""
+        """Landmarks k to k + B - 1 (one landmark: B = 1) start at t0 (B, d) and step
+        on ``order`` ((chunk, batch) per step)."""
         # The runner first: a graph capture runs warm-up steps on the state.
-        self.runner = self._runner(len(t0) if np.ndim(t0) == 2 else None)
-        self.position = self.runner.steps.T if np.ndim(t0) == 2 else self.fit.t
+        self.runner = self._runner(len(t0))
+        self.position = self.runner.steps.T
         self.fit.start(self.position, t0, order)
 
     def run(self, step_bar=None):
-        """The steps of the landmark (or block) started; returns (its position, or
-        the block's (B, d), and the steps run)."""
+        """The steps of the landmarks started; returns (their positions (B, d), the
+        steps run)."""
         with _one_cpu_thread(self.fit.torch, self.fit.device):
             taken = self.runner.run(self.max_steps, step_bar)
         return self.position.cpu().numpy(), taken

@@ -5,7 +5,7 @@ the NumPy one (:mod:`._numpy`, the steps on the host, compiled) or the
 torch one (:mod:`._torch`, the steps on a torch device). Both offer the same
 small interface, used by :func:`.learn.learn_gp_landmarks`, for the sequential
 steps and for blocks of landmarks alike (``block_size > 1``, :mod:`.blocks`; on
-torch :class:`._torch._BlockSteps`):
+torch :class:`._torch._Steps`):
 
 - ``name``: where it runs ("cpu" or e.g. "cuda:0"), for ``GPLandmarks.device_``;
 - ``table_bytes()``: how large a kernel table the host layout keeps

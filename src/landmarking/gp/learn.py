@@ -115,7 +115,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         may be smaller), each block runs ``n_steps`` joint steps on the batches
         drawn from ``(seed, k)`` for its first landmark k, and its landmarks are
         put in greedy order. 1 is the sequential algorithm. Every backend runs
-        blocks (on a torch device, :class:`._torch._BlockSteps`).
+        blocks (on a torch device, :class:`._torch._Steps`).
     n_jobs : int or None, default=None
         Threads of a block step on the NumPy backend (scikit-learn's meaning; see
         :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
