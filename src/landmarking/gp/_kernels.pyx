@@ -106,6 +106,11 @@ cdef extern from *:
     }                                                                                    \
     LM_DOTS_BODY(T, LANES, S)
 
+    /* Rows are read a kilobyte ahead (the rest of a long row, or the next rows of a
+       batch held in order): the hardware's prefetcher alone left the distances
+       pass a quarter slower than one read of the batch. A prefetch never faults. */
+    #define LM_AHEAD 1024
+    #define LM_PREFETCH(p) __builtin_prefetch((p), 0, 0)
     #ifdef LM_VECTORS
     #define LM_LOAD(V, p) ({ V v_; memcpy(&v_, (p), sizeof(V)); v_; })
     #define LM_DOTS_BODY(T, LANES, S)                                                    \
@@ -116,6 +121,8 @@ cdef extern from *:
         Py_ssize_t end = d - d % LANES;                                                  \
         for (int j = 0; j < 8; j++) a[j] = (V){0};                                       \
         for (Py_ssize_t c = 0; c < end; c += LANES) {                                    \
+            LM_PREFETCH(x0 + c + LM_AHEAD / sizeof(T));                                  \
+            LM_PREFETCH(x1 + c + LM_AHEAD / sizeof(T));                                  \
             V u = LM_LOAD(V, x0 + c), w = LM_LOAD(V, x1 + c), v;                         \
             v = LM_LOAD(V, t + c);         a[0] += u * v; a[4] += w * v;                 \
             v = LM_LOAD(V, t + d + c);     a[1] += u * v; a[5] += w * v;                 \
@@ -133,13 +140,34 @@ cdef extern from *:
         V a = {0}, b = {0}; T lanes[LANES];                                              \
         Py_ssize_t end = d - d % LANES;                                                  \
         for (Py_ssize_t c = 0; c < end; c += LANES) {                                    \
+            LM_PREFETCH(x0 + c + LM_AHEAD / sizeof(T));                                  \
+            LM_PREFETCH(x1 + c + LM_AHEAD / sizeof(T));                                  \
             V v = LM_LOAD(V, t + c);                                                     \
             a += LM_LOAD(V, x0 + c) * v; b += LM_LOAD(V, x1 + c) * v;                    \
         }                                                                                \
         memcpy(lanes, &a, sizeof(V)); out[0] = lm_total_##S(lanes, x0, t, end, d);       \
         memcpy(lanes, &b, sizeof(V)); out[1] = lm_total_##S(lanes, x1, t, end, d);       \
+    }                                                                                    \
+    static inline T lm_dot_wide_##S(const T* x, const T* t, Py_ssize_t d) {              \
+        typedef lm_vec_##S V;                                                            \
+        V a[4] = {{0}, {0}, {0}, {0}}; T lanes[4 * LANES];                               \
+        Py_ssize_t wide = d - d % (4 * LANES), end = d - d % LANES, c;                   \
+        for (c = 0; c < wide; c += 4 * LANES) {                                          \
+            LM_PREFETCH(x + c + LM_AHEAD / sizeof(T));                                   \
+            LM_PREFETCH(x + c + (LM_AHEAD + 64) / sizeof(T));                            \
+            for (int j = 0; j < 4; j++)                                                  \
+                a[j] += LM_LOAD(V, x + c + j * LANES) * LM_LOAD(V, t + c + j * LANES);   \
+        }                                                                                \
+        for (; c < end; c += LANES) a[0] += LM_LOAD(V, x + c) * LM_LOAD(V, t + c);       \
+        memcpy(lanes, a, sizeof(a));                                                     \
+        T s = 0;                                                                         \
+        for (int l = 0; l < 4 * LANES; l++) s += lanes[l];                               \
+        for (c = end; c < d; c++) s += x[c] * t[c];                                      \
+        return s;                                                                        \
     }
     #else
+    #undef LM_PREFETCH
+    #define LM_PREFETCH(p) ((void)0)
     #define LM_DOTS_BODY(T, LANES, S)                                                    \
     static inline void lm_dots_##S(const T* const* x, int rows, const T* t, int n_t,     \
                                    Py_ssize_t d, T* out) {                               \
@@ -159,6 +187,18 @@ cdef extern from *:
     static inline void lm_dots_2x1_##S(const T* x0, const T* x1, const T* t,             \
                                        Py_ssize_t d, T* out) {                           \
         const T* x[2] = {x0, x1}; lm_dots_##S(x, 2, t, 1, d, out);                       \
+    }                                                                                    \
+    static inline T lm_dot_wide_##S(const T* x, const T* t, Py_ssize_t d) {              \
+        T a[4 * LANES], s = 0;                                                           \
+        Py_ssize_t wide = d - d % (4 * LANES), end = d - d % LANES, c;                   \
+        for (int l = 0; l < 4 * LANES; l++) a[l] = 0;                                    \
+        for (c = 0; c < wide; c += 4 * LANES)                                            \
+            for (int l = 0; l < 4 * LANES; l++) a[l] += x[c + l] * t[c + l];             \
+        for (; c < end; c += LANES)                                                      \
+            for (int l = 0; l < LANES; l++) a[l] += x[c + l] * t[c + l];                 \
+        for (int l = 0; l < 4 * LANES; l++) s += a[l];                                   \
+        for (c = end; c < d; c++) s += x[c] * t[c];                                      \
+        return s;                                                                        \
     }
     #endif
 
@@ -173,6 +213,8 @@ cdef extern from *:
                        double* out) noexcept nogil
     void lm_dots_2x1_d(const double* x0, const double* x1, const double* t, Py_ssize_t d,
                        double* out) noexcept nogil
+    float lm_dot_wide_f(const float* x, const float* t, Py_ssize_t d) noexcept nogil
+    double lm_dot_wide_d(const double* x, const double* t, Py_ssize_t d) noexcept nogil
 
 
 cdef inline void _dots_2x4(const real* x0, const real* x1, const real* T, Py_ssize_t d,
@@ -191,6 +233,16 @@ cdef inline void _dots_2x1(const real* x0, const real* x1, const real* t, Py_ssi
         lm_dots_2x1_f(x0, x1, t, d, out)
     else:
         lm_dots_2x1_d(x0, x1, t, d, out)
+
+
+cdef inline real _dot_wide(const real* x, const real* t, Py_ssize_t d) noexcept nogil:
+    """x . t for one row and one landmark in 4 LANES partial sums (four independent
+    chains of vector additions): the distances of a one-landmark step, read one row
+    at a time (one stream from memory)."""
+    if real is float:
+        return lm_dot_wide_f(x, t, d)
+    else:
+        return lm_dot_wide_d(x, t, d)
 
 
 cdef inline double _lane_sum(double* lanes, const double* x, const double* y,
@@ -250,6 +302,11 @@ cdef void _distances(const real* X, Py_ssize_t d, const real* xsq, const int64_t
     cdef double s0, s1
     cdef const real* x0
     cdef const real* x1
+    if B == 1:
+        for i0 in range(2 * first_pair, min(b, 2 * end_pair)):
+            D2[i0] = max(<double>xsq[rows[i0]] - 2.0 * _dot_wide(X + rows[i0] * d, Tc, d)
+                         + t_sq[0], 0.0)
+        return
     for pair in range(first_pair, end_pair):
         i0 = 2 * pair
         i1 = min(i0 + 1, b - 1)
@@ -271,62 +328,74 @@ cdef void _distances(const real* X, Py_ssize_t d, const real* xsq, const int64_t
             j += 1
 
 
-cdef void _kernel_values(double* D2, Py_ssize_t ld, Py_ssize_t b, Py_ssize_t B, double eta,
-                         double* nearest, double* phi_sq) noexcept nogil:
-    """Per landmark j: its nearest squared distance, its kernel values relative to it
-    (written over D2[j]: Phi_B, stored transposed) and phi_j^T phi_j."""
+cdef void _kernel_values(double* D2, Py_ssize_t ld, Py_ssize_t b, Py_ssize_t j0,
+                         Py_ssize_t j1, double eta, double* nearest,
+                         double* phi_sq) noexcept nogil:
+    """Per landmark j0 <= j < j1: its nearest squared distance, its kernel values
+    relative to it (written over D2[j]: Phi_B, stored transposed) and phi_j^T phi_j."""
     cdef Py_ssize_t i, j
-    cdef double near, p, sq
+    cdef double near
     cdef double scale = -1.0 / eta
     cdef double* row
-    for j in range(B):
+    for j in range(j0, j1):
         row = D2 + j * ld
         near = INFINITY
         for i in range(b):
             if row[i] < near:
                 near = row[i]
         nearest[j] = near
-        sq = 0.0
         for i in range(b):
-            p = exp((row[i] - near) * scale)
-            row[i] = p
-            sq += p * p
-        phi_sq[j] = sq
+            row[i] = exp((row[i] - near) * scale)
+        phi_sq[j] = _dot(row, row, b)
 
 
 cdef void _cross(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
-                 Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t B,
-                 double* cross, Py_ssize_t ldc) noexcept nogil:
-    """cross[j, a] = sum_i Phi[prows[i], a] Phi_B[i, j] (Phi_p^T phi_j), four rows of
-    the kernel table at a time (each read once for the block)."""
-    cdef Py_ssize_t i, j, a
+                 Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t j0,
+                 Py_ssize_t j1, double* cross, Py_ssize_t ldc, double* R) noexcept nogil:
+    """cross[j, a] = sum_i Phi[prows[i], a] Phi_B[i, j] (Phi_p^T phi_j) for
+    j0 <= j < j1, four rows of the kernel table at a time. For several landmarks
+    each row is widened to float64 once, into R (4 x k); widening is exact, so the
+    sums are the same either way."""
+    cdef Py_ssize_t i, j, a, r
+    cdef double p0, p1, p2, p3
+    cdef double* c
     cdef const real* r0
     cdef const real* r1
     cdef const real* r2
     cdef const real* r3
-    cdef double p0, p1, p2, p3
-    cdef double* c
-    for j in range(B):
+    cdef double* R1 = R + k
+    cdef double* R2 = R + 2 * k
+    cdef double* R3 = R + 3 * k
+    cdef bint widen = j1 - j0 > 1
+    for j in range(j0, j1):
         for a in range(k):
             cross[j * ldc + a] = 0.0
     i = 0
     while i + 4 <= b:
+        if widen:
+            for r in range(4):
+                for a in range(k):
+                    R[r * k + a] = Phi[prows[i + r] * K + a]
         r0 = Phi + prows[i] * K
         r1 = Phi + prows[i + 1] * K
         r2 = Phi + prows[i + 2] * K
         r3 = Phi + prows[i + 3] * K
-        for j in range(B):
+        for j in range(j0, j1):
             p0 = PhiB[j * ld + i]
             p1 = PhiB[j * ld + i + 1]
             p2 = PhiB[j * ld + i + 2]
             p3 = PhiB[j * ld + i + 3]
             c = cross + j * ldc
-            for a in range(k):
-                c[a] += (r0[a] * p0 + r1[a] * p1) + (r2[a] * p2 + r3[a] * p3)
+            if widen:
+                for a in range(k):
+                    c[a] += (R[a] * p0 + R1[a] * p1) + (R2[a] * p2 + R3[a] * p3)
+            else:
+                for a in range(k):
+                    c[a] += (r0[a] * p0 + r1[a] * p1) + (r2[a] * p2 + r3[a] * p3)
         i += 4
     while i < b:
         r0 = Phi + prows[i] * K
-        for j in range(B):
+        for j in range(j0, j1):
             p0 = PhiB[j * ld + i]
             c = cross + j * ldc
             for a in range(k):
@@ -335,15 +404,15 @@ cdef void _cross(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t
 
 
 cdef void _solve_factor(const double* L, Py_ssize_t ldl, Py_ssize_t k, double* coef,
-                        Py_ssize_t ldc, Py_ssize_t B) noexcept nogil:
-    """(L L^T)^-1 in place on each row of coef (B x k): forward substitution, then
-    back substitution by rows of L (row a of L is column a of L^T), so that both
-    read L row by row."""
+                        Py_ssize_t ldc, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
+    """(L L^T)^-1 in place on rows j0 .. j1 - 1 of coef (B x k): forward
+    substitution, then back substitution by rows of L (row a of L is column a of
+    L^T), so that both read L row by row."""
     cdef Py_ssize_t j, a, c
     cdef double s, x
     cdef double* y
     cdef const double* row
-    for j in range(B):
+    for j in range(j0, j1):
         y = coef + j * ldc
         for a in range(k):
             row = L + a * ldl
@@ -361,39 +430,63 @@ cdef void _solve_factor(const double* L, Py_ssize_t ldl, Py_ssize_t k, double* c
 
 cdef void _residuals(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
                      Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t B,
-                     const double* coef, Py_ssize_t ldc, double* UT) noexcept nogil:
-    """UT[j, i] = Phi_B[i, j] - Phi[prows[i]] . coef[j]: M phi_j."""
-    cdef Py_ssize_t i, j
-    cdef const real* r
+                     Py_ssize_t j0, Py_ssize_t j1, double* coef, Py_ssize_t ldc,
+                     double* coefT, double* R, double* acc, double* UT) noexcept nogil:
+    """UT[j, i] = Phi_B[i, j] - Phi[prows[i]] . coef[j]: M phi_j, for j0 <= j < j1.
+
+    A block of at least 4 landmarks sums each product over a in order, the loop over
+    the landmarks innermost (a vector operation; coef transposed into coefT, k x B);
+    fewer landmarks take _LANES partial sums over a. The choice depends on B alone.
+    """
+    cdef Py_ssize_t i, j, a
+    cdef double p
+    cdef const double* t
+    if B < 4:
+        for i in range(b):
+            for j in range(j0, j1):
+                UT[j * ld + i] = PhiB[j * ld + i] - (
+                    _dot_mixed(Phi + prows[i] * K, coef + j * ldc, k) if k else 0.0)
+        return
+    for j in range(j0, j1):
+        for a in range(k):
+            coefT[a * B + j] = coef[j * ldc + a]
     for i in range(b):
-        r = Phi + prows[i] * K
-        for j in range(B):
-            UT[j * ld + i] = PhiB[j * ld + i] - (_dot_mixed(r, coef + j * ldc, k) if k else 0.0)
+        for j in range(j0, j1):
+            acc[j] = 0.0
+        for a in range(k):
+            p = Phi[prows[i] * K + a]
+            t = coefT + a * B
+            for j in range(j0, j1):
+                acc[j] += p * t[j]
+        for j in range(j0, j1):
+            UT[j * ld + i] = PhiB[j * ld + i] - acc[j]
 
 
 cdef void _block_gram(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize_t b,
-                      Py_ssize_t B, double* G) noexcept nogil:
-    """G = Phi_B^T U (B x B), symmetrised."""
+                      Py_ssize_t B, Py_ssize_t j0, Py_ssize_t j1, double* G) noexcept nogil:
+    """Rows j0 .. j1 - 1 of G = Phi_B^T U (B x B), on and above the diagonal: G is
+    symmetric (M is), and :func:`_mirror` copies the upper triangle down."""
     cdef Py_ssize_t j, m
-    cdef double s
-    for j in range(B):
-        for m in range(B):
+    for j in range(j0, j1):
+        for m in range(j, B):
             G[j * B + m] = _dot(PhiB + j * ld, UT + m * ld, b)
+
+
+cdef void _mirror(double* G, Py_ssize_t B) noexcept nogil:
+    cdef Py_ssize_t j, m
     for j in range(B):
         for m in range(j):
-            s = 0.5 * (G[j * B + m] + G[m * B + j])
-            G[j * B + m] = s
-            G[m * B + j] = s
+            G[j * B + m] = G[m * B + j]
 
 
 cdef Py_ssize_t _factor_with_drops(const double* G, Py_ssize_t B, const double* phi_sq,
-                                   double tol, double* f, Py_ssize_t* active, double* LG,
-                                   double* y) noexcept nogil:
+                                   double tol, double* f, Py_ssize_t* active,
+                                   Py_ssize_t* slot, double* LG, double* y) noexcept nogil:
     """Cholesky of G in index order, leaving out the columns whose pivot is not above
-    ``tol`` times their phi^T phi (:func:`.objective.pivots_with_drops`): LG (B x B)
+    ``tol`` times their phi^T phi (:func:`.blocks.pivots_with_drops`): LG (B x B)
     holds the factor of the kept columns in its first n rows and columns, f every
     column's pivot given the kept ones before it; returns n, with the kept indices
-    in active[:n]."""
+    in active[:n] and slot[j] the place of column j among them (-1: dropped)."""
     cdef Py_ssize_t j, a, c
     cdef Py_ssize_t n = 0
     cdef double s, r
@@ -407,28 +500,31 @@ cdef Py_ssize_t _factor_with_drops(const double* G, Py_ssize_t B, const double* 
         for a in range(n):
             r -= y[a] * y[a]
         f[j] = r
+        slot[j] = -1
         if r > tol * phi_sq[j]:
             for a in range(n):
                 LG[n * B + a] = y[a]
             LG[n * B + n] = sqrt(r)
             active[n] = j
+            slot[j] = n
             n += 1
     return n
 
 
 cdef void _weights(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize_t b,
                    const double* LG, Py_ssize_t B, const Py_ssize_t* active, Py_ssize_t n,
-                   double* WT) noexcept nogil:
-    """WT[a, i] = Phi_B[i, active[a]] (U_A G_A^-1)[i, a] over the kept columns A: the
-    two triangular solves with LG for _SOLVE_ROWS rows at once, each substitution
-    step a vector operation over the rows."""
+                   Py_ssize_t first_block, Py_ssize_t end_block, double* WT) noexcept nogil:
+    """WT[a, i] = Phi_B[i, active[a]] (U_A G_A^-1)[i, a] over the kept columns A, for
+    the blocks first_block .. end_block - 1 of _SOLVE_ROWS rows: the two triangular
+    solves with LG for a block of rows at once, each substitution step a vector
+    operation over the rows."""
     cdef Py_ssize_t block, lo, m, a, c, i
     cdef double w, pivot
     cdef double* z
     cdef double* y
     cdef const double* u
     cdef const double* phi
-    for block in range((b + _SOLVE_ROWS - 1) // _SOLVE_ROWS):
+    for block in range(first_block, end_block):
         lo = block * _SOLVE_ROWS
         m = min(b, lo + _SOLVE_ROWS) - lo
         for a in range(n):
@@ -461,18 +557,45 @@ cdef void _weights(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize
                 z[i] *= phi[i]
 
 
+cdef inline void _eight_rows(const real* X, Py_ssize_t d, const int64_t* rows,
+                             const double* w, Py_ssize_t lo, Py_ssize_t width,
+                             real* part) noexcept nogil:
+    """part += sum of w[r] x_{rows[r]}[lo:lo + width] over eight rows r, in pairs:
+    ((w0 x0 + w1 x1) + (w2 x2 + w3 x3)) + ((w4 x4 + w5 x5) + (w6 x6 + w7 x7))."""
+    cdef const real* x0 = X + rows[0] * d + lo
+    cdef const real* x1 = X + rows[1] * d + lo
+    cdef const real* x2 = X + rows[2] * d + lo
+    cdef const real* x3 = X + rows[3] * d + lo
+    cdef const real* x4 = X + rows[4] * d + lo
+    cdef const real* x5 = X + rows[5] * d + lo
+    cdef const real* x6 = X + rows[6] * d + lo
+    cdef const real* x7 = X + rows[7] * d + lo
+    cdef real w0 = <real>w[0]
+    cdef real w1 = <real>w[1]
+    cdef real w2 = <real>w[2]
+    cdef real w3 = <real>w[3]
+    cdef real w4 = <real>w[4]
+    cdef real w5 = <real>w[5]
+    cdef real w6 = <real>w[6]
+    cdef real w7 = <real>w[7]
+    cdef Py_ssize_t c
+    for c in range(width):
+        part[c] += (((w0 * x0[c] + w1 * x1[c]) + (w2 * x2[c] + w3 * x3[c]))
+                    + ((w4 * x4[c] + w5 * x5[c]) + (w6 * x6[c] + w7 * x7[c])))
+
+
 cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t b,
                          const double* WT, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t lo,
-                         Py_ssize_t width, double* S) noexcept nogil:
+                         Py_ssize_t width, double* S, real* part,
+                         double* total) noexcept nogil:
     """S[a, lo:lo + width] = sum_i WT[a, i] x_i[lo:lo + width] for a < n.
 
     Each sum runs over the rows in order, in the data's precision over blocks of
     _FLUSH rows added into a float64 total: no sum depends on the tiles. Four rows
     and two landmarks at a time: each load of a partial sum serves four products,
-    each load of a row's value eight.
+    each load of a row's value eight. ``part`` and ``total`` are this thread's work
+    (n x width each).
     """
-    cdef real* part = <real*>malloc(n * width * sizeof(real))
-    cdef double* total = <double*>malloc(n * width * sizeof(double))
     cdef Py_ssize_t i, a, c
     cdef const real* x0
     cdef const real* x1
@@ -486,7 +609,12 @@ cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ss
         total[c] = 0.0
     i = 0
     while i < b:
-        if i + 4 <= b:
+        if n == 1 and i + 8 <= b:
+            # One landmark (the sequential step): eight rows at a time, each load of
+            # the partial sum serving eight products.
+            _eight_rows(X, d, rows + i, WT + i, lo, width, part)
+            i += 8
+        elif i + 4 <= b:
             x0 = X + rows[i] * d + lo
             x1 = X + rows[i + 1] * d + lo
             x2 = X + rows[i + 2] * d + lo
@@ -532,8 +660,6 @@ cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ss
     for a in range(n):
         for c in range(width):
             S[a * d + lo + c] = total[a * width + c]
-    free(part)
-    free(total)
 
 
 cdef void _move_point(double* t, double* m, Py_ssize_t d, double f, double fraction,
@@ -670,25 +796,40 @@ cdef struct _Work:
     double* nearest
     double* phi_sq
     double* f
+    # (B,): the kept columns, and each column's place among them (-1: dropped).
     Py_ssize_t* active
-    # (B, d): the landmarks' targets X_b^T W; (d,) work of a move.
+    Py_ssize_t* slot
+    # (k, B): the coefficients transposed; (B, d): the kept landmarks' targets
+    # X_b^T W.
+    double* coefT
     double* S
+    # This thread's own work: a move (d), four widened rows of the kernel table
+    # (4 k), the residuals of a row (B), the partial sums of a tile (B x width in
+    # the data's precision) and their float64 totals (B x width).
     double* m
-    # The number of kept columns of the current step.
-    Py_ssize_t n_active
+    double* R
+    double* acc
+    void* part
+    double* total
+    # The number of kept columns of the current step (shared by the threads).
+    Py_ssize_t* n_active
 
 
-cdef void _cast_block(const double* T, Py_ssize_t B, Py_ssize_t d, real* Tc,
+cdef void _cast_block(const double* T, Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, real* Tc,
                       double* t_sq) noexcept nogil:
-    """Tc = T in the data's precision, t_sq = squared norms of T's rows in float64."""
+    """Rows j0 .. j1 - 1: Tc = T in the data's precision, t_sq = squared norms of T's
+    rows in float64."""
     cdef Py_ssize_t j, c
-    cdef double s
-    for j in range(B):
-        s = 0.0
+    for j in range(j0, j1):
         for c in range(d):
             Tc[j * d + c] = <real>T[j * d + c]
-            s += T[j * d + c] * T[j * d + c]
-        t_sq[j] = s
+        t_sq[j] = _dot(T + j * d, T + j * d, d)
+
+
+cdef inline Py_ssize_t _share(Py_ssize_t n, Py_ssize_t thread,
+                              Py_ssize_t n_threads) noexcept nogil:
+    """The first of this thread's n / n_threads consecutive items (of n)."""
+    return thread * n // n_threads
 
 
 cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
@@ -696,23 +837,30 @@ cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] 
                  const int64_t[::1] batches, const real[:, ::1] Phi, Py_ssize_t k,
                  const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
                  double s0, double tau, double max_step, int space, double tol,
-                 real[:, ::1] Tc, _Work* w, double[:, :, ::1] sums, Py_ssize_t thread,
-                 Py_ssize_t n_threads, _Barrier barrier) noexcept nogil:
-    """This thread's share of the steps of a visit (all of it on one thread)."""
+                 real[:, ::1] Tc, _Work* w, double[:, :, ::1] sums, Py_ssize_t width,
+                 Py_ssize_t thread, Py_ssize_t n_threads, _Barrier barrier) noexcept nogil:
+    """This thread's share of the steps of a visit (all of it on one thread).
+
+    The work arrays ``w`` point into memory all threads share. Each part of a step
+    is split between the threads by what it computes alone:
+    pairs of batch rows (the distances), landmarks (their kernel values, cross
+    products, solves, residuals and rows of G; their moves), blocks of rows (W) and
+    tiles of features (X_b^T W); the factor of G runs on the first thread. A
+    barrier separates the parts. Every number is computed by the same code whatever
+    the split, so the landmarks do not depend on the number of threads.
+    """
     cdef Py_ssize_t B = T.shape[0]
     cdef Py_ssize_t d = T.shape[1]
     cdef Py_ssize_t K = Phi.shape[1]
-    cdef Py_ssize_t q, g, lo, b, n_pairs, tile, n_tiles, width, a, j, c
+    cdef Py_ssize_t j0 = _share(B, thread, n_threads)
+    cdef Py_ssize_t j1 = _share(B, thread + 1, n_threads)
+    cdef Py_ssize_t q, g, lo, b, n_pairs, n_blocks, tile, a, j, c
+    cdef Py_ssize_t n_tiles = (d + width - 1) // width
     cdef const int64_t* rows
     cdef const int64_t* prows
     cdef double fraction
-    # Tiles of features for the weighted sums: one for a single thread (whole rows),
-    # else at least two per thread; the sums do not depend on the tiles.
-    width = d if n_threads == 1 else max(<Py_ssize_t>_MIN_TILE, (d + 2 * n_threads - 1)
-                                         // (2 * n_threads))
-    n_tiles = (d + width - 1) // width
-    if thread == 0:
-        _cast_block(&T[0, 0], B, d, &Tc[0, 0], w.t_sq)
+    cdef double* m = w.m
+    _cast_block(&T[0, 0], d, j0, j1, &Tc[0, 0], w.t_sq)
     barrier.wait(thread)
     for q in range(batches.shape[0]):
         g = batches[q]
@@ -721,38 +869,47 @@ cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] 
         rows = &perm[lo]
         prows = &positions[lo]
         n_pairs = (b + 1) // 2
-        _distances(&Xc[0, 0], d, &xsq[0], rows, b, thread * n_pairs // n_threads,
-                   (thread + 1) * n_pairs // n_threads, &Tc[0, 0], w.t_sq, B, w.D2, w.ld)
+        n_blocks = (b + _SOLVE_ROWS - 1) // _SOLVE_ROWS
+        _distances(&Xc[0, 0], d, &xsq[0], rows, b, _share(n_pairs, thread, n_threads),
+                   _share(n_pairs, thread + 1, n_threads), &Tc[0, 0], w.t_sq, B, w.D2, w.ld)
+        barrier.wait(thread)
+        _kernel_values(w.D2, w.ld, b, j0, j1, eta, w.nearest, w.phi_sq)
+        if k:
+            _cross(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, j0, j1, w.coef, w.ldc, w.R)
+            _solve_factor(&Ls[g, 0, 0], Ls.shape[2], k, w.coef, w.ldc, j0, j1)
+        _residuals(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, B, j0, j1, w.coef, w.ldc, w.coefT,
+                   w.R, w.acc, w.UT)
+        barrier.wait(thread)
+        _block_gram(w.D2, w.UT, w.ld, b, B, j0, j1, w.G)
         barrier.wait(thread)
         if thread == 0:
-            _kernel_values(w.D2, w.ld, b, B, eta, w.nearest, w.phi_sq)
-            if k:
-                _cross(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, B, w.coef, w.ldc)
-                _solve_factor(&Ls[g, 0, 0], Ls.shape[2], k, w.coef, w.ldc, B)
-            _residuals(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, B, w.coef, w.ldc, w.UT)
-            _block_gram(w.D2, w.UT, w.ld, b, B, w.G)
-            w.n_active = _factor_with_drops(w.G, B, w.phi_sq, tol, w.f, w.active, w.LG, w.y)
-            _weights(w.D2, w.UT, w.ld, b, w.LG, B, w.active, w.n_active, w.WT)
+            _mirror(w.G, B)
+            w.n_active[0] = _factor_with_drops(w.G, B, w.phi_sq, tol, w.f, w.active, w.slot,
+                                               w.LG, w.y)
+        barrier.wait(thread)
+        _weights(w.D2, w.UT, w.ld, b, w.LG, B, w.active, w.n_active[0],
+                 _share(n_blocks, thread, n_threads), _share(n_blocks, thread + 1, n_threads),
+                 w.WT)
         barrier.wait(thread)
         tile = thread
         while tile < n_tiles:
-            _weighted_sums(&Xc[0, 0], d, rows, b, w.WT, w.ld, w.n_active, tile * width,
-                           min(d, (tile + 1) * width) - tile * width, w.S)
+            _weighted_sums(&Xc[0, 0], d, rows, b, w.WT, w.ld, w.n_active[0], tile * width,
+                           min(d, (tile + 1) * width) - tile * width, w.S, <real*>w.part,
+                           w.total)
             tile += n_threads
         barrier.wait(thread)
-        if thread == 0:
-            fraction = (s0 + first + q) ** -tau
-            for a in range(w.n_active):
-                j = w.active[a]
+        fraction = (s0 + first + q) ** -tau
+        for j in range(j0, j1):
+            a = w.slot[j]
+            if a >= 0:
                 for c in range(d):
-                    w.m[c] = w.S[a * d + c]
+                    m[c] = w.S[a * d + c]
                 # The weights are normalised (their columns sum to one): m / f, f = 1.
-                _move_point(&T[j, 0], w.m, d, 1.0, fraction, max_step, w.nearest[j], space)
-            for j in range(B):
-                sums[q, j, 0] = w.f[j]
-                sums[q, j, 1] = w.phi_sq[j]
-                sums[q, j, 2] = w.nearest[j]
-            _cast_block(&T[0, 0], B, d, &Tc[0, 0], w.t_sq)
+                _move_point(&T[j, 0], m, d, 1.0, fraction, max_step, w.nearest[j], space)
+            sums[q, j, 0] = w.f[j]
+            sums[q, j, 1] = w.phi_sq[j]
+            sums[q, j, 2] = w.nearest[j]
+        _cast_block(&T[0, 0], d, j0, j1, &Tc[0, 0], w.t_sq)
         barrier.wait(thread)
 
 
@@ -762,17 +919,19 @@ def _visit_part(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] p
                 const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
                 double s0, double tau, double max_step, int space, double tol,
                 real[:, ::1] Tc, double[:, ::1] rows_work, double[:, ::1] coef,
-                double[:, ::1] small, Py_ssize_t[::1] active, double[:, ::1] S,
-                double[:, :, ::1] sums, Py_ssize_t thread, Py_ssize_t n_threads,
-                _Barrier barrier):
-    """One thread's share of :func:`visit_steps` (the GIL released)."""
+                double[:, ::1] coefT, double[:, ::1] small, Py_ssize_t[:, ::1] index,
+                double[:, ::1] S, double[::1] own, double[:, :, ::1] sums, Py_ssize_t width,
+                Py_ssize_t thread, Py_ssize_t n_threads, _Barrier barrier):
+    """One thread's share of :func:`visit_steps` (the GIL released); ``own`` is this
+    thread's work (:func:`_own_work`)."""
     cdef Py_ssize_t B = T.shape[0]
-    cdef Py_ssize_t ld = rows_work.shape[1]
+    cdef Py_ssize_t d = T.shape[1]
+    cdef Py_ssize_t k_max = coef.shape[1]
     cdef _Work w
     w.D2 = &rows_work[0, 0]
     w.UT = &rows_work[B, 0]
     w.WT = &rows_work[2 * B, 0]
-    w.ld = ld
+    w.ld = rows_work.shape[1]
     w.coef = &coef[0, 0]
     w.ldc = coef.shape[1]
     w.G = &small[0, 0]
@@ -782,22 +941,33 @@ def _visit_part(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] p
     w.nearest = &small[2 * B + 2, 0]
     w.phi_sq = &small[2 * B + 3, 0]
     w.f = &small[2 * B + 4, 0]
-    w.m = &small[2 * B + 5, 0]
-    w.active = &active[0]
+    w.active = &index[0, 0]
+    w.slot = &index[1, 0]
+    w.n_active = &index[2, 0]
+    w.coefT = &coefT[0, 0]
     w.S = &S[0, 0]
-    w.n_active = 0
+    w.m = &own[0]
+    w.R = w.m + d
+    w.acc = w.R + 4 * k_max
+    w.total = w.acc + B
+    w.part = <void*>(w.total + B * width)
     with nogil:
         _visit(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
-               max_step, space, tol, Tc, &w, sums, thread, n_threads, barrier)
+               max_step, space, tol, Tc, &w, sums, width, thread, n_threads, barrier)
+
+
+def _own_work(B, d, k_max, width):
+    """Doubles of one thread's work in :func:`_visit_part` (the last B x width hold
+    partial sums in the data's precision, at most 8 bytes each)."""
+    return d + 4 * max(k_max, 1) + B + 2 * B * width
 
 
 def step_work(B, batch_size, d, k_max, dtype):
     """Work arrays of :func:`visit_steps` for blocks of B, batches of up to
     ``batch_size`` rows, d features, at most ``k_max`` earlier landmarks."""
-    small = np.zeros((2 * B + 6, max(B, d)))
     return (np.empty((B, d), dtype=dtype), np.empty((3 * B, max(batch_size, 1))),
-            np.empty((B, max(k_max, 1))), small, np.zeros(B, dtype=np.intp),
-            np.empty((B, d)))
+            np.empty((B, max(k_max, 1))), np.empty((max(k_max, 1), B)),
+            np.zeros((2 * B + 5, B)), np.zeros((3, B), dtype=np.intp), np.empty((B, d)))
 
 
 def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0,
@@ -824,11 +994,16 @@ def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, f
     """
     n_threads = max(1, int(n_threads))
     barrier = _Barrier(n_threads)
-    Tc, rows_work, coef, small, active, S = work
+    Tc, rows_work, coef, coefT, small, index, S = work
+    B, d = T.shape
+    # Tiles of features for the weighted sums: one for a single thread (whole rows),
+    # else at least two per thread; the sums do not depend on the tiles.
+    width = d if n_threads == 1 else max(_MIN_TILE, -(-d // (2 * n_threads)))
+    own = np.empty((n_threads, _own_work(B, d, coef.shape[1], width)))
     run_parts(lambda thread: _visit_part(
         Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
-        max_step, space, tol, Tc, rows_work, coef, small, active, S, sums, thread, n_threads,
-        barrier), range(n_threads), n_threads)
+        max_step, space, tol, Tc, rows_work, coef, coefT, small, index, S, own[thread], sums,
+        width, thread, n_threads, barrier), range(n_threads), n_threads)
 
 
 # ---------------------------------------------------------------- kernel tables

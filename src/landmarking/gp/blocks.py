@@ -312,7 +312,7 @@ class CompiledSteps:
         from ._kernels import step_work
 
         key = (B, d, np.dtype(dtype))
-        if self.key != key or self.work[1].shape[1] < b or self.work[2].shape[1] < k:
+        if self.key != key or self.work[1].shape[1] < b or self.work[2].shape[1] < max(k, 1):
             self.work = step_work(B, b, d, k, dtype)
             self.key = key
         return self.work
