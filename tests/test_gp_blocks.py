@@ -6,23 +6,16 @@ import pytest
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
 from landmarking.gp._kernels import SPACE_CODES, step_work, visit_steps
-from landmarking.gp.batches import (
-    _batch_order,
-    _batches,
-    _BatchGram,
-    _Chunks,
-    _Preceding,
-    kernel_columns,
-)
-from landmarking.gp.blocks import (
-    CompiledSteps,
+from landmarking.gp._numpy import CompiledSteps, move_landmarks, optimise, reference_step
+from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, kernel_columns
+from landmarking.gp.objective import (
+    MIN_RELATIVE_F,
+    RIDGE,
+    _CholeskyFactor,
     block_objective_and_gradient,
-    block_step_numpy,
     greedy_order,
-    move_block,
-    optimise_block,
 )
-from landmarking.gp.objective import MIN_RELATIVE_F, RIDGE, _CholeskyFactor
+from landmarking.gp.sampling import batch_bounds, draw_sample
 
 
 def _data(n=300, d=5, seed=0, dtype=np.float64):
@@ -37,7 +30,7 @@ def _layout(X, earlier, eta, batch_size):
     n = len(X)
     xsq = np.einsum("ij,ij->i", X, X)
     perm = np.arange(n, dtype=np.int64)
-    bounds = _batches(n, batch_size).astype(np.int64)
+    bounds = batch_bounds(n, batch_size)
     k = len(earlier)
     Phi = np.ascontiguousarray(kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
         (n, 1), dtype=X.dtype)
@@ -59,9 +52,9 @@ def _reference_visit(X, xsq, bounds, Phi, factors, k, T, eta, batches, first, s0
     for q, j in enumerate(batches):
         rows = np.arange(bounds[j], bounds[j + 1])
         L = factors[j].L[:k, :k]
-        S, f, phi_sq, nearest, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :k],
+        S, f, phi_sq, nearest, active = reference_step(X[rows], xsq[rows], Phi[rows, :k],
                                                          L, T, eta)
-        move_block(T, S, active, (s0 + first + q) ** -0.51 if tau is None else
+        move_landmarks(T, S, active, (s0 + first + q) ** -0.51 if tau is None else
                    (s0 + first + q) ** -tau, max_step, nearest, space)
     return T
 
@@ -131,7 +124,7 @@ def test_block_of_one_is_the_sequential_step():
     rows = np.arange(100)
     weighted, f, phi_sq, nearest = _sequential_step(X[rows], xsq[rows], Phi[rows, :3],
                                                     factors[0], t, eta)
-    S, f_b, phi_sq_b, nearest_b, active = block_step_numpy(X[rows], xsq[rows], Phi[rows, :3],
+    S, f_b, phi_sq_b, nearest_b, active = reference_step(X[rows], xsq[rows], Phi[rows, :3],
                                                            factors[0].L[:3, :3], t[None], eta)
     assert active[0]
     # Measured: 8.6e-16 relative for the target, 0 for f.
@@ -147,7 +140,7 @@ def test_columns_of_the_weights_sum_to_one_and_far_starts_still_step():
     earlier = X[:2]
     xsq, _, _, Phi, _, factors = _layout(X, earlier, eta, 150)
     T = np.vstack([X[40] + 0.2, X[90] + 200.0])  # the second underflows in true values
-    S, f, phi_sq, nearest, active = block_step_numpy(X, xsq, Phi[:, :2], factors[0].L[:2, :2],
+    S, f, phi_sq, nearest, active = reference_step(X, xsq, Phi[:, :2], factors[0].L[:2, :2],
                                                      T, eta)
     assert active.all()
     assert np.all(np.isfinite(S))
@@ -157,7 +150,7 @@ def test_columns_of_the_weights_sum_to_one_and_far_starts_still_step():
     # targets by the same vector.
     shift = np.array([5.0, -3.0, 2.0, 7.0])
     moved = X + shift
-    S_moved, *_ = block_step_numpy(moved, np.einsum("ij,ij->i", moved, moved), Phi[:, :2],
+    S_moved, *_ = reference_step(moved, np.einsum("ij,ij->i", moved, moved), Phi[:, :2],
                                    factors[0].L[:2, :2], T + shift, eta)
     np.testing.assert_allclose(S_moved, S + shift, rtol=1e-8, atol=1e-8)
 
@@ -167,8 +160,8 @@ def test_a_duplicated_landmark_in_the_block_does_not_move_and_the_other_steps_al
     eta = 3.0
     xsq = np.einsum("ij,ij->i", X, X)
     t = X[5] + 0.1
-    S1, f1, *_ = block_step_numpy(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)), t[None], eta)
-    S2, f2, _, _, active = block_step_numpy(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)),
+    S1, f1, *_ = reference_step(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)), t[None], eta)
+    S2, f2, _, _, active = reference_step(X, xsq, np.zeros((150, 0)), np.zeros((0, 0)),
                                             np.vstack([t, t]), eta)
     assert active.tolist() == [True, False]
     np.testing.assert_allclose(S2[0], S1[0], rtol=1e-10)
@@ -248,15 +241,15 @@ def test_greedy_order_picks_the_largest_conditional_variance_first():
     assert sorted(order.tolist()) == [0, 1, 2, 3]
 
 
-def _block_fit_state(X, earlier, eta, batch_size, seed=0, chunk_size=None):
-    from landmarking._blocks import chunk_bounds
-
+def _block_fit_state(X, earlier, eta, batch_size, n_steps, seed=0, chunk_size=None):
     n_total = len(earlier) + 6
     landmarks = np.zeros((n_total, X.shape[1]))
     landmarks[:len(earlier)] = earlier
-    chunks = _Chunks(X, chunk_bounds(X, chunk_size), batch_size, landmarks, eta, seed, 2**30)
-    gram = _BatchGram(chunks.n_batches, n_total, chunks.batch_sizes(), 2**30)
-    return chunks, _Preceding(chunks, gram, len(earlier))
+    sample = draw_sample(X, batch_size=batch_size, steps=n_steps, seed=seed,
+                         chunk_size=chunk_size)
+    tables = KernelTables(sample, landmarks, eta, 2**30)
+    factors = BatchFactors(sample.layout.n_batches, n_total, sample.layout.batch_sizes(), 2**30)
+    return tables, Preceding(tables, factors, len(earlier))
 
 
 @pytest.mark.parametrize("chunk_size", [None, 150])
@@ -270,12 +263,12 @@ def test_a_block_fit_compiled_equals_numpy_steps_and_csr(chunk_size):
     results = []
     for data, step in ((X, CompiledSteps()), (X, None), (sparse.csr_matrix(X), CompiledSteps()),
                        (X, CompiledSteps(n_threads=2))):
-        chunks, span = _block_fit_state(data, earlier, eta, 50, chunk_size=chunk_size)
-        order = _batch_order(np.random.default_rng([0, 2]), chunks.batches_per_chunk, 60)
-        chunks.plan(order)
-        T, taken = optimise_block(T0, span, eta, order, s0=10.0, tau=0.51,
-                                  space="nonnegative", step=step, max_step=3 * np.sqrt(eta))
-        chunks.close()
+        tables, span = _block_fit_state(data, earlier, eta, 50, 60, chunk_size=chunk_size)
+        order = tables.layout.order(np.random.default_rng([0, 2]), 60)
+        tables.plan(order)
+        T, taken = optimise(T0, span, eta, order, s0=10.0, tau=0.51, space="nonnegative",
+                            step=step, max_step=3 * np.sqrt(eta))
+        tables.close()
         assert taken == 60
         results.append(T)
     # Measured: 8.0e-15 (compiled against NumPy steps), 6.2e-15 (CSR), absolute.
@@ -463,3 +456,4 @@ def test_a_block_fit_without_the_kept_kernel_table_agrees_to_rounding(circles, m
     # the recomputed one column by column: the same landmarks to rounding (measured
     # 0.0 on these float64 circles).
     np.testing.assert_allclose(recomputed.landmarks_, kept.landmarks_, rtol=0, atol=1e-13)
+

@@ -6,9 +6,9 @@ interface every backend offers. The symbols are those of :mod:`.objective`, whos
 formulae the steps apply on tensors (the move through :func:`.objective.moved_landmark`
 with torch's primitives, the stopping rule through :func:`.objective.window_stops`).
 This is the only GP module that uses torch. Everything random comes from the NumPy
-generators the driver draws for both backends: the batch layout of
-:class:`.batches._Chunks` (a permutation of each chunk's rows drawn from
-``(seed, c)``), each landmark's start and its order of batches from ``(seed, k)``.
+generators the driver draws for both backends: the sample's batch layout
+(:class:`.sampling.BatchLayout`), each landmark's start and its order of batches
+from ``(seed, k)``.
 On ``torch.device("cpu")`` the landmarks therefore equal the NumPy path's to
 rounding (1e-4 relative, ``tests/test_gpu.py``).
 
@@ -66,8 +66,7 @@ from .._blocks import row_blocks, working_dtype
 from .._torch import device_memory, import_torch, to_tensor
 from .._torch_kernels import squared_distances_torch
 from . import objective
-from .batches import _row_norms
-from .blocks import extended_gram, reordered_gram
+from ._tables import _row_norms
 from .objective import (
     RIDGE,
     batch_objective,
@@ -281,12 +280,12 @@ class _Steps:
     that a captured graph stays valid) moved together on each batch, reading the
     batch order, step counter and factors of the :class:`_DeviceFit`.
 
-    Each step is :func:`.blocks.block_step_numpy` and :func:`.blocks.move_block`
+    Each step is :func:`._numpy.reference_step` and :func:`._numpy.move_landmarks`
     with batched tensor operations: the distances of the batch to all B landmarks
     as one (b x d) by (d x B) product, the projection out of the earlier span as
     products with the batch's inverse factor (zero columns of Phi and the identity
     beyond the k earlier landmarks project nothing out), the B x B Gram matrix G
-    and its factor with the drops of :func:`.blocks.pivots_with_drops` (B
+    and its factor with the drops of :func:`.objective.pivots_with_drops` (B
     iterations of small tensor operations: a column whose pivot is too small
     becomes an identity row and column, so no value comes back to the host), two
     B x B triangular solves, ``X_b^T W``, and the B moves at once through
@@ -305,7 +304,7 @@ class _Steps:
                                    project=partial(_project, torch))
 
     def _factor_with_drops(self, G, phi_sq):
-        """:func:`.blocks.pivots_with_drops` as tensors: (pivots f, active mask, L),
+        """:func:`.objective.pivots_with_drops` as tensors: (pivots f, active mask, L),
         L the lower factor of G with each dropped column's row and column replaced
         by the identity's (so that solves with L leave dropped columns at zero).
 
@@ -363,13 +362,13 @@ class _Steps:
         g = fit.order.index_select(0, fit.s)
         rows = fit.index.index_select(0, g)[0]
         S, f, _, nearest, active = self._targets(fit._batch(rows), rows, g)
-        # move_block: each active landmark's sequential move with m = S_j, f = 1.
+        # move_landmarks: each active landmark's move with m = S_j, f = 1.
         a = fit.a.index_select(0, fit.s)[0]
         moved = moved_landmark(self.T, S, 1.0, a, fit.max_step, nearest[:, None], fit.space,
                                self.ops)
         self.T.copy_(torch.where(active[:, None], moved, self.T))
         if fit.auto:
-            # The block's batch objective: the sum of its landmarks' (optimise_block).
+            # The block's batch objective: the sum of its landmarks' (_numpy.optimise).
             b = fit.count.index_select(0, g)[0]
             fit.window_sum.add_(batch_objective(f.clamp_min(0), nearest, fit.eta, b,
                                                 torch.exp).sum())
@@ -437,21 +436,18 @@ class _Runner:
 
 
 class _TorchFit:
-    """A fit on a torch device: the backend interface of
-    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`, in blocks of B
+    """A fit on a torch device: the interface of :class:`.backend.FitState` over a
+    :class:`_DeviceFit`, in blocks of B
     landmarks (one landmark at a time: B = 1) stepped by :class:`_Steps`.
 
     A runner (and its CUDA graph) is made on first use for each block size (the
-    last block may be smaller). After a block, the Gram matrix of the kernel
-    columns is kept on the host and extended block by block, as the NumPy backend
-    does.
+    last block may be smaller).
     """
 
     def __init__(self, fit, landmarks, max_steps):
         self.fit, self.landmarks, self.max_steps = fit, landmarks, max_steps
         self.runners = {}
         self.runner, self.position = None, None
-        self.running_gram = None
         # Columns of Phi already computed by block_gram, waiting for add_column.
         self.ready = range(0)
 
@@ -477,24 +473,19 @@ class _TorchFit:
             taken = self.runner.run(self.max_steps, step_bar)
         return self.position.cpu().numpy(), taken
 
-    def block_gram(self, k, end):
-        """Phi^T Phi (end x end, float64) over all rows after the block k..end-1:
-        the block's kernel columns computed together on the device (one product
-        for the block), their cross products extending the Gram matrix kept from
-        the blocks before."""
+    def block_gram(self, k, end, first):
+        """Phi[:, :end]^T Phi[:, first:end] (end x (end - first), float64) over all
+        rows, after the block k..end-1's kernel columns are computed together on the
+        device (one product for the block)."""
         fit = self.fit
         fit.kernel_columns(k, self.landmarks[k:end])
         self.ready = range(k, end)
-        if self.running_gram is None or len(self.running_gram) != k:
-            self.running_gram = fit.gram(k)
-        self.running_gram = extended_gram(self.running_gram, fit.cross_gram(k, end))
-        return self.running_gram
+        return fit.cross_gram(first, end)
 
     def reorder(self, k, order):
         """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
-        are their kernel columns on the device and the kept Gram matrix."""
+        are their kernel columns on the device."""
         self.fit.reorder_columns(k, order)
-        self.running_gram = reordered_gram(self.running_gram, k, order)
 
     def add_column(self, k, t):
         """Landmark k is finished at t: its kernel column (unless its block's
@@ -505,32 +496,24 @@ class _TorchFit:
             self.fit.add_column(k, t)
 
     def gram(self, k):
-        """Phi^T Phi (k x k, float64) over all rows, on the host (after blocks, the
-        Gram matrix kept from them)."""
-        if self.running_gram is not None and len(self.running_gram) == k:
-            return self.running_gram.copy()
+        """Phi^T Phi (k x k, float64) over all rows, on the host."""
         return self.fit.gram(k)
 
 
-def table_bytes():
-    """The host layout keeps no kernel table: it lives on the device."""
-    return 0
-
-
 @contextmanager
-def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_steps, s0, tau,
+def torch_fit(sample, landmarks, n_previous, *, device, eta, space, max_steps, s0, tau,
               auto, n_jobs=None):
-    """The backend interface of a sequential fit on ``device`` (a context: an
-    exhausted device raises a ``MemoryError`` naming what to lower).
+    """A fit on ``device`` (:meth:`.backend.GPBackend.fit`; a context: an exhausted
+    device raises a ``MemoryError`` naming what to lower).
 
     Parameters
     ----------
-    X : validated data (dense or CSR, any container :func:`landmarking._blocks.row_blocks`
-        reads)
-    chunks : :class:`.batches._Chunks`, the batch layout; its landmark table holds
-        ``n_previous`` finished landmarks, whose kernel columns are computed here.
+    sample : :class:`.sampling.Sample`, the fit's rows (dense or CSR, any container
+        :func:`landmarking._blocks.row_blocks` reads) and the layout of its batches.
+    landmarks : the fit's landmark table (n_landmarks, d); its first ``n_previous``
+        rows are finished landmarks, whose kernel columns are computed here.
     device : torch.device
-    batch_size, eta, space, max_steps, s0, tau, auto : the fit's settings.
+    eta, space, max_steps, s0, tau, auto : the fit's settings.
     n_jobs : ignored: the NumPy block step's threads; on the CPU the torch steps run
         on one thread (:func:`_one_cpu_thread`), on a GPU on the device.
 
@@ -541,20 +524,21 @@ def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_step
     batch factors (n_batches x n_landmarks^2 float64).
     """
     torch = import_torch(device)
+    X, layout = sample.X, sample.layout
     n_samples = X.shape[0]
-    n_landmarks = len(chunks.landmarks)
+    n_landmarks = len(landmarks)
     itemsize = working_dtype(X).itemsize
     lower = (f"the device memory the fit needs: X ({_size(X, itemsize)} on the device; "
              f"float32 data halves it), the kernel table (n_landmarks: "
              f"{_gib(n_samples * n_landmarks * itemsize)}) or the batch factors "
-             f"({_gib(chunks.n_batches * n_landmarks**2 * 8)}; a larger batch_size "
+             f"({_gib(layout.n_batches * n_landmarks**2 * 8)}; a larger batch_size "
              "means fewer)")
     with device_memory(device, lower=lower), torch.inference_mode():
-        fit = _DeviceFit(torch, device, X, chunks, n_landmarks, eta, space, max_steps, s0,
+        fit = _DeviceFit(torch, device, X, layout, n_landmarks, eta, space, max_steps, s0,
                          tau, auto)
         for k in range(n_previous):
-            fit.add_column(k, chunks.landmarks[k])
-        yield _TorchFit(fit, chunks.landmarks, max_steps)
+            fit.add_column(k, landmarks[k])
+        yield _TorchFit(fit, landmarks, max_steps)
 
 
 def _project(torch, t, space):
