@@ -1,32 +1,35 @@
 """The compiled GP step (Cython, compiled ahead of time), for blocks of B >= 1 landmarks.
 
 :func:`visit_steps` runs all the steps of a block of B landmarks on one chunk visit
-in one call, each step as the NumPy reference :func:`._numpy.block_step` computes
-it (symbols as in :mod:`.objective`): the squared distances of the batch to the B
-landmarks (:func:`_distances`), the kernel values relative to each landmark's
-nearest point, the cross products with the earlier landmarks' columns and the
-solve with the batch's Cholesky factor, U = M Phi_B, G = Phi_B^T U and its factor
-with the drops (:func:`_factor_with_drops`), the weights W
-(:func:`_weights`), X_b^T W (:func:`_weighted_sums`), then the B moves
-(:func:`_move`, with the projection onto the space). The sequential fit is the
-block fit with B = 1: the same call.
+in one call, each step as the NumPy reference :func:`._numpy.reference_step`
+computes it (symbols as in :mod:`.objective`): the squared distances of the batch
+to the B landmarks (:func:`_distances`), the kernel values relative to each
+landmark's nearest point (:func:`_kernel_values`), the cross products with the
+earlier landmarks' columns (:func:`_cross`) and the solve with the batch's
+Cholesky factor, U = M Phi_B (:func:`_residuals`), G = Phi_B^T U
+(:func:`_block_gram`) and its factor with the drops (:func:`_factor_with_drops`),
+the weights W (:func:`_weights`), X_b^T W (:func:`_weighted_sums`), then the B
+moves (:func:`_move_point`, with the projection onto the space). The sequential
+fit is the block fit with B = 1: the same call. :func:`kernel_columns` and
+:func:`cross_gram` compute a fit's kernel table and a block's Gram products.
 
 Arithmetic: the data's precision where the data is read (float32 stays float32:
 the dot products with the batch, and the weighted sums over blocks of _FLUSH rows
-whose sums go into a float64 total), float64 everywhere else. No -ffast-math: a
-sum is added in the order it is written. Where a loop would be a chain of
-dependent additions (a dot product), it keeps _LANES interleaved partial sums
-(lane l adds the products at c = l, l + _LANES, ...; the lanes are added in
-order, then the tail), which the compiler turns into vector instructions; every
-dot product of the same two vectors takes the same path, whatever the block size
-or the rows it is computed with.
+whose sums go into a float64 total), float64 everywhere else. No -ffast-math, no
+fused multiply-adds: a sum is added in the order it is written. Where a loop
+would be a chain of dependent additions (a dot product), it keeps interleaved
+partial sums (lanes: lane l adds the products at c = l, l + LANES, ...; the lanes
+are added in order, then the tail), which the compiler turns into vector
+instructions; the dot products with the batch are written in C with GCC's vector
+types (see the C block below). A value never depends on how many rows or
+landmarks are computed with it, nor on the threads.
 
 Threads (``n_threads``): the steps of a visit run on that many Python threads
 (:func:`landmarking._parallel.run_parts`), each in compiled code without the GIL,
-meeting at a barrier (:class:`_Barrier`) between the parts of a step. Threads split
-the batch's rows for the distances and the features for the weighted sums; no
-sum is split, so the landmarks are the same bits on any number of threads. The rest
-of a step (B x b and B x B work) runs on the first thread.
+meeting at a barrier (:class:`_Barrier`) between the parts of a step. Each part is
+split by what it computes alone (rows, landmarks, blocks of rows, tiles of
+features); no sum is split, so the landmarks are the same bits on any number of
+threads. The factor of G (B x B) runs on the first thread.
 """
 
 import numpy as np
@@ -54,7 +57,7 @@ ctypedef fused real:
     double
 
 cdef enum:
-    # Partial sums of a dot product (one vector register of float32 on AVX2); the
+    # Partial sums of a float64 dot product (two vector registers on AVX2); the
     # loops over them step by 8, the same number written out (Cython's range needs
     # a literal step to compile to a C loop).
     _LANES = 8
