@@ -302,6 +302,8 @@ def test_public_function_with_a_given_affinity_is_the_estimator_fit():
     {"bandwidth": 0.0}, {"bandwidth": "wide"}, {"method": "nystrom"},
     {"landmarks": "grid"}, {"landmarks": 3.0}, {"landmarks": np.zeros((5, 2))},
     {"reg": -1.0}, {"refine": "yes"}, {"refine": True, "method": "le-z"},
+    {"refine": -1}, {"refine": 1.5}, {"refine": 2, "method": "le-nystrom"},
+    {"neighbors_method": "hnsw"},
     {"n_landmarks": 3, "n_landmark_neighbors": 2, "n_components": 3},
     {"n_jobs": 0}, {"device": "tpu"},
 ])
@@ -1065,3 +1067,32 @@ def test_lobpcg_on_the_sparse_reduced_problem_matches_lapack(monkeypatch):
         overlap = want_v.T @ B @ got_v
         np.testing.assert_allclose(np.abs(np.linalg.svd(overlap)[1]), 1.0, atol=1e-6)
     assert converged == [True, False]
+
+
+def test_refine_with_a_number_of_iterations():
+    # refine=k takes k LOBPCG iterations on the full graph from the LLL start: the
+    # eigenvalues fall from LLL's towards exact LE's (Rayleigh-Ritz on a growing
+    # subspace never raises them); refine=0 is no refinement, bit for bit; the
+    # landmark coordinates follow, so that transform maps into the refined
+    # embedding.
+    from landmarking.datasets import load_mnist
+
+    X = load_mnist()[0][:4000]
+    kw = dict(n_components=4, n_landmarks=150, random_state=0)
+    base = LocallyLinearLandmarks(**kw).fit(X)
+    zero = LocallyLinearLandmarks(**kw, refine=0).fit(X)
+    np.testing.assert_array_equal(zero.embedding_, base.embedding_)
+    assert zero.refine_result_ is None and "refine" not in zero.timings_
+    few = LocallyLinearLandmarks(**kw, refine=3).fit(X)
+    full = LocallyLinearLandmarks(**kw, refine=True).fit(X)
+    exact = LaplacianEigenmaps(n_components=4, random_state=0).fit(X)
+    assert few.refine_result_.n_iter == 3 and not few.refine_result_.converged
+    assert full.refine_result_.converged
+    assert np.all(base.eigenvalues_ > few.eigenvalues_)
+    assert np.all(few.eigenvalues_ >= full.eigenvalues_ * (1 - 1e-9))
+    np.testing.assert_allclose(full.eigenvalues_, exact.eigenvalues_, rtol=1e-4)
+    # Closer to exact LE than LLL itself, and transform follows the refinement.
+    assert procrustes_error(few.embedding_, exact.embedding_) < 0.5 * procrustes_error(
+        base.embedding_, exact.embedding_)
+    assert procrustes_error(few.transform(X), few.embedding_) < procrustes_error(
+        base.embedding_, few.embedding_)

@@ -190,7 +190,8 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
                    symmetrize: Literal["union", "mean"] = "union",
                    method: NeighborMethod = "exact", random_state: RandomStateLike = None,
                    n_jobs: int | None = None, check_size: bool = True,
-                   timings: dict | None = None) -> tuple[sparse.csr_matrix, float]:
+                   timings: dict | None = None,
+                   search: Any = None) -> tuple[sparse.csr_matrix, float]:
     """The Gaussian k-NN affinity of an estimator's ``fit``, and the width it used.
 
     The neighbour search, :func:`resolve_bandwidth`, :func:`gaussian_affinity`
@@ -211,6 +212,10 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
         ``n_neighbors`` itself.
     timings : dict, optional
         Filled with the stages' seconds.
+    search : callable, optional
+        ``search()`` -> (distances, indices), the neighbour lists of X's rows (self
+        excluded) when the caller has its own search; then ``method``,
+        ``random_state`` and ``n_jobs`` are unused.
 
     Returns
     -------
@@ -224,8 +229,11 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
             f"samples ({n}); pass fewer neighbours."
         )
     with stage(timings, "neighbors"):
-        distances, indices = nearest_neighbors(X, n_neighbors, method=method,
-                                               random_state=random_state, n_jobs=n_jobs)
+        if search is None:
+            distances, indices = nearest_neighbors(X, n_neighbors, method=method,
+                                                   random_state=random_state, n_jobs=n_jobs)
+        else:
+            distances, indices = search()
     with stage(timings, "affinity"):
         bandwidth = resolve_bandwidth(bandwidth, distances)
         W = check_affinity(gaussian_affinity(distances, indices, bandwidth,

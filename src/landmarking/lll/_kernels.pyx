@@ -26,7 +26,7 @@ from libc.math cimport INFINITY, sqrt
 from .._parallel import kernel_threads, run_parts
 
 __all__ = ["BLOCK", "nearest_gram_weights", "bounded_candidate_weights",
-           "reduced_dense", "reduced_rows", "reconstruction_residuals"]
+           "cell_neighbors", "reduced_dense", "reduced_rows", "reconstruction_residuals"]
 
 cdef enum:
     _BLOCK = 64
@@ -561,6 +561,87 @@ cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
             for p in range(m):
                 if todo[start + p] and not failed[start + p]:
                     status[start + p] = 0
+
+
+# --------------------------------------------------------------------------- cell graph
+
+def cell_neighbors(X, queries, candidates, self_at, cross32, q_sq, c_sq,
+                   Py_ssize_t n_cand, distances, indices):
+    """The nearest candidates of each query point: the ``n_cand`` with the
+    smallest float32 lower bounds of :func:`bounded_candidate_weights`, computed
+    exactly in float64 and the k nearest kept, compiled.
+
+    ``queries`` and ``candidates`` are row indices of X (float32 or float64);
+    ``self_at[i]`` is the position of query i among the candidates (-1 if absent:
+    a query is never its own neighbour); ``cross32`` = fl(y_q . y_c) their search
+    coordinates' products and ``q_sq``, ``c_sq`` the coordinates' squared norms
+    (``lll._LandmarkAxes``), so that |y_q|^2 + |y_c|^2 - 2 y_q.y_c is a lower bound
+    on the squared distance up to rounding. The ``k = indices.shape[1]``
+    nearest of the ``n_cand`` by exact distance, ties to the lower index, go to
+    ``indices[i]`` with their distances. The bound ranks well but proves little
+    between near points (what lies off the axes counts there), so the list is the
+    exact k nearest of those ``n_cand``, not of every candidate; on MNIST every
+    list so found was the exact one among its candidates. A query with fewer
+    than k candidates gets index -1 and distance inf in the slots left.
+    """
+    cdef Py_ssize_t nc = cross32.shape[1]
+    c = max(indices.shape[1], min(n_cand, nc))
+    _cell_run(X, np.ascontiguousarray(queries, dtype=np.intp),
+              np.ascontiguousarray(candidates, dtype=np.intp),
+              np.ascontiguousarray(self_at, dtype=np.intp), cross32, q_sq, c_sq, c,
+              distances, indices, np.empty(c), np.empty(c, dtype=np.intp), np.empty(c),
+              np.empty(c, dtype=np.intp), np.empty(nc))
+
+
+def _cell_run(const real_x[:, ::1] X, const Py_ssize_t[::1] queries,
+              const Py_ssize_t[::1] candidates, const Py_ssize_t[::1] self_at,
+              const float[:, ::1] cross32, const double[::1] q_sq, const double[::1] c_sq,
+              Py_ssize_t c, double[:, ::1] distances, Py_ssize_t[:, ::1] indices,
+              double[::1] hv_, Py_ssize_t[::1] hj_, double[::1] cv_, Py_ssize_t[::1] cj_,
+              double[::1] row_):
+    cdef Py_ssize_t nq = queries.shape[0], nc = candidates.shape[0], k = indices.shape[1]
+    cdef Py_ssize_t d = X.shape[1]
+    cdef Py_ssize_t i, j, a, q, filled
+    cdef double qs, dist
+    cdef double* hv = &hv_[0]
+    cdef Py_ssize_t* hj = &hj_[0]
+    cdef double* cand_v = &cv_[0]
+    cdef Py_ssize_t* cand_j = &cj_[0]
+    cdef double* row = &row_[0]
+    cdef const double* csq = &c_sq[0]
+    cdef const float* crow
+    with nogil:
+        for i in range(nq):
+            q = queries[i]
+            crow = &cross32[i, 0]
+            qs = q_sq[i]
+            for j in range(nc):  # vectorises
+                row[j] = qs + csq[j] - 2.0 * <double>crow[j]
+            if self_at[i] >= 0:
+                row[self_at[i]] = INFINITY
+            filled = min(c, nc - (1 if self_at[i] >= 0 else 0))
+            if filled <= 0:
+                for a in range(k):
+                    distances[i, a] = INFINITY
+                    indices[i, a] = -1
+                continue
+            # The ``filled`` smallest bounds; there are at least that many finite
+            # ones, so the query's own (inf) never stays.
+            for j in range(filled):
+                _offer(hv, hj, filled, j, row[j])
+            for j in range(filled, nc):
+                if row[j] < hv[0]:
+                    _offer(hv, hj, filled, j, row[j])
+            for a in range(filled):
+                dist = _sq_distance(&X[q, 0], &X[candidates[hj[a]], 0], d)
+                _insert(cand_v, cand_j, a + 1, dist, candidates[hj[a]])
+            for a in range(k):
+                if a < filled:
+                    distances[i, a] = sqrt(cand_v[a])
+                    indices[i, a] = cand_j[a]
+                else:
+                    distances[i, a] = INFINITY
+                    indices[i, a] = -1
 
 
 # --------------------------------------------------------------------------- reduced problem
