@@ -88,6 +88,14 @@ cdef inline void _offer(double* hv, Py_ssize_t* hj, Py_ssize_t k, Py_ssize_t j,
         _sift_down(hv, hj, 0, k)
 
 
+cdef inline void _sort_pairs(double* v, Py_ssize_t* j, Py_ssize_t n) noexcept nogil:
+    """Sort n (value, index) pairs in place by value, ties by index (heap sort)."""
+    cdef Py_ssize_t pos
+    for pos in range(n // 2 - 1, -1, -1):
+        _sift_down(v, j, pos, n)
+    _heap_sort(v, j, n)
+
+
 cdef inline void _heap_sort(double* hv, Py_ssize_t* hj, Py_ssize_t k) noexcept nogil:
     """Sort a max-heap of k pairs in place, smallest first."""
     cdef Py_ssize_t end
@@ -242,10 +250,10 @@ cdef class _Work:
     with its page faults, every block): the Cholesky's, a heap of ``n_heap``
     pairs, the sorted candidates and one row of ``n_land`` values."""
     cdef double[:, :, ::1] U
-    cdef double[::1] trace, hv, cand_v, row
+    cdef double[::1] trace, hv, cand_v, row, pv
     cdef signed char[::1] bad, fb
     cdef double[:, ::1] w, wb
-    cdef Py_ssize_t[::1] hj, cand_j
+    cdef Py_ssize_t[::1] hj, cand_j, pj
 
     def __init__(self, Py_ssize_t k, Py_ssize_t n_heap=0, Py_ssize_t n_land=0):
         n_heap = max(k, n_heap)
@@ -254,6 +262,8 @@ cdef class _Work:
         self.cand_v = np.empty(n_heap)
         self.cand_j = np.empty(n_heap, dtype=np.intp)
         self.row = np.empty(n_land)
+        self.pv = np.empty(n_land)
+        self.pj = np.empty(n_land, dtype=np.intp)
         self.U = np.empty((k, k, _BLOCK))
         self.trace = np.empty(_BLOCK)
         self.bad = np.empty(_BLOCK, dtype=np.int8)
@@ -369,7 +379,12 @@ cdef void _nearest_gram_part(const double[:, ::1] cross, const double[::1] x_sq,
 
 # --------------------------------------------------------------------------- bounded search
 
-def bounded_candidate_weights(points, marks, cross32, double reg, bint solve,
+#: Rows whose float32 products one thread computes and scans at a time (256 rows
+#: by 10,000 landmarks: 10 MB, in cache until scanned).
+SCAN_ROWS = 256
+
+
+def bounded_candidate_weights(points, marks, double reg, bint solve,
                               Py_ssize_t n_cand, bound, Py_ssize_t max_extra, idx, weights,
                               cz, x_sq, status, n_parts):
     """Nearest landmarks from lower bounds scanned in float32, chosen and weighted
@@ -384,8 +399,7 @@ def bounded_candidate_weights(points, marks, cross32, double reg, bint solve,
     coordinates) and ``gram``, the Gram matrix of Tc (or an array without rows:
     then t_a.t_b are dot products of Tc's rows). ``bound`` = (coef, slack,
     floor, limit) bounds the float32 products fl(y32 . s32)
-    (``lll._float32_rank_bound`` for the coordinates' count). ``cross32`` is an
-    (n, n_landmarks) float32 work array.
+    (``lll._float32_rank_bound`` for the coordinates' count).
 
     For point i and landmark j, LB_ij = |y|^2 + |s_j|^2 - 2 fl(y . s_j) is a lower
     bound on |x - t_j|^2 up to err_ij = coef |y| |s_j| + slack (|y| + |s_j|)^2 +
@@ -396,7 +410,8 @@ def bounded_candidate_weights(points, marks, cross32, double reg, bint solve,
     choice is proved when (LB_ij - err_ij) (1 - 2 gamma) exceeds the K_Z-th of
     those distances for every landmark j left out (then so would its computed
     distance); else every landmark whose own bound lets it come closer is
-    computed too (at most ``max_extra`` of them), which proves the choice by
+    computed too, nearest bound first (those beyond the largest bound's reach
+    skipped; at most ``max_extra`` of them), which proves the choice by
     construction. The ``k = idx.shape[1]`` nearest go to ``idx[i]``, nearest
     first; the products (x - mu).(t_a - mu) to ``cz[i]`` and |x - mu|^2 to
     ``x_sq[i]``, which give the local Gram matrix as in
@@ -407,28 +422,32 @@ def bounded_candidate_weights(points, marks, cross32, double reg, bint solve,
     overflow (the caller redoes it in float64).
 
     The points are cut into ``n_parts`` runs of whole blocks, one thread each,
-    which makes its own float32 product (the caller limits BLAS to one thread)
-    and then runs the compiled loop. Every point's result depends on that point
-    only.
+    which makes its own float32 products (the caller limits BLAS to one thread),
+    :data:`SCAN_ROWS` rows at a time, and scans each in the compiled loop. Every
+    point's result depends on that point only.
     """
     X, Xc, Y32, y_sq, eps_x = points
     T, Tc, S32, s_sq, eps_t, gram = marks
-    cdef Py_ssize_t n = cross32.shape[0], per_part
+    cdef Py_ssize_t n = X.shape[0], per_part
     starts, per_part = _starts(n, n_parts)
     k = idx.shape[1]
-    n_land = cross32.shape[1]
+    n_land = S32.shape[0]
     s_norm = np.sqrt(s_sq)
     s_max = float(np.max(s_norm))
     eps_t_max = float(np.max(eps_t))
 
     def run(start):
-        rows = slice(start, min(n, start + per_part))
-        np.matmul(Y32[rows], S32.T, out=cross32[rows])
-        _bounded_run(X[rows], Xc[rows], cross32[rows], y_sq[rows], eps_x[rows], T, Tc,
-                     s_sq, s_norm, eps_t, gram, s_max,
-                     eps_t_max, reg, solve, n_cand, bound[0], bound[1], bound[2], bound[3],
-                     max_extra, idx[rows], weights[rows], cz[rows], x_sq[rows], status[rows],
-                     _Work(k, n_cand, n_land))
+        # Sub-blocks of rows whose float32 products stay in cache until scanned.
+        work = _Work(k, n_cand, n_land)
+        buf = np.empty((SCAN_ROWS, n_land), dtype=np.float32)
+        for lo in range(start, min(n, start + per_part), SCAN_ROWS):
+            rows = slice(lo, min(n, start + per_part, lo + SCAN_ROWS))
+            cross = buf[:rows.stop - lo]
+            np.matmul(Y32[rows], S32.T, out=cross)
+            _bounded_run(X[rows], Xc[rows], cross, y_sq[rows], eps_x[rows], T, Tc,
+                         s_sq, s_norm, eps_t, gram, s_max, eps_t_max, reg, solve, n_cand,
+                         bound[0], bound[1], bound[2], bound[3], max_extra, idx[rows],
+                         weights[rows], cz[rows], x_sq[rows], status[rows], work)
 
     run_parts(run, starts, n_parts)
 
@@ -492,6 +511,9 @@ cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
     cdef double* cand_v = &work.cand_v[0]
     cdef Py_ssize_t* cand_j = &work.cand_j[0]
     cdef double* row = &work.row[0]
+    cdef double* pv = &work.pv[0]
+    cdef Py_ssize_t* pj = &work.pj[0]
+    cdef double reach
     cdef const real_x* xrow
     cdef const float* crow
     cdef const double* sq = &s_sq[0]
@@ -525,30 +547,32 @@ cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
             tau = cand_v[k - 1]
             err_max = _err32(coef, slack, floor, yn, s_max) + eps_x[i] + eps_t_max
             if not tau < (hv[0] - err_max) * shrink:
-                # Every landmark left out whose own bound lets it come closer than
-                # the K_Z-th so far: computed exactly (tau only shrinks, so a
-                # landmark passed over stays farther).
+                # The landmarks left out that the largest bound lets come closer
+                # than the K_Z-th so far, gathered, then computed nearest bound
+                # first until the bound rules the rest out (tau only shrinks).
                 vt = hv[0]
                 jt = hj[0]
+                reach = tau / shrink + err_max
                 n_extra = 0
                 for j in range(n_land):
                     v = row[j]
-                    if v < vt or (v == vt and j <= jt):  # a candidate
-                        continue
-                    lb = (v - _err32(coef, slack, floor, yn, s_norm[j]) - eps_x[i]
-                          - eps_t[j]) * shrink
-                    if lb > tau:
-                        continue
-                    n_extra += 1
-                    if n_extra > max_extra:
+                    if v <= reach and not (v < vt or (v == vt and j <= jt)):
+                        if n_extra < max_extra:
+                            pv[n_extra] = v
+                            pj[n_extra] = j
+                        n_extra += 1
+                if n_extra > max_extra:
+                    status[i] = 1
+                    continue
+                _sort_pairs(pv, pj, n_extra)
+                for a in range(n_extra):
+                    if (pv[a] - err_max) * shrink > tau:
                         break
+                    j = pj[a]
                     dist = _sq_distance(xrow, &T[j, 0], d)
                     if _before(dist, j, cand_v[k - 1], cand_j[k - 1]):
                         _insert(cand_v, cand_j, k, dist, j)
                         tau = cand_v[k - 1]
-                if n_extra > max_extra:
-                    status[i] = 1
-                    continue
             x_sq[i] = _dot(&Xc[i, 0], &Xc[i, 0], d)
             for a in range(k):
                 idx[i, a] = cand_j[a]

@@ -364,11 +364,6 @@ def _weights_of_block(block, local):
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
     scan = local.axes is not None and not sparse.issparse(block)
-    # The float32 products of every pass in one buffer: a fresh one per pass
-    # (32 MB at 8,192 rows and 1,000 landmarks, above glibc's 32 MB mmap
-    # threshold) was mapped and page-faulted anew every pass.
-    cross32 = (np.empty((min(n, local.chunk_rows), local.landmarks.shape[0]), np.float32)
-               if scan else None)
     # On several threads, each of the kernel's threads makes its own product on
     # one BLAS thread (see bounded_candidate_weights). The BLAS libraries are
     # looked up once per block (3.5 ms in a fit), and only then.
@@ -378,8 +373,7 @@ def _weights_of_block(block, local):
         if scan:
             with (blas.limit(limits=1, user_api="blas") if blas is not None
                   else contextlib.nullcontext()):
-                todo = _bounded_weights(block[rows], local, indices[rows], weights[rows],
-                                        cross32[:rows.stop - rows.start])
+                todo = _bounded_weights(block[rows], local, indices[rows], weights[rows])
             if todo.size == 0:
                 continue
             if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
@@ -433,12 +427,11 @@ def _pivoted_weights(x_sq, c, gram, landmarks, idx, reg):
 MAX_EXTRA_SHARE = 0.5
 
 
-def _bounded_weights(X, local, idx, weights, cross32):
+def _bounded_weights(X, local, idx, weights):
     """Fill ``idx`` and ``weights`` for the dense rows X from the float32 scan of
     lower bounds (:class:`_LandmarkAxes`, :func:`~._kernels.bounded_candidate_weights`);
     returns the positions of the rows left unproved (``idx`` and ``weights``
-    unset there) for the float64 path. ``cross32`` is a float32 work array of
-    shape (len(X), n_landmarks).
+    unset there) for the float64 path.
 
     The choice is the float64 one (the K_Z smallest float64 distances, ties to
     the lower index, up to rounding: the kernel's distances come from the
@@ -460,7 +453,7 @@ def _bounded_weights(X, local, idx, weights, cross32):
     K.bounded_candidate_weights(
         (X, Xc, Y.astype(np.float32), y_sq, eps),
         (local.landmarks_exact, axes.centred, axes.s32, axes.s_sq, axes.eps, axes.gram),
-        cross32, local.reg, local.reg >= CHOLESKY_MIN_REG, local.n_cand, axes.bound,
+        local.reg, local.reg >= CHOLESKY_MIN_REG, local.n_cand, axes.bound,
         max(1, int(MAX_EXTRA_SHARE * n_land)), idx, weights, cz, x_sq, status,
         kernel_threads())
     left = np.flatnonzero(status == 2)
