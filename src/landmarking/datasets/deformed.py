@@ -318,7 +318,7 @@ def _zarr():
     except ImportError:
         raise ImportError(
             "writing the digits to a Zarr store needs the zarr package; install the scale "
-            "extra (pip install 'landmarking[scale]') or write a .npy memory map instead "
+            "extra (pip install 'landmarking[scale]') or write a .npy file instead "
             "(out='digits.npy')."
         ) from None
     return zarr
@@ -333,8 +333,8 @@ def _check_out(out, n, overwrite):
         kind = {".npy": "npy", ".zarr": "zarr"}.get(path.suffix.lower())
         if kind is None:
             raise ValueError(
-                f"out={str(out)!r}: name a .npy file (a NumPy memory map) or a .zarr "
-                "store, or pass an array of shape (n, 784) to fill."
+                f"out={str(out)!r}: name a .npy file or a .zarr store, or pass an "
+                f"array of shape ({n}, {SIDE * SIDE}) to fill."
             )
         if kind == "zarr":
             _zarr()
@@ -508,9 +508,9 @@ def make_deformed_digits(
         data with its own sources; row i then deforms test digit ``i % 10000``).
     out : None, str or path, or array, optional
         Where the digits go. None: a new in-memory array. A name ending in ``.npy``:
-        a NumPy file written block by block through a memory map. A name ending
-        in ``.zarr``: a Zarr store with ``block_rows``-row chunks (needs zarr: ``pip
-        install 'landmarking[scale]'``). A file is written under a temporary name
+        a NumPy file, written block by block and returned as a read-only memory
+        map. A name ending in ``.zarr``: a Zarr store with ``block_rows``-row chunks
+        (needs zarr: ``pip install 'landmarking[scale]'``). A file is written under a temporary name
         and renamed when complete, so an interrupted call leaves nothing behind.
         An array of shape ``(n, 784)`` and dtype float32 (or float64) with slice
         assignment, such as ``np.lib.format.open_memmap(..., mode="w+")`` or a
