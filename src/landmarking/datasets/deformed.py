@@ -79,9 +79,11 @@ def cosine_smoothing_basis(sigma: float, side: int = SIDE, *,
 
     Row k is the orthonormal cosine (DCT-II) vector
     ``phi_k(j) = c_k cos(pi k (2 j + 1) / (2 side))`` times the Gaussian's gain
-    ``g_k = exp(-(pi k sigma / side)^2 / 2)`` at that frequency. For any side x side
-    array Z, ``B_full^T (Phi Z Phi^T) B_full`` equals ``gaussian_filter(Z, sigma,
-    mode="reflect")`` with an untruncated kernel; keeping r rows leaves out at most
+    ``g_k = exp(-(pi k sigma / side)^2 / 2)`` at that frequency. With ``Phi`` the
+    matrix of all ``side`` cosines and ``B_full`` all ``side`` rows, ``B_full^T (Phi
+    Z Phi^T) B_full`` equals ``gaussian_filter(Z, sigma, mode="reflect")`` (an
+    untruncated kernel) for any side x side array Z; white noise Z has white
+    coefficients ``Phi Z Phi^T``. Keeping r rows leaves out at most
     ``variance_left_out`` of the variance of smoothed white noise.
 
     Parameters
