@@ -43,11 +43,13 @@ import os
 import queue
 from numbers import Integral, Real
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._parallel import check_n_jobs, kernel_threads, run_parts
+from .._typing import StrPath
 from .real import load_mnist
 
 __all__ = ["make_deformed_digits", "cosine_smoothing_basis", "unit_sources", "UnitWarp",
@@ -154,7 +156,8 @@ class UnitWarp:
         Largest whole-pixel shift per axis.
     """
 
-    def __init__(self, images, basis, alpha, max_shift):
+    def __init__(self, images: np.ndarray, basis: np.ndarray, alpha: float,
+                 max_shift: int) -> None:
         m, r = UNIT_ROWS, basis.shape[0]
         f32 = np.float32
         self.images = images
@@ -178,7 +181,7 @@ class UnitWarp:
         self.offsets = (np.arange(m, dtype=f32) * (_PADDED * _PADDED))[:, None, None]
         self.grid = np.arange(1, SIDE + 1, dtype=f32)
 
-    def draw(self, unit, entropy):
+    def draw(self, unit: int, entropy: int) -> np.ndarray:
         """The unit's shifts (UNIT_ROWS, 2) and coefficients (into ``coefficients``)."""
         rng = _unit_generator(entropy, unit)
         shifts = rng.integers(-self.max_shift, self.max_shift + 1, size=(UNIT_ROWS, 2))
@@ -189,7 +192,7 @@ class UnitWarp:
         self.coefficients[:, :, 0, 0] = 0
         return shifts.astype(np.float32)
 
-    def smooth(self):
+    def smooth(self) -> None:
         """The fields ``B^T C B`` of all coefficient matrices C, into ``fields``.
 
         Two large matrix products instead of two small ones per field: first
@@ -203,7 +206,7 @@ class UnitWarp:
         np.matmul(self.half_transposed.reshape(m2 * side, r), self.basis,
                   out=self.fields.reshape(m2 * side, side))
 
-    def warp(self, sources, shifts):
+    def warp(self, sources: np.ndarray, shifts: np.ndarray) -> np.ndarray:
         """Each source digit read at its displaced grid, bilinearly, zero outside.
 
         Output pixel (i, j) of a digit takes its source's value at row ``i +
@@ -252,7 +255,7 @@ class UnitWarp:
         # A convex combination of values in [0, 1] can round a few ulps past either end.
         return np.clip(lower, 0.0, 1.0, out=lower)
 
-    def __call__(self, unit, entropy):
+    def __call__(self, unit: int, entropy: int) -> tuple[np.ndarray, np.ndarray]:
         """The unit's digits: pixels (UNIT_ROWS, 784) float32 (a buffer) and sources."""
         sources = unit_sources(unit, len(self.images))
         shifts = self.draw(unit, entropy)
@@ -459,14 +462,14 @@ def make_deformed_digits(
     sigma: float = 6.0,
     max_shift: int = 1,
     split: str = "train",
-    out=None,
+    out: StrPath | Any | None = None,
     overwrite: bool = False,
     block_rows: int = BLOCK_ROWS,
     return_source: bool = False,
     n_jobs: int | None = None,
     verbose: bool = False,
-    path: str | os.PathLike | None = None,
-):
+    path: StrPath | None = None,
+) -> tuple[Any, np.ndarray] | tuple[Any, np.ndarray, np.ndarray]:
     """MNIST digits under random elastic warps and shifts: infinite-MNIST-like data.
 
     Row i is a deformation of MNIST training digit ``i % 60000`` (the rows of
