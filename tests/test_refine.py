@@ -159,6 +159,25 @@ def test_fit_landmark_embedding_recovers_coordinates_in_the_span():
     np.testing.assert_allclose(got, T, atol=1e-6)
 
 
+def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
+    # Above DIRECT_LIMIT landmarks the refit runs conjugate gradients instead of
+    # a sparse LU; both solve the same ridge system.
+    from landmarking.lll import refined
+    rng = np.random.default_rng(6)
+    n, L = 2000, 120
+    cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
+    w = rng.dirichlet(np.ones(3), n)
+    Z = sparse.csr_matrix((w.ravel(), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
+                          shape=(n, L))
+    Z.sum_duplicates()
+    embedding = rng.normal(size=(n, 3))
+    previous = rng.normal(size=(L, 3))
+    direct = fit_landmark_embedding(Z, embedding, previous.copy())
+    monkeypatch.setattr(refined, "DIRECT_LIMIT", 0)
+    by_cg = fit_landmark_embedding(Z, embedding, previous.copy())
+    np.testing.assert_allclose(by_cg, direct, rtol=1e-7, atol=1e-8 * np.abs(direct).max())
+
+
 def test_guard_columns_need_not_converge_and_save_iterations():
     X, W = _graph(800, seed=6)
     exact, lam = _exact(W, 3)
