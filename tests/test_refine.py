@@ -13,7 +13,13 @@ from landmarking.lll.refined import fit_landmark_embedding, lll_refined_embeddin
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
-from landmarking.spectral.refine import _ritz, refine_spectral_embedding
+from landmarking.spectral.refine import (
+    _amg_hierarchy,
+    _normalized_laplacian,
+    _ritz,
+    _v_cycle,
+    refine_spectral_embedding,
+)
 
 # "amg" needs pyamg, the `amg` extra that `make install` installs: without it the
 # "amg" case fails rather than vanish (test_amg_without_pyamg_names_the_extra below
@@ -221,3 +227,13 @@ def test_start_too_wide_for_the_graph_is_refused():
     _, W = _graph(30, k=6)
     with pytest.raises(ValueError, match="start has 29 columns for a graph of 30 nodes"):
         refine_spectral_embedding(W, np.random.default_rng(0).normal(size=(30, 29)))
+
+
+def test_v_cycle_is_pyamgs_preconditioner():
+    # The lean cycle skips only pyamg's convergence checks: the same bits.
+    _, W = _graph(600)
+    L, sqrt_deg = _normalized_laplacian(W)
+    hierarchy = _amg_hierarchy(L, sqrt_deg)
+    assert len(hierarchy.levels) >= 2
+    b = np.random.default_rng(0).standard_normal(L.shape[0])
+    np.testing.assert_array_equal(_v_cycle(hierarchy, b), hierarchy.aspreconditioner() @ b)
