@@ -8,7 +8,8 @@ compiled for, so that a fresh install (``make install`` runs it), a CI job or a
 container image pays numba's compile once, at build time, instead of in the
 user's first fit. It prints the seconds per step; run it again and they fall to
 the cache-load time. The kernels compiled ahead of time (Cython, ``*.pyx``: the
-neighbour searches, among others) are built at install time and need no step here.
+neighbour searches and graph passes, among others) are built at install time and
+need no step here.
 """
 
 import time
@@ -25,16 +26,6 @@ def _steps():
 
     X, _ = make_swiss_roll(300, random_state=0)
     X32 = X.astype(np.float32)
-
-    def affinity_passes():
-        from scipy import sparse
-
-        from . import _graph_kernels as K
-
-        W = sparse.random(30, 30, density=0.2, format="csr", random_state=0)
-        W = (W + W.T).tocsr()
-        K.symmetry_pass(W.indptr, W.indices, W.data, 1e-10, K.numba.get_num_threads())
-        K.component_labels(W.indptr, W.indices)
 
     def lll():
         from .lll.estimator import LocallyLinearLandmarks
@@ -68,8 +59,7 @@ def _steps():
             GPLandmarks(n_landmarks=4, n_steps=5, batch_size=50, block_size=2,
                         random_state=0).fit(data)
 
-    return [("affinity passes (large graphs)", affinity_passes),
-            ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
+    return [("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
             ("GPLandmarks", gp)]
 
 
