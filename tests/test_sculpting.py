@@ -197,8 +197,7 @@ def test_total_rule_pass_never_raises_the_total_error(roll):
     err = rel.total_error(T, junk, 0.5)
     for it in range(5):
         K.sculpt_pass(T, int(order[it]), order, 0.05, 30,
-                      *_kernel_args(rel, junk, 0.5, stamp, it, heavy, 1.0),
-                      *K.term_buffers(rel.nbr, rel.rev, 2))
+                      *_kernel_args(rel, junk, 0.5, stamp, it, heavy, 1.0))
         new = rel.total_error(T, junk, 0.5)
         assert new <= err + 1e-12
         err = new

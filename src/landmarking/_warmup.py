@@ -46,16 +46,6 @@ def _steps():
             # compiles here.
             reconstruction_weights(data, X[:10], 5)
 
-    def sculpting():
-        from .sculpting.estimator import ManifoldSculpting
-
-        for rule in ("total", "point"):
-            model = ManifoldSculpting(n_neighbors=8, max_iter=3, move_rule=rule,
-                                      random_state=0).fit(X)
-            model.transform(X[:5] + 0.01)
-            ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=3, preprocess="pca",
-                              move_rule=rule, random_state=0).fit(X)
-
     def gp():
         from .gp.estimator import GPLandmarks
 
@@ -94,8 +84,7 @@ def _steps():
     return [("exact neighbours (tiles)", neighbours),
             ("approximate neighbours (re-rank)", approximate_neighbours),
             ("affinity passes (large graphs)", affinity_passes),
-            ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
-            ("GPLandmarks", gp)]
+            ("LocallyLinearLandmarks", lll), ("GPLandmarks", gp)]
 
 
 def warm_up(verbose=True):

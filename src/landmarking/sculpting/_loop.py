@@ -5,15 +5,15 @@
 evaluates the total error; :func:`sculpt` runs the paper's iterations on it. The
 relationships, the dropped-dimension caches and the errors are vectorised NumPy
 (in blocks of rows within scikit-learn's ``working_memory``); only the hill
-climber, which must see each move before the next, is compiled
-(:mod:`._kernels`, imported on first use), so a first fit waits for
-fewer of numba's compiles.
+climber, which must see each move before the next, is compiled (:mod:`._kernels`,
+Cython, compiled when the package is built).
 """
 
 import numpy as np
 from sklearn.utils import gen_batches
 
 from .._blocks import rows_per_block
+from . import _kernels as K
 
 __all__ = ["Relations", "sculpt", "neighbor_relations", "junk_caches",
            "neighbor_distance_error"]
@@ -121,8 +121,6 @@ class Relations:
     """The relationships to restore, for one neighbour graph (all (n, k))."""
 
     def __init__(self, X_rel, nbr, distances=None, move_rule="total"):
-        from . import _kernels as K  # numba, loaded on first use
-
         self.nbr = np.ascontiguousarray(nbr, dtype=np.int64)
         delta0, slot, theta0 = neighbor_relations(np.asarray(X_rel, dtype=float), self.nbr)
         if distances is not None:
@@ -177,13 +175,10 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
     eta : float, the final step size
     best_iter : int, the iteration whose state T holds
     """
-    from . import _kernels as K  # numba, loaded on first use
-
     n = T.shape[0]
     stamp = np.full(n, -1, dtype=np.int64)
     order = rng.permutation(n).astype(np.int64)
     free = np.flatnonzero(~heavy)
-    F, I = K.term_buffers(rel.nbr, rel.rev, T.shape[1])
     has_junk = bool(np.any(junk[0]))
     errors = []
     best_err, best_iter, best_T = np.inf, -1, T.copy()
@@ -203,7 +198,7 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
             start = int(free[rng.randint(free.size)]) if free.size else 0
             steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, rel.far,
                                   rel.delta0, rel.theta0, rel.cos0, *junk, s2,
-                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev, F, I)
+                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev)
             # Step 4c: keep the number of steps per iteration near the number of points.
             eta = eta * 1.1 if steps >= free.size else eta * 0.9
             err = rel.total_error(T, junk, s2)

@@ -40,8 +40,8 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     scales the dimensions beyond ``n_components`` by ``scale_rate`` (re-expanding
     the kept ones to hold the mean neighbour distance), and restores the
     relationships by hill climbing on the kept dimensions, visiting the points
-    in breadth-first order from a random point. The inner pass is compiled with
-    numba and uses the paper's cache of the non-target contributions, so one
+    in breadth-first order from a random point. The inner pass is compiled
+    ahead of time (Cython) and uses the paper's cache of the non-target contributions, so one
     error evaluation costs O(k t) whatever the input dimension.
 
     Parameters

@@ -1,0 +1,619 @@
+"""Compiled kernels of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
+
+Layout shared by every kernel:
+
+- ``T`` (n, t): the target coordinates, the only values hill climbing moves.
+- ``nbr`` (n, k): neighbour indices; ``far[i, j]`` is ``m_ij``, the neighbour of
+  ``v = nbr[i, j]`` most collinear with ``i`` (-1 when ``v`` has no neighbour
+  other than ``i``).
+- ``delta0``, ``theta0``, ``cos0 = cos(theta0)`` (n, k): the distances and
+  angles to restore.
+- ``junk_sq[i, j] = ||J_i - J_v||^2``, ``junk_far[i, j] = ||J_m - J_v||^2`` and
+  ``junk_dot[i, j] = (J_i - J_v).(J_m - J_v)`` over the non-target dimensions
+  ``J`` at scale 1. The paper's first speed-up: those dimensions only ever
+  shrink by ``sigma``, so their share of every distance and angle is
+  ``s2 = scale^2`` times a constant and one error evaluation costs O(k t) instead
+  of O(k D).
+- ``rev = (rptr, rp, rj)``: the reverse lists of :func:`reverse_lists` (empty
+  for the paper's own-error move rule).
+
+Every per-term quantity is stored in row ``i`` of an (n, k) array, so that a
+term reads one contiguous row plus the coordinates of ``v`` and ``m``; the only
+random accesses left are to ``T``.
+
+The relationships, the caches and the total error are vectorised NumPy in
+:mod:`._loop`; this module holds only what must run one move at a time. The
+whole per-iteration pass (breadth-first order, hill climbing, weights of
+already-adjusted neighbours) is one compiled call that releases the GIL; Python
+only loops over iterations. The hill climbing is sequential by nature (each move
+sees the moves before it), so nothing here runs on several threads.
+
+Every floating-point operation is the one the loops below spell, in that order
+(the build has no fast-math and no contraction), so a pass gives the same bits
+as the numba kernels it replaces.
+"""
+
+import numpy as np
+
+from libc.math cimport acos, sqrt, M_PI
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
+
+__all__ = [
+    "far_indices",
+    "point_error",
+    "reverse_lists",
+    "no_reverse_lists",
+    "adjust_point",
+    "sculpt_pass",
+    "mean_neighbor_distance",
+    "expand_targets",
+]
+
+
+# ---------------------------------------------------------------------------
+# The relationships of one neighbour graph, as raw pointers for nogil code
+# ---------------------------------------------------------------------------
+
+cdef struct Graph:
+    double* T              # (n, t), moved in place
+    Py_ssize_t n, k, t
+    const int64_t* nbr      # (n, k)
+    const int64_t* far      # (n, k), -1: no angle
+    const double* delta0    # (n, k)
+    const double* theta0    # (n, k)
+    const double* cos0      # (n, k)
+    const double* junk_sq   # (n, k)
+    const double* junk_far  # (n, k)
+    const double* junk_dot  # (n, k)
+    double s2               # the dropped dimensions' squared scale
+    double delta_ave
+    int64_t* stamp          # (n,) the iteration in which a point was last adjusted
+    int64_t it              # the iteration now
+    const uint8_t* heavy    # (n,) clamped points (weighted as adjusted, never moved)
+    double w_adj            # weight of an adjusted (or clamped) neighbour's terms
+    Py_ssize_t n_ptr        # entries of rptr (0: no reverse lists)
+    const int64_t* rptr     # (n + 1,) CSR pointers of the reverse lists
+    const int64_t* rp       # owners p of the reverse terms
+    const int64_t* rj       # their columns j
+
+
+cdef struct Span:
+    Py_ssize_t first, count
+
+
+cdef inline Span _reverse_span(const Graph* g, Py_ssize_t i) noexcept nogil:
+    """Where point i's reverse terms start in the reverse lists, and how many
+    there are (none when the lists are empty: the paper's own move rule)."""
+    cdef Span s
+    if g.n_ptr > i + 1:
+        s.first = g.rptr[i]
+        s.count = g.rptr[i + 1] - g.rptr[i]
+    else:
+        s.first = 0
+        s.count = 0
+    return s
+
+
+cdef inline double _weight(const Graph* g, Py_ssize_t judge) noexcept nogil:
+    """w_adj for a term judged by a point adjusted in this iteration (or
+    clamped), else 1."""
+    return g.w_adj if (g.stamp[judge] == g.it or g.heavy[judge]) else 1.0
+
+
+cdef const int64_t* _int64_pointer(const int64_t[::1] a):
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef Graph _graph(double[:, ::1] T, const int64_t[:, ::1] nbr, const int64_t[:, ::1] far,
+                  const double[:, ::1] delta0, const double[:, ::1] theta0,
+                  const double[:, ::1] cos0, const double[:, ::1] junk_sq,
+                  const double[:, ::1] junk_far, const double[:, ::1] junk_dot, double s2,
+                  double delta_ave, int64_t[::1] stamp, int64_t it, const uint8_t[::1] heavy,
+                  double w_adj, rev) except *:
+    """The Graph over the caller's arrays (which must outlive its use)."""
+    cdef const int64_t[::1] rptr = rev[0]
+    cdef const int64_t[::1] rp = rev[1]
+    cdef const int64_t[::1] rj = rev[2]
+    cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1]
+    for name, a in (("T", T), ("far", far), ("delta0", delta0), ("theta0", theta0),
+                    ("cos0", cos0), ("junk_sq", junk_sq), ("junk_far", junk_far),
+                    ("junk_dot", junk_dot)):
+        if a.shape[0] != n or (name != "T" and a.shape[1] != k):
+            raise ValueError(f"{name} has shape {tuple(a.shape)[:2]}; the neighbour "
+                             f"table is ({n}, {k}).")
+    if stamp.shape[0] != n or heavy.shape[0] != n:
+        raise ValueError(f"stamp and heavy need one entry per point ({n}).")
+    if rptr.shape[0] not in (0, n + 1) or rp.shape[0] != rj.shape[0]:
+        raise ValueError("rev must be reverse_lists(nbr, far) or no_reverse_lists().")
+    cdef Graph g
+    g.T = &T[0, 0] if T.shape[0] > 0 and T.shape[1] > 0 else NULL
+    g.n, g.k, g.t = n, k, T.shape[1]
+    g.nbr, g.far = &nbr[0, 0], &far[0, 0]
+    g.delta0, g.theta0, g.cos0 = &delta0[0, 0], &theta0[0, 0], &cos0[0, 0]
+    g.junk_sq, g.junk_far, g.junk_dot = &junk_sq[0, 0], &junk_far[0, 0], &junk_dot[0, 0]
+    g.s2, g.delta_ave = s2, delta_ave
+    g.stamp, g.it, g.heavy, g.w_adj = &stamp[0], it, &heavy[0], w_adj
+    g.n_ptr = rptr.shape[0]
+    g.rptr, g.rp, g.rj = _int64_pointer(rptr), _int64_pointer(rp), _int64_pointer(rj)
+    return g
+
+
+# ---------------------------------------------------------------------------
+# The error of one point, from scratch (the reference the climber must match)
+# ---------------------------------------------------------------------------
+
+cdef double _point_error(const Graph* g, Py_ssize_t i) noexcept nogil:
+    cdef Py_ssize_t k = g.k, t = g.t, q, p, j, v, m, d, judge, e
+    cdef double inv = 1.0 / (2.0 * g.delta_ave)
+    cdef double err = 0.0, w, sq_a, sq_b, dot, da, db, r, term, denom, c, a
+    cdef const double* T = g.T
+    cdef Span span = _reverse_span(g, i)
+    for q in range(k + span.count):
+        if q < k:
+            p = i
+            j = q
+            judge = g.nbr[i * k + j]  # own terms: weighted by the neighbour's state
+        else:
+            p = g.rp[span.first + q - k]
+            j = g.rj[span.first + q - k]
+            judge = p  # another point's term: weighted by its owner's state
+        w = _weight(g, judge)
+        e = p * k + j
+        v = g.nbr[e]
+        sq_a = g.s2 * g.junk_sq[e]
+        for d in range(t):
+            da = T[p * t + d] - T[v * t + d]
+            sq_a += da * da
+        r = (g.delta0[e] - sqrt(sq_a)) * inv
+        term = r * r
+        m = g.far[e]
+        if m >= 0:
+            sq_b = g.s2 * g.junk_far[e]
+            dot = g.s2 * g.junk_dot[e]
+            for d in range(t):
+                db = T[m * t + d] - T[v * t + d]
+                sq_b += db * db
+                dot += (T[p * t + d] - T[v * t + d]) * db
+            denom = sqrt(sq_a * sq_b)
+            c = dot / denom if denom > 0.0 else 1.0
+            # theta < theta0 exactly when cos(theta) > cos(theta0); the arccos
+            # is only needed then.
+            if c > g.cos0[e]:
+                a = (g.theta0[e] - acos(min(1.0, c))) / M_PI
+                term += a * a
+        err += w * term
+    return err
+
+
+# ---------------------------------------------------------------------------
+# Hill climbing on a local copy of the terms that move with the point
+# ---------------------------------------------------------------------------
+
+# Term q of the moving point: its weight and constants, its current squared
+# lengths and dot product, its distance term, and the two vectors of its angle,
+# a = p - v and b = m - v (t values each), so that a trial move along one
+# dimension updates each term in O(1), without reading T or the neighbour lists
+# again. Each field is an array over the terms (a[d * cap + q]: dimension d).
+cdef enum:
+    # role: 0 is i's own term (i = p), 1 a term where i is the neighbour v,
+    # 2 a term where i is the far end m of the angle
+    _OWN = 0
+    _AS_NEIGHBOR = 1
+    _AS_FAR = 2
+
+cdef struct Terms:
+    Py_ssize_t cap, count, t
+    double* w
+    double* d0
+    double* th0
+    double* c0
+    double* ja       # s2 * junk_sq
+    double* jb       # s2 * junk_far
+    double* jd       # s2 * junk_dot
+    double* sqa
+    double* sqb
+    double* dot
+    double* dist     # the distance term ((d0 - |a|) / (2 delta_ave))^2
+    double* a        # (t, cap)
+    double* b        # (t, cap)
+    int64_t* role
+    int64_t* has_m   # 1 when the term has an angle
+
+
+cdef enum:
+    _TERM_FIELDS = 11  # w .. dist
+
+
+cdef int _allocate_terms(Terms* f, Py_ssize_t cap, Py_ssize_t t) noexcept nogil:
+    """Room for ``cap`` terms; returns -1 when out of memory."""
+    cdef Py_ssize_t n_values = cap * (_TERM_FIELDS + 2 * t)
+    cdef double* values = <double*>malloc(max(n_values, 1) * sizeof(double))
+    cdef int64_t* flags = <int64_t*>malloc(max(2 * cap, 1) * sizeof(int64_t))
+    if values == NULL or flags == NULL:
+        free(values)
+        free(flags)
+        return -1
+    f.cap, f.count, f.t = cap, 0, t
+    f.w, f.d0, f.th0, f.c0 = values, values + cap, values + 2 * cap, values + 3 * cap
+    f.ja, f.jb, f.jd = values + 4 * cap, values + 5 * cap, values + 6 * cap
+    f.sqa, f.sqb, f.dot = values + 7 * cap, values + 8 * cap, values + 9 * cap
+    f.dist = values + 10 * cap
+    f.a = values + _TERM_FIELDS * cap
+    f.b = f.a + t * cap
+    f.role, f.has_m = flags, flags + cap
+    return 0
+
+
+cdef void _free_terms(Terms* f) noexcept nogil:
+    free(f.w)
+    free(f.role)
+
+
+cdef Py_ssize_t _most_terms(const Graph* g) noexcept nogil:
+    """The most terms any one point can have: k, plus its reverse terms."""
+    cdef Py_ssize_t most = 0, i
+    for i in range(g.n_ptr - 1):
+        most = max(most, g.rptr[i + 1] - g.rptr[i])
+    return g.k + most
+
+
+cdef inline void _refresh_term(Terms* f, Py_ssize_t q, double inv) noexcept nogil:
+    """Squared lengths, dot product and distance term of term q from its vectors."""
+    cdef Py_ssize_t d, cap = f.cap
+    cdef double sq_a = f.ja[q], sq_b = f.jb[q], dot = f.jd[q], a, b, r
+    for d in range(f.t):
+        a = f.a[d * cap + q]
+        b = f.b[d * cap + q]
+        sq_a += a * a
+        sq_b += b * b
+        dot += a * b
+    f.sqa[q] = sq_a
+    f.sqb[q] = sq_b
+    f.dot[q] = dot
+    r = (f.d0[q] - sqrt(sq_a)) * inv
+    f.dist[q] = r * r
+
+
+cdef void _gather_terms(const Graph* g, Py_ssize_t i, Terms* f) noexcept nogil:
+    """Copy into f every term whose value changes when point i moves: the same
+    terms and weights as :func:`_point_error`."""
+    cdef Py_ssize_t k = g.k, t = g.t, cap = f.cap, q, p, j, v, m, d, judge, e
+    cdef int64_t role
+    cdef double inv = 1.0 / (2.0 * g.delta_ave)
+    cdef const double* T = g.T
+    cdef Span span = _reverse_span(g, i)
+    for q in range(k + span.count):
+        if q < k:
+            p = i
+            j = q
+            judge = g.nbr[i * k + j]
+            role = _OWN
+        else:
+            p = g.rp[span.first + q - k]
+            j = g.rj[span.first + q - k]
+            judge = p
+            role = _AS_NEIGHBOR if g.nbr[p * k + j] == i else _AS_FAR
+        e = p * k + j
+        v = g.nbr[e]
+        m = g.far[e]
+        f.w[q] = _weight(g, judge)
+        f.d0[q] = g.delta0[e]
+        f.th0[q] = g.theta0[e]
+        f.c0[q] = g.cos0[e]
+        f.ja[q] = g.s2 * g.junk_sq[e]
+        f.jb[q] = g.s2 * g.junk_far[e]
+        f.jd[q] = g.s2 * g.junk_dot[e]
+        f.role[q] = role
+        f.has_m[q] = m >= 0
+        for d in range(t):
+            f.a[d * cap + q] = T[p * t + d] - T[v * t + d]
+            f.b[d * cap + q] = T[m * t + d] - T[v * t + d] if m >= 0 else 0.0
+        _refresh_term(f, q, inv)
+    f.count = k + span.count
+
+
+cdef double _trial_error(const Terms* f, Py_ssize_t d, double step, double inv) noexcept nogil:
+    """The error of the gathered terms if the point moved by ``step`` along d."""
+    cdef Py_ssize_t q, cap = f.cap
+    cdef const double* a = f.a + d * cap
+    cdef const double* b = f.b + d * cap
+    cdef double step2 = step * step, err = 0.0, a_d, b_d, sq_a, sq_b, dot, term, r
+    cdef double denom, c, ang
+    cdef int64_t role
+    for q in range(f.count):
+        role = f.role[q]
+        a_d = a[q]
+        b_d = b[q]
+        sq_a = f.sqa[q]
+        sq_b = f.sqb[q]
+        dot = f.dot[q]
+        if role == _OWN:  # a = x - T_v moves, b does not
+            sq_a += 2.0 * step * a_d + step2
+            dot += step * b_d
+        elif role == _AS_NEIGHBOR:  # a = T_p - x and b = T_m - x both move
+            sq_a += step2 - 2.0 * step * a_d
+            sq_b += step2 - 2.0 * step * b_d
+            dot += step2 - step * (a_d + b_d)
+        else:  # b = x - T_v moves; the p-v distance does not
+            sq_b += 2.0 * step * b_d + step2
+            dot += step * a_d
+        if role == _AS_FAR:
+            term = f.dist[q]
+        else:
+            r = (f.d0[q] - sqrt(sq_a)) * inv
+            term = r * r
+        if f.has_m[q]:
+            denom = sqrt(sq_a * sq_b)
+            c = dot / denom if denom > 0.0 else 1.0
+            if c > f.c0[q]:
+                ang = (f.th0[q] - acos(min(1.0, c))) / M_PI
+                term += ang * ang
+        err += f.w[q] * term
+    return err
+
+
+cdef void _accept_move(Terms* f, Py_ssize_t d, double step, double inv) noexcept nogil:
+    cdef Py_ssize_t q, cap = f.cap
+    for q in range(f.count):
+        if f.role[q] == _OWN:
+            f.a[d * cap + q] += step
+        elif f.role[q] == _AS_NEIGHBOR:
+            f.a[d * cap + q] -= step
+            f.b[d * cap + q] -= step
+        else:
+            f.b[d * cap + q] += step
+        _refresh_term(f, q, inv)
+
+
+cdef Py_ssize_t _climb(const Graph* g, Py_ssize_t i, double eta, Py_ssize_t max_steps,
+                       Terms* f, double* final_err) noexcept nogil:
+    """The paper's hill climber (Fig. 6) on the gathered terms of point i.
+
+    Try +eta then -eta on each target dimension, keep a move only if it lowers
+    the error, and repeat rounds until one keeps no move (or ``max_steps``
+    rounds kept one). A dimension is not tried again from a position where it
+    already failed: once every dimension has failed in a row since the last kept
+    move, the next round could keep nothing, so it is not run. The kept moves
+    are exactly those of the paper's loop. Returns the rounds in which a move
+    was kept; ``final_err`` gets the point's error at the end.
+    """
+    cdef Py_ssize_t t = g.t, d, steps = 0, failed = 0
+    cdef double inv = 1.0 / (2.0 * g.delta_ave)
+    cdef double err, e, step
+    cdef bint improved
+    # The error where the point stands: no move on the last dimension.
+    err = _trial_error(f, t - 1, eta * 0.0, inv)
+    while steps < max_steps:
+        improved = False
+        for d in range(t):
+            e = _trial_error(f, d, eta, inv)
+            step = eta
+            if not e < err:
+                e = _trial_error(f, d, -eta, inv)
+                step = -eta
+            if e < err:
+                g.T[i * t + d] += step
+                _accept_move(f, d, step, inv)
+                err = e
+                improved = True
+                failed = 0
+            else:
+                failed += 1
+                if failed == t:
+                    break
+        if not improved:
+            break
+        steps += 1
+    final_err[0] = err
+    return steps
+
+
+cdef int64_t _sculpt_pass(const Graph* g, Py_ssize_t start, const int64_t* order, double eta,
+                          Py_ssize_t max_steps, Terms* f, int64_t* queue,
+                          uint8_t* seen) noexcept nogil:
+    """Step 4b over every point once, in breadth-first order (see sculpt_pass)."""
+    cdef Py_ssize_t n = g.n, k = g.k, head = 0, tail = 0, nxt = 0, i, j, v
+    cdef int64_t total = 0
+    cdef double err
+    for i in range(n):
+        seen[i] = 0
+    queue[tail] = start
+    tail += 1
+    seen[start] = 1
+    while head < n:
+        if head == tail:  # the graph is not connected from start: restart the walk
+            while seen[order[nxt]]:
+                nxt += 1
+            queue[tail] = order[nxt]
+            seen[order[nxt]] = 1
+            tail += 1
+        i = queue[head]
+        head += 1
+        for j in range(k):
+            v = g.nbr[i * k + j]
+            if not seen[v]:
+                seen[v] = 1
+                queue[tail] = v
+                tail += 1
+        if not g.heavy[i]:
+            _gather_terms(g, i, f)
+            total += _climb(g, i, eta, max_steps, f, &err)
+        g.stamp[i] = g.it
+    return total
+
+
+# ---------------------------------------------------------------------------
+# The Python entry points
+# ---------------------------------------------------------------------------
+
+def point_error(Py_ssize_t i, double[:, ::1] T, nbr, far, delta0, theta0, cos0, junk_sq,
+                junk_far, junk_dot, double s2, double delta_ave, stamp, int64_t it, heavy,
+                double w_adj, rev):
+    """The error that decides point i's moves.
+
+    Its own terms, equation (1) of the paper, ``sum_j w_ij term(i, j)`` with
+    ``w_ij = w_adj`` when neighbour j was adjusted in iteration ``it``
+    (``stamp[v] == it``) or is clamped (``heavy[v]``), else 1, and
+
+    ``term(p, j) = ((delta0 - delta) / (2 delta_ave))^2 + (max(0, theta0 - theta) / pi)^2``.
+
+    When ``rev`` holds reverse lists (see :func:`reverse_lists`), the terms of
+    other points that involve i (i as their neighbour, or as the far end of one
+    of their angles) are added with the same weighting by their owner, so that
+    a move which lowers this error lowers the total error; an empty ``rev``
+    gives the paper's rule exactly.
+    """
+    heavy = _bytes(heavy)  # held here: the Graph points into it
+    cdef Graph g = _graph(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
+                          delta_ave, stamp, it, heavy, w_adj, rev)
+    _check_point(i, g.n)
+    cdef double err
+    with nogil:
+        err = _point_error(&g, i)
+    return err
+
+
+def adjust_point(Py_ssize_t i, double[:, ::1] T, double eta, Py_ssize_t max_steps, nbr, far,
+                 delta0, theta0, cos0, junk_sq, junk_far, junk_dot, double s2,
+                 double delta_ave, stamp, int64_t it, heavy, double w_adj, rev):
+    """Hill-climb point i alone (the climber of :func:`sculpt_pass`); the terms as in
+    :func:`point_error`.
+
+    Returns
+    -------
+    steps : int, rounds in which at least one move was kept
+    err : float, the point's error at the end (never above its error at the start)
+    """
+    heavy = _bytes(heavy)  # held here: the Graph points into it
+    cdef Graph g = _graph(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
+                          delta_ave, stamp, it, heavy, w_adj, rev)
+    _check_point(i, g.n)
+    cdef Terms f
+    cdef Py_ssize_t steps
+    cdef double err
+    if _allocate_terms(&f, _most_terms(&g), g.t) < 0:
+        raise MemoryError("no room for one point's terms")
+    with nogil:
+        _gather_terms(&g, i, &f)
+        steps = _climb(&g, i, eta, max_steps, &f, &err)
+        _free_terms(&f)
+    return steps, err
+
+
+def sculpt_pass(double[:, ::1] T, Py_ssize_t start, const int64_t[::1] order, double eta,
+                Py_ssize_t max_steps, nbr, far, delta0, theta0, cos0, junk_sq, junk_far,
+                junk_dot, double s2, double delta_ave, stamp, int64_t it, heavy, double w_adj,
+                rev):
+    """Step 4b: adjust every free point once, in breadth-first order from ``start``.
+
+    Points are visited in the order they are first reached over the neighbour
+    graph; when the graph is not connected from ``start``, the walk restarts
+    from the next unvisited point of ``order`` (a permutation of the points), so
+    every point is visited. ``stamp[i]`` is set to ``it`` once i is adjusted,
+    which gives its neighbours' errors the heavier weight. Clamped points
+    (``heavy``) are visited but never moved. ``T`` and ``stamp`` change in place.
+
+    Returns
+    -------
+    int
+        The total number of hill-climbing steps (rounds that kept a move).
+    """
+    heavy = _bytes(heavy)  # held here: the Graph points into it
+    cdef Graph g = _graph(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
+                          delta_ave, stamp, it, heavy, w_adj, rev)
+    _check_point(start, g.n)
+    if order.shape[0] != g.n:
+        raise ValueError(f"order must be a permutation of the {g.n} points.")
+    cdef int64_t[::1] queue = np.empty(g.n, dtype=np.int64)
+    cdef uint8_t[::1] seen = np.empty(g.n, dtype=np.uint8)
+    cdef Terms f
+    cdef int64_t total
+    if _allocate_terms(&f, _most_terms(&g), g.t) < 0:
+        raise MemoryError("no room for one point's terms")
+    with nogil:
+        total = _sculpt_pass(&g, start, &order[0], eta, max_steps, &f, &queue[0], &seen[0])
+        _free_terms(&f)
+    return total
+
+
+cdef double _mean_neighbor_distance(const double[:, ::1] T, const int64_t[:, ::1] nbr,
+                                    const double[:, ::1] junk_sq, double s2) noexcept nogil:
+    cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1], t = T.shape[1], i, j, v, d
+    cdef double acc = 0.0, sq, diff
+    for i in range(n):
+        for j in range(k):
+            v = nbr[i, j]
+            sq = s2 * junk_sq[i, j]
+            for d in range(t):
+                diff = T[i, d] - T[v, d]
+                sq += diff * diff
+            acc += sqrt(sq)
+    return acc / (n * k)
+
+
+def mean_neighbor_distance(const double[:, ::1] T, const int64_t[:, ::1] nbr,
+                           const double[:, ::1] junk_sq, double s2):
+    """Mean over all neighbour pairs of the current distance (all dimensions)."""
+    cdef double mean
+    with nogil:
+        mean = _mean_neighbor_distance(T, nbr, junk_sq, s2)
+    return mean
+
+
+def expand_targets(double[:, ::1] T, const int64_t[:, ::1] nbr, const double[:, ::1] junk_sq,
+                   double s2, double delta_ave, double sigma, Py_ssize_t max_rounds):
+    """Step 4a's second half: divide the target dimensions by sigma until the
+    mean neighbour distance is back to delta_ave. Returns the rounds taken."""
+    cdef Py_ssize_t rounds = 0, i, d
+    with nogil:
+        while rounds < max_rounds and _mean_neighbor_distance(T, nbr, junk_sq, s2) < delta_ave:
+            for i in range(T.shape[0]):
+                for d in range(T.shape[1]):
+                    T[i, d] /= sigma
+            rounds += 1
+    return rounds
+
+
+def _bytes(heavy):
+    """The clamped-point mask as bytes (NumPy's bool is one byte, 0 or 1)."""
+    return np.ascontiguousarray(heavy, dtype=np.bool_).view(np.uint8)
+
+
+def _check_point(Py_ssize_t i, Py_ssize_t n):
+    if not 0 <= i < n:
+        raise IndexError(f"point {i} is not in [0, {n}).")
+
+
+# ---------------------------------------------------------------------------
+# NumPy helpers: the far ends of the angles and the reverse lists
+# ---------------------------------------------------------------------------
+
+def far_indices(nbr, slot):
+    """``far[i, j] = nbr[nbr[i, j], slot[i, j]]``, or -1 where slot is -1."""
+    far = nbr[nbr, np.maximum(slot, 0)]
+    return np.ascontiguousarray(np.where(slot >= 0, far, -1), dtype=np.int64)
+
+
+def reverse_lists(nbr, far):
+    """For every point i, the (p, j) pairs whose term in equation (1) involves i
+    other than as p: ``nbr[p, j] == i`` (i is the neighbour) or
+    ``m_pj == i`` (i is the far end of the angle). CSR layout ``(ptr, p, j)``.
+    """
+    n, k = nbr.shape
+    P = np.repeat(np.arange(n), k).reshape(n, k)
+    J = np.tile(np.arange(k), n).reshape(n, k)
+    has_m = far >= 0
+    target = np.concatenate([nbr.ravel(), far[has_m]])
+    owner = np.concatenate([P.ravel(), P[has_m]])
+    which = np.concatenate([J.ravel(), J[has_m]])
+    order = np.argsort(target, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(ptr, target + 1, 1)
+    return (np.cumsum(ptr), owner[order].astype(np.int64), which[order].astype(np.int64))
+
+
+def no_reverse_lists():
+    """The empty reverse lists: the paper's own-error rule."""
+    empty = np.zeros(0, dtype=np.int64)
+    return (empty, empty, empty)
