@@ -46,9 +46,14 @@ def _slow_term(Q, rel, p, j):
 
 
 def _kernel_args(rel, junk, s2, stamp, it, heavy, w_adj):
-    """The arguments the kernels take after the point (and the pass's own ones)."""
+    """The arguments K.point_error takes after the point and T (the (n, k) arrays)."""
     return (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, s2, rel.delta_ave,
             stamp, it, heavy, w_adj, rel.rev)
+
+
+def _climber_args(rel, junk, s2, stamp, it, heavy, w_adj):
+    """The arguments the climber takes after its step sizes (each point's terms)."""
+    return (rel.terms(junk), s2, rel.delta_ave, stamp, it, heavy, w_adj)
 
 
 def _perturbed_start(roll, rule, seed):
@@ -135,10 +140,11 @@ def test_hill_climbing_never_raises_the_points_error(roll, rule):
     heavy = np.zeros(300, dtype=bool)
     moved = 0
     args = _kernel_args(rel, junk, 0.25, stamp, 0, heavy, 10.0)  # stamp is updated in place
+    climber = _climber_args(rel, junk, 0.25, stamp, 0, heavy, 10.0)
     for i in range(0, 300, 7):
         before = K.point_error(i, T, *args)
         old = T[i].copy()
-        steps, after = K.adjust_point(i, T, 0.05, 30, *args)
+        steps, after = K.adjust_point(i, T, 0.05, 30, *climber)
         assert after <= before
         assert abs(after - K.point_error(i, T, *args)) < 1e-12
         moved += steps > 0 and not np.array_equal(old, T[i])
@@ -176,10 +182,11 @@ def test_fast_climber_makes_the_moves_of_the_paper_loop(roll, rule):
     stamp = rng.integers(-1, 1, 300)
     heavy = np.zeros(300, dtype=bool)
     args = _kernel_args(rel, junk, 0.3, stamp, 0, heavy, 10.0)
+    climber = _climber_args(rel, junk, 0.3, stamp, 0, heavy, 10.0)
     total_steps = 0
     for i in range(0, 300, 5):
         fast, slow = T0.copy(), T0.copy()
-        steps, err = K.adjust_point(i, fast, 0.03, 30, *args)
+        steps, err = K.adjust_point(i, fast, 0.03, 30, *climber)
         ref_steps, ref_err = _paper_climber(i, slow, 0.03, args)
         assert steps == ref_steps
         np.testing.assert_allclose(fast[i], slow[i], rtol=0, atol=1e-12)
@@ -196,8 +203,8 @@ def test_total_rule_pass_never_raises_the_total_error(roll):
     order = rng.permutation(300)
     err = rel.total_error(T, junk, 0.5)
     for it in range(5):
-        K.sculpt_pass(T, int(order[it]), order, 0.05, 30,
-                      *_kernel_args(rel, junk, 0.5, stamp, it, heavy, 1.0))
+        K.sculpt_pass(T, int(order[it]), order, 0.05, 30, rel.nbr,
+                      *_climber_args(rel, junk, 0.5, stamp, it, heavy, 1.0))
         new = rel.total_error(T, junk, 0.5)
         assert new <= err + 1e-12
         err = new

@@ -16,36 +16,43 @@ Layout shared by every kernel:
   of O(k D).
 - ``rev = (rptr, rp, rj)``: the reverse lists of :func:`reverse_lists` (empty
   for the paper's own-error move rule).
+- ``terms``: :func:`point_terms`, every term a point's move changes, stored
+  together for each point (its own k terms, then the other points' terms that
+  involve it), so that the climber reads one block per point instead of rows of
+  the (n, k) arrays scattered over memory.
 
-Every per-term quantity is stored in row ``i`` of an (n, k) array, so that a
-term reads one contiguous row plus the coordinates of ``v`` and ``m``; the only
-random accesses left are to ``T``.
-
-The relationships, the caches and the total error are vectorised NumPy in
-:mod:`._loop`; this module holds only what must run one move at a time. The
-whole per-iteration pass (breadth-first order, hill climbing, weights of
-already-adjusted neighbours) is one compiled call that releases the GIL; Python
-only loops over iterations. The hill climbing is sequential by nature (each move
-sees the moves before it), so nothing here runs on several threads.
+The relationships and the caches are vectorised NumPy in :mod:`._loop`; this
+module holds what must run one move at a time (the hill climber), and the total
+error of an iteration, one pass over every term. The whole per-iteration pass
+(breadth-first order, hill climbing, weights of already-adjusted neighbours) is
+one compiled call that releases the GIL; Python only loops over iterations. The
+hill climbing is sequential by nature (each move sees the moves before it), so
+nothing here runs on several threads.
 
 Every floating-point operation is the one the loops below spell, in that order
-(the build has no fast-math and no contraction), so a pass gives the same bits
-as the numba kernels it replaces.
+(the build has no fast-math and no contraction), so a pass gives the same bits as
+the numba kernels it replaced; the climber only skips work whose result could not
+change a decision (see :func:`_trial_error`).
 """
+
+from typing import NamedTuple
 
 import numpy as np
 
-from libc.math cimport acos, sqrt, M_PI
-from libc.stdint cimport int64_t, uint8_t
+from libc.math cimport INFINITY, M_PI, acos, sqrt
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
 __all__ = [
     "far_indices",
+    "PointTerms",
+    "point_terms",
     "point_error",
     "reverse_lists",
     "no_reverse_lists",
     "adjust_point",
     "sculpt_pass",
+    "total_terms",
     "mean_neighbor_distance",
     "expand_targets",
 ]
@@ -187,23 +194,139 @@ cdef double _point_error(const Graph* g, Py_ssize_t i) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
+# The terms each point's move changes, grouped by that point (built once per run)
+# ---------------------------------------------------------------------------
+
+# The moving point's role in a term: 0, its own term (i = p); 1, a term where it
+# is the neighbour v; 2, a term where it is the far end m of the angle.
+cdef enum:
+    _OWN = 0
+    _AS_NEIGHBOR = 1
+    _AS_FAR = 2
+
+
+class PointTerms(NamedTuple):
+    """Every term that point i's move changes, stored together for each i.
+
+    The terms of point i are rows ``ptr[i]`` to ``ptr[i + 1]``: first its own k
+    terms, then the reverse terms of other points that involve it (in the order of
+    the reverse lists). So a pass reads each point's terms as one contiguous block
+    instead of from rows of the (n, k) arrays scattered over memory. ``ends[q]`` is
+    ``(p, v, m, judge, role)``: the term's owner, neighbour and far end of the
+    angle (-1: none), the point whose state weights it, and the moving point's
+    role in it (0: p, 1: v, 2: m). ``values[q]`` is ``(delta0, theta0, cos0)`` and
+    ``junk[q]`` the dropped dimensions' ``(junk_sq, junk_far, junk_dot)``, with
+    no rows when nothing is left to scale out.
+    """
+
+    ptr: np.ndarray
+    ends: np.ndarray
+    values: np.ndarray
+    junk: np.ndarray
+
+
+def point_terms(nbr, far, delta0, theta0, cos0, junk, rev):
+    """The :class:`PointTerms` of a neighbour graph; ``junk`` is the triple of
+    (n, k) caches, ``rev`` :func:`reverse_lists` or :func:`no_reverse_lists`."""
+    n, k = nbr.shape
+    if n >= 2 ** 31:
+        raise ValueError(f"{n} points: the term tables index points in 32 bits.")
+    rptr, rp, rj = rev
+    n_rev = np.diff(rptr) if rptr.shape[0] else np.zeros(n, dtype=np.int64)
+    ptr = np.concatenate([[0], np.cumsum(k + n_rev)]).astype(np.int64)
+    owner_of_rev = np.repeat(np.arange(n), n_rev)
+    own_rows = (ptr[:n, None] + np.arange(k)).ravel()
+    rev_rows = ptr[owner_of_rev] + k + np.arange(rp.shape[0]) - (
+        rptr[owner_of_rev] if rptr.shape[0] else 0)
+    n_terms = int(ptr[n])
+    p = np.empty(n_terms, dtype=np.int64)
+    j = np.empty(n_terms, dtype=np.int64)
+    p[own_rows], j[own_rows] = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
+    p[rev_rows], j[rev_rows] = rp, rj
+    v = nbr.ravel()[p * k + j]
+    judge = p.copy()
+    judge[own_rows] = v[own_rows]  # own terms: weighted by the neighbour's state
+    role = np.zeros(n_terms, dtype=np.int64)
+    role[rev_rows] = np.where(v[rev_rows] == owner_of_rev, _AS_NEIGHBOR, _AS_FAR)
+    # Each point's terms in runs by role (the order within a run kept), as the
+    # climber reads them.
+    block = np.repeat(np.arange(n), k + n_rev)
+    by_role = np.lexsort((role, block))
+    p, j, judge, role = p[by_role], j[by_role], judge[by_role], role[by_role]
+    e = p * k + j
+    v = nbr.ravel()[e]
+    ends = np.column_stack([p, v, far.ravel()[e], judge, role]).astype(np.int32)
+    values = np.column_stack([delta0.ravel()[e], theta0.ravel()[e], cos0.ravel()[e]])
+    if any(np.any(c) for c in junk):
+        junk_rows = np.column_stack([c.ravel()[e] for c in junk])
+    else:
+        junk_rows = np.zeros((0, 3))
+    return PointTerms(ptr, np.ascontiguousarray(ends), np.ascontiguousarray(values),
+                      np.ascontiguousarray(junk_rows, dtype=float))
+
+
+cdef struct Table:
+    double* T               # (n, t), moved in place
+    Py_ssize_t n, t
+    const int64_t* ptr      # (n + 1,)
+    const int32_t* ends     # (n_terms, 5): p, v, m, judge, role
+    const double* values    # (n_terms, 3): delta0, theta0, cos0
+    const double* junk      # (n_terms, 3), or NULL: nothing to scale out
+    double s2
+    double delta_ave
+    int64_t* stamp
+    int64_t it
+    const uint8_t* heavy
+    double w_adj
+
+
+cdef Table _table(double[:, ::1] T, terms, double s2, double delta_ave, int64_t[::1] stamp,
+                  int64_t it, const uint8_t[::1] heavy, double w_adj) except *:
+    """The Table over the caller's arrays (which must outlive its use)."""
+    cdef const int64_t[::1] ptr = terms.ptr
+    cdef const int32_t[:, ::1] ends = terms.ends
+    cdef const double[:, ::1] values = terms.values
+    cdef const double[:, ::1] junk = terms.junk
+    cdef Py_ssize_t n = T.shape[0]
+    if ptr.shape[0] != n + 1 or ends.shape[0] != ptr[n] or values.shape[0] != ptr[n] \
+            or ends.shape[1] != 5 or values.shape[1] != 3 \
+            or junk.shape[0] not in (0, ptr[n]) or junk.shape[1] != 3:
+        raise ValueError(f"terms must be point_terms(...) of the {n} points of T.")
+    if stamp.shape[0] != n or heavy.shape[0] != n:
+        raise ValueError(f"stamp and heavy need one entry per point ({n}).")
+    cdef Table g
+    g.T = &T[0, 0] if T.shape[0] > 0 and T.shape[1] > 0 else NULL
+    g.n, g.t = n, T.shape[1]
+    g.ptr = &ptr[0]
+    g.ends = &ends[0, 0] if ends.shape[0] > 0 else NULL
+    g.values = &values[0, 0] if values.shape[0] > 0 else NULL
+    g.junk = &junk[0, 0] if junk.shape[0] > 0 else NULL
+    g.s2, g.delta_ave = s2, delta_ave
+    g.stamp, g.it, g.heavy, g.w_adj = &stamp[0], it, &heavy[0], w_adj
+    return g
+
+
+cdef inline double _table_weight(const Table* g, Py_ssize_t judge) noexcept nogil:
+    """w_adj for a term judged by a point adjusted in this iteration (or
+    clamped), else 1."""
+    return g.w_adj if (g.stamp[judge] == g.it or g.heavy[judge]) else 1.0
+
+
+# ---------------------------------------------------------------------------
 # Hill climbing on a local copy of the terms that move with the point
 # ---------------------------------------------------------------------------
 
 # Term q of the moving point: its weight and constants, its current squared
 # lengths and dot product, its distance term, and the two vectors of its angle,
 # a = p - v and b = m - v (t values each), so that a trial move along one
-# dimension updates each term in O(1), without reading T or the neighbour lists
-# again. Each field is an array over the terms (a[d * cap + q]: dimension d).
-cdef enum:
-    # role: 0 is i's own term (i = p), 1 a term where i is the neighbour v,
-    # 2 a term where i is the far end m of the angle
-    _OWN = 0
-    _AS_NEIGHBOR = 1
-    _AS_FAR = 2
-
+# dimension updates each term in O(1), without reading T again. Each field is an
+# array over the terms (a[d * cap + q]: dimension d). The terms come in three runs
+# by the point's role: its own (n_own), then those where it is the neighbour
+# (n_nbr), then those where it is the far end (the rest); so a trial updates each
+# run without asking a term its role.
 cdef struct Terms:
     Py_ssize_t cap, count, t
+    Py_ssize_t n_own, n_nbr
     double* w
     double* d0
     double* th0
@@ -215,14 +338,17 @@ cdef struct Terms:
     double* sqb
     double* dot
     double* dist     # the distance term ((d0 - |a|) / (2 delta_ave))^2
+    double* term     # a trial's terms (work space)
+    double* cosine   # a trial's cosines of the angles (work space)
+    double* trial_sqa  # a trial's squared distances p-v (work space)
     double* a        # (t, cap)
     double* b        # (t, cap)
-    int64_t* role
     int64_t* has_m   # 1 when the term has an angle
+    int64_t* short   # a trial's terms whose angle is below theta0 (work space)
 
 
 cdef enum:
-    _TERM_FIELDS = 11  # w .. dist
+    _TERM_FIELDS = 14  # w .. trial_sqa
 
 
 cdef int _allocate_terms(Terms* f, Py_ssize_t cap, Py_ssize_t t) noexcept nogil:
@@ -234,28 +360,29 @@ cdef int _allocate_terms(Terms* f, Py_ssize_t cap, Py_ssize_t t) noexcept nogil:
         free(values)
         free(flags)
         return -1
-    f.cap, f.count, f.t = cap, 0, t
+    f.cap, f.count, f.t, f.n_own, f.n_nbr = cap, 0, t, 0, 0
     f.w, f.d0, f.th0, f.c0 = values, values + cap, values + 2 * cap, values + 3 * cap
     f.ja, f.jb, f.jd = values + 4 * cap, values + 5 * cap, values + 6 * cap
     f.sqa, f.sqb, f.dot = values + 7 * cap, values + 8 * cap, values + 9 * cap
-    f.dist = values + 10 * cap
+    f.dist, f.term, f.cosine = values + 10 * cap, values + 11 * cap, values + 12 * cap
+    f.trial_sqa = values + 13 * cap
     f.a = values + _TERM_FIELDS * cap
     f.b = f.a + t * cap
-    f.role, f.has_m = flags, flags + cap
+    f.has_m, f.short = flags, flags + cap
     return 0
 
 
 cdef void _free_terms(Terms* f) noexcept nogil:
     free(f.w)
-    free(f.role)
+    free(f.has_m)
 
 
-cdef Py_ssize_t _most_terms(const Graph* g) noexcept nogil:
-    """The most terms any one point can have: k, plus its reverse terms."""
+cdef Py_ssize_t _most_terms(const Table* g) noexcept nogil:
+    """The most terms any one point has."""
     cdef Py_ssize_t most = 0, i
-    for i in range(g.n_ptr - 1):
-        most = max(most, g.rptr[i + 1] - g.rptr[i])
-    return g.k + most
+    for i in range(g.n):
+        most = max(most, g.ptr[i + 1] - g.ptr[i])
+    return most
 
 
 cdef inline void _refresh_term(Terms* f, Py_ssize_t q, double inv) noexcept nogil:
@@ -275,98 +402,129 @@ cdef inline void _refresh_term(Terms* f, Py_ssize_t q, double inv) noexcept nogi
     f.dist[q] = r * r
 
 
-cdef void _gather_terms(const Graph* g, Py_ssize_t i, Terms* f) noexcept nogil:
-    """Copy into f every term whose value changes when point i moves: the same
-    terms and weights as :func:`_point_error`."""
-    cdef Py_ssize_t k = g.k, t = g.t, cap = f.cap, q, p, j, v, m, d, judge, e
-    cdef int64_t role
+cdef void _gather_terms(const Table* g, Py_ssize_t i, Terms* f) noexcept nogil:
+    """Copy into f every term whose value changes when point i moves, with its
+    weight now (the terms and weights of :func:`_point_error`)."""
+    cdef Py_ssize_t t = g.t, cap = f.cap, first = g.ptr[i], q, p, v, m, d, row
     cdef double inv = 1.0 / (2.0 * g.delta_ave)
     cdef const double* T = g.T
-    cdef Span span = _reverse_span(g, i)
-    for q in range(k + span.count):
-        if q < k:
-            p = i
-            j = q
-            judge = g.nbr[i * k + j]
-            role = _OWN
-        else:
-            p = g.rp[span.first + q - k]
-            j = g.rj[span.first + q - k]
-            judge = p
-            role = _AS_NEIGHBOR if g.nbr[p * k + j] == i else _AS_FAR
-        e = p * k + j
-        v = g.nbr[e]
-        m = g.far[e]
-        f.w[q] = _weight(g, judge)
-        f.d0[q] = g.delta0[e]
-        f.th0[q] = g.theta0[e]
-        f.c0[q] = g.cos0[e]
-        f.ja[q] = g.s2 * g.junk_sq[e]
-        f.jb[q] = g.s2 * g.junk_far[e]
-        f.jd[q] = g.s2 * g.junk_dot[e]
-        f.role[q] = role
+    cdef const int32_t* end
+    f.count = g.ptr[i + 1] - first
+    f.n_own = 0
+    f.n_nbr = 0
+    for q in range(f.count):
+        row = first + q
+        end = g.ends + 5 * row
+        p = end[0]
+        v = end[1]
+        m = end[2]
+        f.n_own += end[4] == _OWN
+        f.n_nbr += end[4] == _AS_NEIGHBOR
+        f.w[q] = _table_weight(g, end[3])
         f.has_m[q] = m >= 0
+        f.d0[q] = g.values[3 * row]
+        f.th0[q] = g.values[3 * row + 1]
+        f.c0[q] = g.values[3 * row + 2]
+        if g.junk != NULL:
+            f.ja[q] = g.s2 * g.junk[3 * row]
+            f.jb[q] = g.s2 * g.junk[3 * row + 1]
+            f.jd[q] = g.s2 * g.junk[3 * row + 2]
+        else:  # what s2 times a zero cache gives
+            f.ja[q] = 0.0
+            f.jb[q] = 0.0
+            f.jd[q] = 0.0
         for d in range(t):
             f.a[d * cap + q] = T[p * t + d] - T[v * t + d]
             f.b[d * cap + q] = T[m * t + d] - T[v * t + d] if m >= 0 else 0.0
         _refresh_term(f, q, inv)
-    f.count = k + span.count
 
 
-cdef double _trial_error(const Terms* f, Py_ssize_t d, double step, double inv) noexcept nogil:
-    """The error of the gathered terms if the point moved by ``step`` along d."""
-    cdef Py_ssize_t q, cap = f.cap
+cdef double _trial_error(Terms* f, Py_ssize_t d, double step, double inv,
+                         double stop_at) noexcept nogil:
+    """The error of the gathered terms if the point moved by ``step`` along d,
+    or, once it is certain to be at least ``stop_at``, a number at least
+    ``stop_at`` (the climber needs no more than that to reject the move).
+
+    Three steps, each over the three runs of terms in order: the distance parts,
+    whose sum in the order of the terms is at most the error (float sums of
+    nonnegative numbers grow with each of them), so that a move this sum already
+    rejects costs no angle; then the cosines of the angles, and the arccos of
+    those below theta0 (theta < theta0 exactly when cos(theta) > cos(theta0));
+    then the sum of the terms in order, as :func:`_point_error` adds them.
+    Which angles are short changes from term to term, so they are listed
+    without a branch (a branch there would be mispredicted often).
+    """
+    cdef Py_ssize_t q, cap = f.cap, n_own = f.n_own, n_near = f.n_own + f.n_nbr
+    cdef Py_ssize_t n_short = 0, s
     cdef const double* a = f.a + d * cap
     cdef const double* b = f.b + d * cap
-    cdef double step2 = step * step, err = 0.0, a_d, b_d, sq_a, sq_b, dot, term, r
-    cdef double denom, c, ang
-    cdef int64_t role
+    cdef double* sq_a = f.trial_sqa
+    cdef double step2 = step * step, lower = 0.0, err, sq_b, dot, r, denom, c, ang
+    # The distance parts: own terms (a = x - T_v moves), then those where the
+    # point is the neighbour (a = T_p - x moves); where it is the far end, the
+    # p-v distance does not move.
+    for q in range(n_own):
+        sq_a[q] = f.sqa[q] + (2.0 * step * a[q] + step2)
+        r = (f.d0[q] - sqrt(sq_a[q])) * inv
+        f.term[q] = r * r
+        lower += f.w[q] * f.term[q]
+    for q in range(n_own, n_near):
+        sq_a[q] = f.sqa[q] + (step2 - 2.0 * step * a[q])
+        r = (f.d0[q] - sqrt(sq_a[q])) * inv
+        f.term[q] = r * r
+        lower += f.w[q] * f.term[q]
+    for q in range(n_near, f.count):
+        sq_a[q] = f.sqa[q]
+        f.term[q] = f.dist[q]
+        lower += f.w[q] * f.term[q]
+    if lower >= stop_at:
+        return lower
+    # The cosines: b = m - T_v does not move for own terms; b = T_m - x moves
+    # with a for the neighbour's; b = x - T_v moves for the far end's.
     for q in range(f.count):
-        role = f.role[q]
-        a_d = a[q]
-        b_d = b[q]
-        sq_a = f.sqa[q]
-        sq_b = f.sqb[q]
-        dot = f.dot[q]
-        if role == _OWN:  # a = x - T_v moves, b does not
-            sq_a += 2.0 * step * a_d + step2
-            dot += step * b_d
-        elif role == _AS_NEIGHBOR:  # a = T_p - x and b = T_m - x both move
-            sq_a += step2 - 2.0 * step * a_d
-            sq_b += step2 - 2.0 * step * b_d
-            dot += step2 - step * (a_d + b_d)
-        else:  # b = x - T_v moves; the p-v distance does not
-            sq_b += 2.0 * step * b_d + step2
-            dot += step * a_d
-        if role == _AS_FAR:
-            term = f.dist[q]
+        if q < n_own:
+            sq_b = f.sqb[q]
+            dot = f.dot[q] + step * b[q]
+        elif q < n_near:
+            sq_b = f.sqb[q] + (step2 - 2.0 * step * b[q])
+            dot = f.dot[q] + (step2 - step * (a[q] + b[q]))
         else:
-            r = (f.d0[q] - sqrt(sq_a)) * inv
-            term = r * r
-        if f.has_m[q]:
-            denom = sqrt(sq_a * sq_b)
-            c = dot / denom if denom > 0.0 else 1.0
-            if c > f.c0[q]:
-                ang = (f.th0[q] - acos(min(1.0, c))) / M_PI
-                term += ang * ang
-        err += f.w[q] * term
+            sq_b = f.sqb[q] + (2.0 * step * b[q] + step2)
+            dot = f.dot[q] + step * a[q]
+        denom = sqrt(sq_a[q] * sq_b)
+        c = dot / denom  # inf or nan when denom is 0: replaced next
+        c = c if denom > 0.0 else 1.0
+        f.cosine[q] = c
+        f.short[n_short] = q
+        n_short += f.has_m[q] & (c > f.c0[q])
+    if n_short == 0:
+        return lower
+    for s in range(n_short):
+        q = f.short[s]
+        ang = (f.th0[q] - acos(min(1.0, f.cosine[q]))) / M_PI
+        f.term[q] += ang * ang
+    err = 0.0
+    for q in range(f.count):
+        err += f.w[q] * f.term[q]
     return err
 
 
 cdef void _accept_move(Terms* f, Py_ssize_t d, double step, double inv) noexcept nogil:
-    cdef Py_ssize_t q, cap = f.cap
+    cdef Py_ssize_t q, cap = f.cap, n_near = f.n_own + f.n_nbr
+    cdef double* a = f.a + d * cap
+    cdef double* b = f.b + d * cap
+    for q in range(f.n_own):
+        a[q] += step
+    for q in range(f.n_own, n_near):
+        a[q] -= step
+        b[q] -= step
+    for q in range(n_near, f.count):
+        b[q] += step
     for q in range(f.count):
-        if f.role[q] == _OWN:
-            f.a[d * cap + q] += step
-        elif f.role[q] == _AS_NEIGHBOR:
-            f.a[d * cap + q] -= step
-            f.b[d * cap + q] -= step
-        else:
-            f.b[d * cap + q] += step
         _refresh_term(f, q, inv)
 
 
-cdef Py_ssize_t _climb(const Graph* g, Py_ssize_t i, double eta, Py_ssize_t max_steps,
+cdef Py_ssize_t _climb(const Table* g, Py_ssize_t i, double eta, Py_ssize_t max_steps,
                        Terms* f, double* final_err) noexcept nogil:
     """The paper's hill climber (Fig. 6) on the gathered terms of point i.
 
@@ -383,14 +541,14 @@ cdef Py_ssize_t _climb(const Graph* g, Py_ssize_t i, double eta, Py_ssize_t max_
     cdef double err, e, step
     cdef bint improved
     # The error where the point stands: no move on the last dimension.
-    err = _trial_error(f, t - 1, eta * 0.0, inv)
+    err = _trial_error(f, t - 1, eta * 0.0, inv, INFINITY)
     while steps < max_steps:
         improved = False
         for d in range(t):
-            e = _trial_error(f, d, eta, inv)
+            e = _trial_error(f, d, eta, inv, err)
             step = eta
             if not e < err:
-                e = _trial_error(f, d, -eta, inv)
+                e = _trial_error(f, d, -eta, inv, err)
                 step = -eta
             if e < err:
                 g.T[i * t + d] += step
@@ -409,11 +567,11 @@ cdef Py_ssize_t _climb(const Graph* g, Py_ssize_t i, double eta, Py_ssize_t max_
     return steps
 
 
-cdef int64_t _sculpt_pass(const Graph* g, Py_ssize_t start, const int64_t* order, double eta,
-                          Py_ssize_t max_steps, Terms* f, int64_t* queue,
-                          uint8_t* seen) noexcept nogil:
+cdef int64_t _sculpt_pass(const Table* g, const int64_t* nbr, Py_ssize_t k, Py_ssize_t start,
+                          const int64_t* order, double eta, Py_ssize_t max_steps, Terms* f,
+                          int64_t* queue, uint8_t* seen) noexcept nogil:
     """Step 4b over every point once, in breadth-first order (see sculpt_pass)."""
-    cdef Py_ssize_t n = g.n, k = g.k, head = 0, tail = 0, nxt = 0, i, j, v
+    cdef Py_ssize_t n = g.n, head = 0, tail = 0, nxt = 0, i, j, v
     cdef int64_t total = 0
     cdef double err
     for i in range(n):
@@ -431,7 +589,7 @@ cdef int64_t _sculpt_pass(const Graph* g, Py_ssize_t start, const int64_t* order
         i = queue[head]
         head += 1
         for j in range(k):
-            v = g.nbr[i * k + j]
+            v = nbr[i * k + j]
             if not seen[v]:
                 seen[v] = 1
                 queue[tail] = v
@@ -450,7 +608,9 @@ cdef int64_t _sculpt_pass(const Graph* g, Py_ssize_t start, const int64_t* order
 def point_error(Py_ssize_t i, double[:, ::1] T, nbr, far, delta0, theta0, cos0, junk_sq,
                 junk_far, junk_dot, double s2, double delta_ave, stamp, int64_t it, heavy,
                 double w_adj, rev):
-    """The error that decides point i's moves.
+    """The error that decides point i's moves, from the (n, k) arrays directly
+    (the reference the climber of :func:`adjust_point` and :func:`sculpt_pass`
+    must match).
 
     Its own terms, equation (1) of the paper, ``sum_j w_ij term(i, j)`` with
     ``w_ij = w_adj`` when neighbour j was adjusted in iteration ``it``
@@ -474,20 +634,18 @@ def point_error(Py_ssize_t i, double[:, ::1] T, nbr, far, delta0, theta0, cos0, 
     return err
 
 
-def adjust_point(Py_ssize_t i, double[:, ::1] T, double eta, Py_ssize_t max_steps, nbr, far,
-                 delta0, theta0, cos0, junk_sq, junk_far, junk_dot, double s2,
-                 double delta_ave, stamp, int64_t it, heavy, double w_adj, rev):
-    """Hill-climb point i alone (the climber of :func:`sculpt_pass`); the terms as in
-    :func:`point_error`.
+def adjust_point(Py_ssize_t i, double[:, ::1] T, double eta, Py_ssize_t max_steps, terms,
+                 double s2, double delta_ave, stamp, int64_t it, heavy, double w_adj):
+    """Hill-climb point i alone (the climber of :func:`sculpt_pass`); ``terms`` is
+    :func:`point_terms` of the graph, the weights as in :func:`point_error`.
 
     Returns
     -------
     steps : int, rounds in which at least one move was kept
     err : float, the point's error at the end (never above its error at the start)
     """
-    heavy = _bytes(heavy)  # held here: the Graph points into it
-    cdef Graph g = _graph(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
-                          delta_ave, stamp, it, heavy, w_adj, rev)
+    heavy = _bytes(heavy)  # held here: the Table points into it
+    cdef Table g = _table(T, terms, s2, delta_ave, stamp, it, heavy, w_adj)
     _check_point(i, g.n)
     cdef Terms f
     cdef Py_ssize_t steps
@@ -502,29 +660,29 @@ def adjust_point(Py_ssize_t i, double[:, ::1] T, double eta, Py_ssize_t max_step
 
 
 def sculpt_pass(double[:, ::1] T, Py_ssize_t start, const int64_t[::1] order, double eta,
-                Py_ssize_t max_steps, nbr, far, delta0, theta0, cos0, junk_sq, junk_far,
-                junk_dot, double s2, double delta_ave, stamp, int64_t it, heavy, double w_adj,
-                rev):
+                Py_ssize_t max_steps, const int64_t[:, ::1] nbr, terms, double s2,
+                double delta_ave, stamp, int64_t it, heavy, double w_adj):
     """Step 4b: adjust every free point once, in breadth-first order from ``start``.
 
     Points are visited in the order they are first reached over the neighbour
-    graph; when the graph is not connected from ``start``, the walk restarts
-    from the next unvisited point of ``order`` (a permutation of the points), so
-    every point is visited. ``stamp[i]`` is set to ``it`` once i is adjusted,
-    which gives its neighbours' errors the heavier weight. Clamped points
-    (``heavy``) are visited but never moved. ``T`` and ``stamp`` change in place.
+    graph ``nbr``; when the graph is not connected from ``start``, the walk
+    restarts from the next unvisited point of ``order`` (a permutation of the
+    points), so every point is visited. Each point is hill-climbed on its terms
+    (``terms``, :func:`point_terms` of the graph; the weights as in
+    :func:`point_error`). ``stamp[i]`` is set to ``it`` once i is adjusted, which
+    gives its neighbours' errors the heavier weight. Clamped points (``heavy``)
+    are visited but never moved. ``T`` and ``stamp`` change in place.
 
     Returns
     -------
     int
         The total number of hill-climbing steps (rounds that kept a move).
     """
-    heavy = _bytes(heavy)  # held here: the Graph points into it
-    cdef Graph g = _graph(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
-                          delta_ave, stamp, it, heavy, w_adj, rev)
+    heavy = _bytes(heavy)  # held here: the Table points into it
+    cdef Table g = _table(T, terms, s2, delta_ave, stamp, it, heavy, w_adj)
     _check_point(start, g.n)
-    if order.shape[0] != g.n:
-        raise ValueError(f"order must be a permutation of the {g.n} points.")
+    if order.shape[0] != g.n or nbr.shape[0] != g.n:
+        raise ValueError(f"order and nbr need one row per point ({g.n}).")
     cdef int64_t[::1] queue = np.empty(g.n, dtype=np.int64)
     cdef uint8_t[::1] seen = np.empty(g.n, dtype=np.uint8)
     cdef Terms f
@@ -532,9 +690,70 @@ def sculpt_pass(double[:, ::1] T, Py_ssize_t start, const int64_t[::1] order, do
     if _allocate_terms(&f, _most_terms(&g), g.t) < 0:
         raise MemoryError("no room for one point's terms")
     with nogil:
-        total = _sculpt_pass(&g, start, &order[0], eta, max_steps, &f, &queue[0], &seen[0])
+        total = _sculpt_pass(&g, &nbr[0, 0], nbr.shape[1], start, &order[0], eta, max_steps,
+                             &f, &queue[0], &seen[0])
         _free_terms(&f)
     return total
+
+
+cdef void _total_terms(const double[:, ::1] T, const int64_t[:, ::1] nbr,
+                       const int64_t[:, ::1] far, const double[:, ::1] delta0,
+                       const double[:, ::1] theta0, const double[:, ::1] cos0,
+                       const double[:, ::1] junk_sq, const double[:, ::1] junk_far,
+                       const double[:, ::1] junk_dot, double s2, double delta_ave,
+                       double[:, ::1] out) noexcept nogil:
+    cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1], t = T.shape[1], p, j, v, m, d
+    cdef double twice = 2.0 * delta_ave, sq_a, sq_b, dot, acc, da, db, r, denom, c, a
+    for p in range(n):
+        for j in range(k):
+            v = nbr[p, j]
+            m = far[p, j]
+            acc = 0.0
+            for d in range(t):
+                da = T[p, d] - T[v, d]
+                acc += da * da
+            sq_a = s2 * junk_sq[p, j] + acc
+            r = (delta0[p, j] - sqrt(sq_a)) / twice
+            out[p, j] = r * r
+            if m < 0:
+                continue
+            acc = 0.0
+            for d in range(t):
+                db = T[m, d] - T[v, d]
+                acc += db * db
+            sq_b = s2 * junk_far[p, j] + acc
+            acc = 0.0
+            for d in range(t):
+                acc += (T[p, d] - T[v, d]) * (T[m, d] - T[v, d])
+            dot = s2 * junk_dot[p, j] + acc
+            denom = sqrt(sq_a * sq_b)
+            c = dot / denom if denom > 0.0 else 1.0
+            if c > cos0[p, j]:
+                a = (theta0[p, j] - acos(min(1.0, c))) / M_PI
+                out[p, j] = r * r + a * a
+
+
+def total_terms(const double[:, ::1] T, const int64_t[:, ::1] nbr, const int64_t[:, ::1] far,
+                const double[:, ::1] delta0, const double[:, ::1] theta0,
+                const double[:, ::1] cos0, junk, double s2, double delta_ave,
+                double[:, ::1] out):
+    """``out[p, j]``: term (p, j) of equation (1), every weight 1 (as in
+    :func:`point_error`), for the total error.
+
+    Each term is computed as the NumPy expression it replaced
+    (``r = (delta0 - sqrt(sq_a)) / (2 delta_ave)``, the squared lengths summed over
+    the target dimensions in order), so that ``out.sum()`` is the same number.
+    """
+    cdef const double[:, ::1] junk_sq = junk[0]
+    cdef const double[:, ::1] junk_far = junk[1]
+    cdef const double[:, ::1] junk_dot = junk[2]
+    cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1]
+    _check_tables(n, k, far, delta0, theta0, cos0, junk[0], junk[1], junk[2], out)
+    if T.shape[0] != n:
+        raise ValueError(f"T has {T.shape[0]} rows for {n} points.")
+    with nogil:
+        _total_terms(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
+                     delta_ave, out)
 
 
 cdef double _mean_neighbor_distance(const double[:, ::1] T, const int64_t[:, ::1] nbr,
@@ -578,6 +797,12 @@ def expand_targets(double[:, ::1] T, const int64_t[:, ::1] nbr, const double[:, 
 def _bytes(heavy):
     """The clamped-point mask as bytes (NumPy's bool is one byte, 0 or 1)."""
     return np.ascontiguousarray(heavy, dtype=np.bool_).view(np.uint8)
+
+
+def _check_tables(n, k, *tables):
+    for a in tables:
+        if a.shape[0] != n or a.shape[1] != k:
+            raise ValueError(f"every table must be ({n}, {k}) like the neighbour indices.")
 
 
 def _check_point(Py_ssize_t i, Py_ssize_t n):
