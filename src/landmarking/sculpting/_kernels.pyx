@@ -1,3 +1,4 @@
+# distutils: extra_compile_args = -fno-math-errno
 """Compiled kernels of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
 
 Layout shared by every kernel:
@@ -39,7 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from libc.math cimport INFINITY, M_PI, acos, sqrt
+from libc.math cimport M_PI, acos, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
@@ -234,35 +235,32 @@ def point_terms(nbr, far, delta0, theta0, cos0, junk, rev):
     rptr, rp, rj = rev
     n_rev = np.diff(rptr) if rptr.shape[0] else np.zeros(n, dtype=np.int64)
     ptr = np.concatenate([[0], np.cumsum(k + n_rev)]).astype(np.int64)
-    owner_of_rev = np.repeat(np.arange(n), n_rev)
-    own_rows = (ptr[:n, None] + np.arange(k)).ravel()
-    rev_rows = ptr[owner_of_rev] + k + np.arange(rp.shape[0]) - (
-        rptr[owner_of_rev] if rptr.shape[0] else 0)
-    n_terms = int(ptr[n])
-    p = np.empty(n_terms, dtype=np.int64)
-    j = np.empty(n_terms, dtype=np.int64)
-    p[own_rows], j[own_rows] = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
-    p[rev_rows], j[rev_rows] = rp, rj
-    v = nbr.ravel()[p * k + j]
-    judge = p.copy()
-    judge[own_rows] = v[own_rows]  # own terms: weighted by the neighbour's state
-    role = np.zeros(n_terms, dtype=np.int64)
-    role[rev_rows] = np.where(v[rev_rows] == owner_of_rev, _AS_NEIGHBOR, _AS_FAR)
-    # Each point's terms in runs by role (the order within a run kept), as the
-    # climber reads them.
-    block = np.repeat(np.arange(n), k + n_rev)
-    by_role = np.lexsort((role, block))
-    p, j, judge, role = p[by_role], j[by_role], judge[by_role], role[by_role]
-    e = p * k + j
-    v = nbr.ravel()[e]
-    ends = np.column_stack([p, v, far.ravel()[e], judge, role]).astype(np.int32)
-    values = np.column_stack([delta0.ravel()[e], theta0.ravel()[e], cos0.ravel()[e]])
-    if any(np.any(c) for c in junk):
-        junk_rows = np.column_stack([c.ravel()[e] for c in junk])
-    else:
-        junk_rows = np.zeros((0, 3))
-    return PointTerms(ptr, np.ascontiguousarray(ends), np.ascontiguousarray(values),
-                      np.ascontiguousarray(junk_rows, dtype=float))
+    has_junk = any(np.any(c) for c in junk)
+    ends = np.empty((ptr[n], 5), dtype=np.int32)
+    values = np.empty((ptr[n], 3))
+    junk_rows = np.empty((ptr[n] if has_junk else 0, 3))
+
+    def fill(rows, p, e, judge, role):
+        """Rows ``rows`` of the tables: the terms (p, j) at ``e = p * k + j``."""
+        ends[rows, 0], ends[rows, 1], ends[rows, 2] = p, nbr.ravel()[e], far.ravel()[e]
+        ends[rows, 3], ends[rows, 4] = judge, role
+        for column, table in enumerate((delta0, theta0, cos0)):
+            values[rows, column] = table.ravel()[e]
+        for column, table in enumerate(junk if has_junk else ()):
+            junk_rows[rows, column] = table.ravel()[e]
+
+    # Own terms: weighted by the neighbour's state.
+    fill((ptr[:n, None] + np.arange(k)).ravel(), np.repeat(np.arange(n), k),
+         np.arange(n * k), nbr.ravel(), _OWN)
+    if rp.shape[0]:
+        # The other points' terms, in the order of the reverse lists (for each
+        # point, those where it is the neighbour first): weighted by their owner.
+        target = np.repeat(np.arange(n), n_rev)
+        rows = np.arange(rp.shape[0]) + np.repeat(ptr[:n] + k - rptr[:n], n_rev)
+        e = rp * k + rj
+        role = np.where(nbr.ravel()[e] == target, _AS_NEIGHBOR, _AS_FAR)
+        fill(rows, rp, e, rp, role)
+    return PointTerms(ptr, ends, values, junk_rows)
 
 
 cdef struct Table:
@@ -340,7 +338,9 @@ cdef struct Terms:
     double* dist     # the distance term ((d0 - |a|) / (2 delta_ave))^2
     double* term     # a trial's terms (work space)
     double* cosine   # a trial's cosines of the angles (work space)
-    double* trial_sqa  # a trial's squared distances p-v (work space)
+    double* trial_sqa  # a trial's squared lengths and dot products (work space)
+    double* trial_sqb
+    double* trial_dot
     double* a        # (t, cap)
     double* b        # (t, cap)
     int64_t* has_m   # 1 when the term has an angle
@@ -348,7 +348,7 @@ cdef struct Terms:
 
 
 cdef enum:
-    _TERM_FIELDS = 14  # w .. trial_sqa
+    _TERM_FIELDS = 16  # w .. trial_dot
 
 
 cdef int _allocate_terms(Terms* f, Py_ssize_t cap, Py_ssize_t t) noexcept nogil:
@@ -365,7 +365,7 @@ cdef int _allocate_terms(Terms* f, Py_ssize_t cap, Py_ssize_t t) noexcept nogil:
     f.ja, f.jb, f.jd = values + 4 * cap, values + 5 * cap, values + 6 * cap
     f.sqa, f.sqb, f.dot = values + 7 * cap, values + 8 * cap, values + 9 * cap
     f.dist, f.term, f.cosine = values + 10 * cap, values + 11 * cap, values + 12 * cap
-    f.trial_sqa = values + 13 * cap
+    f.trial_sqa, f.trial_sqb, f.trial_dot = values + 13 * cap, values + 14 * cap, values + 15 * cap
     f.a = values + _TERM_FIELDS * cap
     f.b = f.a + t * cap
     f.has_m, f.short = flags, flags + cap
@@ -385,28 +385,37 @@ cdef Py_ssize_t _most_terms(const Table* g) noexcept nogil:
     return most
 
 
-cdef inline void _refresh_term(Terms* f, Py_ssize_t q, double inv) noexcept nogil:
-    """Squared lengths, dot product and distance term of term q from its vectors."""
-    cdef Py_ssize_t d, cap = f.cap
-    cdef double sq_a = f.ja[q], sq_b = f.jb[q], dot = f.jd[q], a, b, r
+cdef void _refresh_terms(Terms* f, double inv) noexcept nogil:
+    """Squared lengths, dot products and distance terms of every term from its
+    vectors (each term's sums over the dimensions in order; the loops run over the
+    terms, so that the compiler can take several at once)."""
+    cdef Py_ssize_t q, d, count = f.count
+    cdef double* sqa = f.sqa
+    cdef double* sqb = f.sqb
+    cdef double* dot = f.dot
+    cdef const double* a
+    cdef const double* b
+    cdef double r
+    for q in range(count):
+        sqa[q] = f.ja[q]
+        sqb[q] = f.jb[q]
+        dot[q] = f.jd[q]
     for d in range(f.t):
-        a = f.a[d * cap + q]
-        b = f.b[d * cap + q]
-        sq_a += a * a
-        sq_b += b * b
-        dot += a * b
-    f.sqa[q] = sq_a
-    f.sqb[q] = sq_b
-    f.dot[q] = dot
-    r = (f.d0[q] - sqrt(sq_a)) * inv
-    f.dist[q] = r * r
+        a = f.a + d * f.cap
+        b = f.b + d * f.cap
+        for q in range(count):
+            sqa[q] += a[q] * a[q]
+            sqb[q] += b[q] * b[q]
+            dot[q] += a[q] * b[q]
+    for q in range(count):
+        r = (f.d0[q] - sqrt(sqa[q])) * inv
+        f.dist[q] = r * r
 
 
 cdef void _gather_terms(const Table* g, Py_ssize_t i, Terms* f) noexcept nogil:
     """Copy into f every term whose value changes when point i moves, with its
     weight now (the terms and weights of :func:`_point_error`)."""
     cdef Py_ssize_t t = g.t, cap = f.cap, first = g.ptr[i], q, p, v, m, d, row
-    cdef double inv = 1.0 / (2.0 * g.delta_ave)
     cdef const double* T = g.T
     cdef const int32_t* end
     f.count = g.ptr[i + 1] - first
@@ -436,7 +445,7 @@ cdef void _gather_terms(const Table* g, Py_ssize_t i, Terms* f) noexcept nogil:
         for d in range(t):
             f.a[d * cap + q] = T[p * t + d] - T[v * t + d]
             f.b[d * cap + q] = T[m * t + d] - T[v * t + d] if m >= 0 else 0.0
-        _refresh_term(f, q, inv)
+    _refresh_terms(f, 1.0 / (2.0 * g.delta_ave))
 
 
 cdef double _trial_error(Terms* f, Py_ssize_t d, double step, double inv,
@@ -449,61 +458,98 @@ cdef double _trial_error(Terms* f, Py_ssize_t d, double step, double inv,
     whose sum in the order of the terms is at most the error (float sums of
     nonnegative numbers grow with each of them), so that a move this sum already
     rejects costs no angle; then the cosines of the angles, and the arccos of
-    those below theta0 (theta < theta0 exactly when cos(theta) > cos(theta0));
-    then the sum of the terms in order, as :func:`_point_error` adds them.
-    Which angles are short changes from term to term, so they are listed
-    without a branch (a branch there would be mispredicted often).
+    those below theta0; then the sum of the terms in order, as
+    :func:`_point_error` adds them. The loops over terms carry nothing from one
+    term to the next, so that the compiler can run several terms at once; only
+    the sums run term by term.
     """
     cdef Py_ssize_t q, cap = f.cap, n_own = f.n_own, n_near = f.n_own + f.n_nbr
-    cdef Py_ssize_t n_short = 0, s
+    cdef Py_ssize_t count = f.count
     cdef const double* a = f.a + d * cap
     cdef const double* b = f.b + d * cap
     cdef double* sq_a = f.trial_sqa
-    cdef double step2 = step * step, lower = 0.0, err, sq_b, dot, r, denom, c, ang
+    cdef double* sq_b = f.trial_sqb
+    cdef double* dot = f.trial_dot
+    cdef double* term = f.term
+    cdef const double* sqa = f.sqa
+    cdef const double* sqb = f.sqb
+    cdef const double* dot0 = f.dot
+    cdef const double* d0 = f.d0
+    cdef const double* w = f.w
+    cdef double step2 = step * step, twice = 2.0 * step, lower = 0.0, err, r
     # The distance parts: own terms (a = x - T_v moves), then those where the
     # point is the neighbour (a = T_p - x moves); where it is the far end, the
     # p-v distance does not move.
     for q in range(n_own):
-        sq_a[q] = f.sqa[q] + (2.0 * step * a[q] + step2)
-        r = (f.d0[q] - sqrt(sq_a[q])) * inv
-        f.term[q] = r * r
-        lower += f.w[q] * f.term[q]
+        sq_a[q] = sqa[q] + (twice * a[q] + step2)
+        r = (d0[q] - sqrt(sq_a[q])) * inv
+        term[q] = r * r
     for q in range(n_own, n_near):
-        sq_a[q] = f.sqa[q] + (step2 - 2.0 * step * a[q])
-        r = (f.d0[q] - sqrt(sq_a[q])) * inv
-        f.term[q] = r * r
-        lower += f.w[q] * f.term[q]
-    for q in range(n_near, f.count):
-        sq_a[q] = f.sqa[q]
-        f.term[q] = f.dist[q]
-        lower += f.w[q] * f.term[q]
+        sq_a[q] = sqa[q] + (step2 - twice * a[q])
+        r = (d0[q] - sqrt(sq_a[q])) * inv
+        term[q] = r * r
+    for q in range(n_near, count):
+        sq_a[q] = sqa[q]
+        term[q] = f.dist[q]
+    for q in range(count):
+        lower += w[q] * term[q]
     if lower >= stop_at:
         return lower
-    # The cosines: b = m - T_v does not move for own terms; b = T_m - x moves
-    # with a for the neighbour's; b = x - T_v moves for the far end's.
-    for q in range(f.count):
-        if q < n_own:
-            sq_b = f.sqb[q]
-            dot = f.dot[q] + step * b[q]
-        elif q < n_near:
-            sq_b = f.sqb[q] + (step2 - 2.0 * step * b[q])
-            dot = f.dot[q] + (step2 - step * (a[q] + b[q]))
-        else:
-            sq_b = f.sqb[q] + (2.0 * step * b[q] + step2)
-            dot = f.dot[q] + step * a[q]
-        denom = sqrt(sq_a[q] * sq_b)
-        c = dot / denom  # inf or nan when denom is 0: replaced next
-        c = c if denom > 0.0 else 1.0
-        f.cosine[q] = c
-        f.short[n_short] = q
-        n_short += f.has_m[q] & (c > f.c0[q])
-    if n_short == 0:
+    # The angles: b = m - T_v does not move for own terms; b = T_m - x moves with
+    # a for the neighbour's; b = x - T_v moves for the far end's.
+    for q in range(n_own):
+        sq_b[q] = sqb[q]
+        dot[q] = dot0[q] + step * b[q]
+    for q in range(n_own, n_near):
+        sq_b[q] = sqb[q] + (step2 - twice * b[q])
+        dot[q] = dot0[q] + (step2 - step * (a[q] + b[q]))
+    for q in range(n_near, count):
+        sq_b[q] = sqb[q] + (twice * b[q] + step2)
+        dot[q] = dot0[q] + step * a[q]
+    if _add_short_angles(f, sq_a, sq_b, dot) == 0:
         return lower
+    err = 0.0
+    for q in range(count):
+        err += w[q] * term[q]
+    return err
+
+
+cdef Py_ssize_t _add_short_angles(Terms* f, const double* sq_a, const double* sq_b,
+                                  const double* dot) noexcept nogil:
+    """Add to ``f.term`` the angle parts of the terms whose angle is below theta0
+    (theta < theta0 exactly when cos(theta) > cos(theta0)), from their squared
+    lengths and dot products; returns how many there were. Which angles are short
+    changes from term to term, so they are found without a branch (it would be
+    mispredicted often) and only they pay for the arccos."""
+    cdef Py_ssize_t q, s, n_short = 0, count = f.count
+    cdef double* cosine = f.cosine
+    cdef double denom, c, ang
+    for q in range(count):
+        denom = sqrt(sq_a[q] * sq_b[q])
+        c = dot[q] / denom  # inf or nan when denom is 0: replaced next
+        cosine[q] = c if denom > 0.0 else 1.0
+    for q in range(count):
+        f.short[n_short] = q
+        n_short += f.has_m[q] & (cosine[q] > f.c0[q])
     for s in range(n_short):
         q = f.short[s]
-        ang = (f.th0[q] - acos(min(1.0, f.cosine[q]))) / M_PI
+        ang = (f.th0[q] - acos(min(1.0, cosine[q]))) / M_PI
         f.term[q] += ang * ang
-    err = 0.0
+    return n_short
+
+
+cdef double _current_error(Terms* f) noexcept nogil:
+    """The error of the gathered terms where the point stands: what
+    :func:`_trial_error` gives for a step of 0 (each squared length plus 0 is
+    itself, so each distance part is ``dist``), without computing it again."""
+    cdef Py_ssize_t q
+    cdef double err = 0.0
+    for q in range(f.count):
+        f.term[q] = f.dist[q]
+    if _add_short_angles(f, f.sqa, f.sqb, f.dot) == 0:
+        for q in range(f.count):
+            err += f.w[q] * f.term[q]
+        return err
     for q in range(f.count):
         err += f.w[q] * f.term[q]
     return err
@@ -520,8 +566,7 @@ cdef void _accept_move(Terms* f, Py_ssize_t d, double step, double inv) noexcept
         b[q] -= step
     for q in range(n_near, f.count):
         b[q] += step
-    for q in range(f.count):
-        _refresh_term(f, q, inv)
+    _refresh_terms(f, inv)
 
 
 cdef Py_ssize_t _climb(const Table* g, Py_ssize_t i, double eta, Py_ssize_t max_steps,
@@ -540,8 +585,7 @@ cdef Py_ssize_t _climb(const Table* g, Py_ssize_t i, double eta, Py_ssize_t max_
     cdef double inv = 1.0 / (2.0 * g.delta_ave)
     cdef double err, e, step
     cdef bint improved
-    # The error where the point stands: no move on the last dimension.
-    err = _trial_error(f, t - 1, eta * 0.0, inv, INFINITY)
+    err = _current_error(f)
     while steps < max_steps:
         improved = False
         for d in range(t):
@@ -823,7 +867,9 @@ def far_indices(nbr, slot):
 def reverse_lists(nbr, far):
     """For every point i, the (p, j) pairs whose term in equation (1) involves i
     other than as p: ``nbr[p, j] == i`` (i is the neighbour) or
-    ``m_pj == i`` (i is the far end of the angle). CSR layout ``(ptr, p, j)``.
+    ``m_pj == i`` (i is the far end of the angle). CSR layout ``(ptr, p, j)``;
+    each point's pairs where it is the neighbour come first (the climber reads the
+    terms in runs by the point's role).
     """
     n, k = nbr.shape
     P = np.repeat(np.arange(n), k).reshape(n, k)
