@@ -1,4 +1,6 @@
 # distutils: extra_compile_args = -fno-math-errno
+# (sqrt sets no errno here, so that loops of square roots vectorise: the same
+# correctly rounded results, several terms at once; setup.py adds the common flags.)
 """Compiled kernels of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
 
 Layout shared by every kernel:

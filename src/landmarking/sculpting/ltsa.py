@@ -20,11 +20,11 @@ and, above :data:`DENSE_MAX` points, its eigenvectors by shift-invert Lanczos
 import numpy as np
 from scipy import sparse
 from scipy.linalg import eigh
-from scipy.sparse.linalg import eigsh
 from sklearn.utils import gen_batches
 from threadpoolctl import threadpool_limits
 
 from .._blocks import rows_per_block
+from .._typing import NDArray
 
 __all__ = ["ltsa_embedding", "alignment_matrix", "DENSE_MAX"]
 
@@ -33,7 +33,7 @@ __all__ = ["ltsa_embedding", "alignment_matrix", "DENSE_MAX"]
 DENSE_MAX = 1000
 
 
-def local_bases(X, nbr, t):
+def local_bases(X: NDArray[np.float64], nbr: NDArray[np.int64], t: int) -> NDArray[np.float64]:
     """U_i for every point: the top t left singular vectors of its neighbours'
     centred coordinates, shape (n, k, t)."""
     n, k = nbr.shape
@@ -45,7 +45,7 @@ def local_bases(X, nbr, t):
     return U
 
 
-def alignment_matrix(X, nbr, t):
+def alignment_matrix(X: NDArray[np.float64], nbr: NDArray[np.int64], t: int) -> sparse.csr_array:
     """LTSA's alignment matrix M (n x n, sparse CSR) of the neighbourhoods ``nbr``."""
     n, k = nbr.shape
     G = np.concatenate([np.full((n, k, 1), 1.0 / np.sqrt(k)), local_bases(X, nbr, t)], axis=2)
@@ -55,7 +55,8 @@ def alignment_matrix(X, nbr, t):
     return sparse.csr_array((W.ravel(), (rows.ravel(), cols.ravel())), shape=(n, n))
 
 
-def ltsa_embedding(X, nbr, t, random_state):
+def ltsa_embedding(X: NDArray[np.float64], nbr: NDArray[np.int64], t: int,
+                   random_state: np.random.RandomState) -> NDArray[np.float64]:
     """LTSA's t-dimensional embedding of the rows of X with neighbour lists ``nbr``
     (n, k), the point itself not among its neighbours.
 
@@ -76,6 +77,8 @@ def ltsa_embedding(X, nbr, t, random_state):
 def _bottom_eigenvectors(M, t, random_state):
     """Eigenvectors 2 to t + 1 of the positive semi-definite M, by shift-invert
     Lanczos around a shift just below 0 (M itself is singular: M 1 = 0)."""
+    from scipy.sparse.linalg import eigsh  # ARPACK: loaded only for large inputs
+
     n = M.shape[0]
     shift = -1e-10 * M.diagonal().mean()
     v0 = random_state.uniform(-1.0, 1.0, n)
