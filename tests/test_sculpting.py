@@ -282,6 +282,11 @@ def test_ltsa_lanczos_above_dense_max_gives_the_dense_embedding(monkeypatch):
     dense = ltsa.ltsa_embedding(X, nbr, 2, np.random.RandomState(0))
     monkeypatch.setattr(ltsa, "DENSE_MAX", 100)
     lanczos = ltsa.ltsa_embedding(X, nbr, 2, np.random.RandomState(0))
+    # Lanczos starts from a random vector, but the signs are fixed (each axis's
+    # largest entry positive): another start gives the same axes.
+    again = ltsa.ltsa_embedding(X, nbr, 2, np.random.RandomState(1))
+    np.testing.assert_allclose(again, lanczos, rtol=0, atol=1e-9 * np.abs(dense).max())
+    assert np.all(lanczos[np.abs(lanczos).argmax(axis=0), [0, 1]] > 0)
     lanczos = lanczos * np.sign(np.sum(lanczos * dense, axis=0))
     np.testing.assert_allclose(lanczos, dense, rtol=0, atol=1e-8 * np.abs(dense).max())
     # Orthonormal and orthogonal to the constant vector, as eigenvectors of M are.
