@@ -38,16 +38,6 @@ def _steps():
             # compiles here.
             reconstruction_weights(data, X[:10], 5)
 
-    def sculpting():
-        from .sculpting.estimator import ManifoldSculpting
-
-        for rule in ("total", "point"):
-            model = ManifoldSculpting(n_neighbors=8, max_iter=3, move_rule=rule,
-                                      random_state=0).fit(X)
-            model.transform(X[:5] + 0.01)
-            ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=3, preprocess="pca",
-                              move_rule=rule, random_state=0).fit(X)
-
     def gp():
         from .gp.estimator import GPLandmarks
 
@@ -59,8 +49,7 @@ def _steps():
             GPLandmarks(n_landmarks=4, n_steps=5, batch_size=50, block_size=2,
                         random_state=0).fit(data)
 
-    return [("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting),
-            ("GPLandmarks", gp)]
+    return [("LocallyLinearLandmarks", lll), ("GPLandmarks", gp)]
 
 
 def warm_up(verbose=True):
