@@ -280,7 +280,7 @@ def neighbour_rows(args, rows, out, results):
     X = mnist_digits(args.n)[0]
     start = time.perf_counter()
     truth = nearest_neighbors(X, args.k)[1]
-    print(f"exact lists for recall (this process, warm numba cache): "
+    print(f"exact lists for recall (this process): "
           f"{time.perf_counter() - start:.1f} s", flush=True)
     truth_path = out / f"first_call_truth_{args.n}_{args.k}.npy"
     np.save(truth_path, truth)

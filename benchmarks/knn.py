@@ -12,9 +12,9 @@ Methods, each on the same digits (pixels in [0, 1], float32 as loaded):
   set reported apart (no compilation: usearch ships compiled code). For a
   first call in a new interpreter see benchmarks/first_call.py.
 
-Every method runs with its default threads (all cores: BLAS, numba and
-scikit-learn's OpenMP alike). For each size the exact graph at the largest k
-is computed once (by ``ours``, timed) and its prefixes are the truth for
+Every method runs with its default threads (all cores: BLAS, our compiled
+kernels and scikit-learn's OpenMP alike). For each size the exact graph at the
+largest k is computed once (by ``ours``, timed) and its prefixes are the truth for
 recall at the smaller k; ``ours`` at a smaller k must equal that prefix (the
 lists are sorted by distance, ties by index), and ``brute`` is checked
 against it. The tree methods are far slower in 784 dimensions: they run on
@@ -116,11 +116,12 @@ def batch_queries(X, methods, n_query=1000, k=10):
 
 
 def warm_up(X, Xt, methods):
-    """Cold first calls: numba compiles (from its cache when filled), reported apart."""
+    """Cold first calls (loading the compiled kernels, usearch's first graph),
+    reported apart."""
     cold = {}
     t = time.perf_counter()
     # A small working memory makes small tiles, so that every kernel (the
-    # transposed push too) compiles here and not inside a timed call.
+    # transposed push too) runs once here and not first inside a timed call.
     with config_context(working_memory=1):
         exact_knn(X[:700], 5)
         exact_knn(X[:700], 5, query=Xt[:10])

@@ -14,10 +14,34 @@ LLL and LE(Z) are averaged over --seeds random landmark draws. Times exclude
 the shared neighbour graph (every method gets the same affinity W).
 
     python benchmarks/lll_swiss_roll.py [--seeds 3] [--out benchmarks/output]
+
+``--scale`` runs issue 32's large rows instead: the same roll at ``--sizes``
+points (default 300,000 and 1,000,000), 2-D, fitted from the points as a user
+would, each estimator in a fresh interpreter: exact LE
+(``LaplacianEigenmaps(n_components=2, random_state=0)``, its ``eigen_solver="auto"``)
+and ``LocallyLinearLandmarks(n_components=2, n_landmarks=1000, random_state=0)``.
+Each row: the fit's seconds (first call in the process; ``--warm`` fits again),
+its stages, the solver "auto" chose, peak resident memory (``ru_maxrss``; the
+roll itself is 24 MB per million points) and :func:`intrinsic_error`. Ratios LE /
+LLL per size, and the machine line before and after.
+
+``--graph kdtree`` gives both estimators the same Gaussian 10-NN affinity from
+scikit-learn's exact KD-tree search (``fit(X, affinity=W)``, the search timed
+inside each fit) instead of their own approximate search, which at 1,000,000
+roll points sent 1,496 points' whole lists to the next layer of the roll (6.25
+away, against a median neighbour distance of 0.095: every weight underflows and
+the fit stops with "points have no edge"); on 3-D data the KD-tree is exact and
+took 42 s against the approximate search's 95 s.
+
+    python benchmarks/lll_swiss_roll.py --scale [--sizes 300000 1000000] [--warm] \
+        [--graph kdtree]
 """
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -43,8 +67,118 @@ def arc_length_swiss_roll(n, random_state=0):
     return X, np.column_stack([s - s_grid[0], h])
 
 
+def intrinsic_error(embedding, truth):
+    """Relative error of the best affine image of ``embedding`` against the
+    intrinsic coordinates (arc length, height):
+    sqrt(sum |t - A e - b|^2 / sum |t - mean t|^2), 0 for a perfect unrolling."""
+    from landmarking.metrics import affine_align
+
+    aligned = affine_align(embedding, truth)
+    return float(np.sqrt(np.sum((truth - aligned) ** 2)
+                         / np.sum((truth - truth.mean(axis=0)) ** 2)))
+
+
+def kdtree_graph(X, n_neighbors=10):
+    """The estimators' Gaussian k-NN affinity (median bandwidth, union), from
+    scikit-learn's exact KD-tree search: for --graph kdtree."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from landmarking.graph import resolve_bandwidth
+
+    dist, idx = NearestNeighbors(n_neighbors=n_neighbors + 1,
+                                 algorithm="kd_tree").fit(X).kneighbors(X)
+    dist, idx = dist[:, 1:], idx[:, 1:]  # each point is its own first neighbour
+    return gaussian_affinity(dist, idx, resolve_bandwidth("auto", dist))
+
+
+def scale_child(method, n, warm, graph):
+    """One row of --scale, in this (fresh) interpreter: a JSON line on stdout."""
+    import resource
+
+    X, truth = arc_length_swiss_roll(n)
+    if method == "le":
+        from landmarking.spectral.laplacian import LaplacianEigenmaps
+
+        make = lambda: LaplacianEigenmaps(n_components=2, random_state=0)  # noqa: E731
+    else:
+        make = lambda: LocallyLinearLandmarks(n_components=2, n_landmarks=1000,  # noqa: E731
+                                              random_state=0)
+
+    def fit():
+        timings = {}
+        if graph == "kdtree":
+            start = time.perf_counter()
+            W = kdtree_graph(X)
+            timings["kdtree_graph"] = time.perf_counter() - start
+            est = make().fit(X, affinity=W)
+        else:
+            est = make().fit(X)
+        return est, {**timings, **est.timings_}
+
+    start = time.perf_counter()
+    est, timings = fit()
+    seconds = time.perf_counter() - start
+    row = {"method": method, "n": n, "graph": graph, "seconds": seconds,
+           "timings": {k: round(v, 2) for k, v in timings.items()},
+           "solver": getattr(est, "eigen_solver_", ""),
+           "error": intrinsic_error(est.embedding_, truth), "warm": None}
+    if warm:
+        start = time.perf_counter()
+        fit()
+        row["warm"] = time.perf_counter() - start
+    row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    row["load"] = os.getloadavg()[0]
+    print(json.dumps(row))
+
+
+def scale_rows(args):
+    from _machine import machine_line
+
+    print(machine_line(), flush=True)
+    print()
+    print("| points | method | solver | fit s (first call) | warm s | stages s | peak RSS MB "
+          "| intrinsic error | LE / LLL time | LE / LLL error | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    results = []
+    for n in args.sizes:
+        rows = {}
+        for method in args.methods.split(","):
+            command = [sys.executable, __file__, "--child", method, str(n), "--graph",
+                       args.graph]
+            done = subprocess.run(command + (["--warm"] if args.warm else []),
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"the {method} row at {n} failed:\n{done.stderr}")
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            rows[method] = row
+            results.append(row)
+            ratio = ("", "")
+            if method == "lll" and "le" in rows:
+                ratio = (f"{rows['le']['seconds'] / row['seconds']:.2f}",
+                         f"{rows['le']['error'] / row['error']:.2f}")
+            warm = "n/a" if row["warm"] is None else f"{row['warm']:.1f}"
+            stages = ", ".join(f"{k} {v}" for k, v in row["timings"].items() if k != "total")
+            print(f"| {n:,} | {method} | {row['solver'] or '-'} | {row['seconds']:.1f} | {warm} "
+                  f"| {stages} | {row['peak_rss_mb']:.0f} | {row['error']:.4f} | {ratio[0]} "
+                  f"| {ratio[1]} | {row['load']:.2f} |", flush=True)
+    print()
+    print(machine_line())
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "lll_swiss_roll_scale.json").write_text(json.dumps(results, indent=1))
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--scale", action="store_true",
+                   help="issue 32's rows: LE against LLL at --sizes, fresh processes")
+    p.add_argument("--sizes", type=int, nargs="+", default=[300000, 1000000])
+    p.add_argument("--methods", default="le,lll", help="--scale rows: le, lll")
+    p.add_argument("--warm", action="store_true", help="--scale: fit each a second time")
+    p.add_argument("--graph", choices=("estimator", "kdtree"), default="estimator",
+                   help="--scale: the estimators' own k-NN graph, or scikit-learn's exact "
+                        "KD-tree search given as affinity= (timed inside each fit)")
+    p.add_argument("--child", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, default=4000)
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--full", action="store_true", help="5 seeds (the paper's count)")
@@ -54,6 +188,13 @@ def parse_args():
 
 def main():
     args = parse_args()
+    if args.child:
+        return scale_child(args.child[0], int(args.child[1]), args.warm, args.graph)
+    if args.scale:
+        from _machine import full_speed_blas
+
+        full_speed_blas()
+        return scale_rows(args)
     seeds = 5 if args.full else args.seeds
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,19 @@ Besides the normalised MSE the table gives the *relative* MSE (the same mean
 squared error over the target's variance), the measure in which the issue
 quotes the reference C++ code (0.04 to 0.43 over four seeds).
 
+``--first-call`` times issue 34's cells instead, each in a new interpreter (a
+user's script): the data is written to a file first, then the child loads it
+with NumPy, times ``import landmarking`` and the first fit together, then a
+second fit (warm). Cells: ``ManifoldSculpting()`` on scikit-learn's Swiss roll
+of 1,000 points (``make_swiss_roll(1000, random_state=0)``, target <= 2 s), and
+the star roll of 2,000 points with k = 14 (target < 3 s; sigma plays no part
+from the default LTSA start), with its normalised MSE; beside them, in the same
+run, scikit-learn's LTSA on the same rows (the default start alone, the peer).
+``--against SRC`` runs every cell also with ``PYTHONPATH=SRC`` (another
+checkout's ``src``, e.g. the commit before), alternating, so that the two are
+compared under the same load; each tree first fits once untimed, so that a
+numba cache is warm, as after ``make install``.
+
 Quick run (default, under a minute): one seed of a 600-point Swiss
 roll with the star hole, sigma = 0.99. ``--full``: the paper's scale, 2,000
 points, five seeds, sigma 0.99 and 0.999, the Swiss roll with the hole, the
@@ -29,10 +42,16 @@ S-curve, the entwined spirals and the translated-image manifold.
 Usage::
 
     python benchmarks/sculpting.py [--full] [--out DIR]
+    python benchmarks/sculpting.py --first-call [--runs 3] [--against OLD/src]
     landmarking reproduce sculpting [--full]
 """
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -103,7 +122,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
     X, _ = make_sculpting_swiss_roll(200, random_state=0)
     _, compile_s = _timed(lambda: ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=2,
                                                     preprocess="pca").fit(X))
-    print(f"numba warm-up (first-call compile or cache load): {compile_s:.2f} s\n")
+    print(f"warm-up (imports, the neighbour search's first call): {compile_s:.2f} s\n")
 
     rows = []
     shown = {}
@@ -206,6 +225,86 @@ def _plot(shown, sets, path):
     print(f"\nwrote {path}")
 
 
+# A first-call cell: the child loads the rows, then times the library's import and
+# the first fit together, then a second fit. ``FIT`` is the cell's fit expression.
+_FIRST_CALL_CHILD = """
+import json, os, sys, time, warnings
+import numpy as np
+X = np.load({data!r})
+warnings.simplefilter("ignore")
+start = time.perf_counter()
+{imports}
+model = {fit}
+first = time.perf_counter() - start
+start = time.perf_counter()
+model = {fit}
+warm = time.perf_counter() - start
+Y = model if isinstance(model, np.ndarray) else model.embedding_
+np.save({out!r}, Y)
+print(json.dumps(dict(first=first, warm=warm, load=os.getloadavg()[0],
+                      numba="numba" in sys.modules)))
+"""
+
+_FIRST_CALL_CELLS = {
+    "ManifoldSculpting(), Swiss roll 1,000": (
+        "roll", "from landmarking import ManifoldSculpting",
+        "ManifoldSculpting(random_state=0).fit(X)"),
+    "ManifoldSculpting(n_neighbors=14), star roll 2,000": (
+        "star", "from landmarking import ManifoldSculpting",
+        "ManifoldSculpting(n_neighbors=14, random_state=0).fit(X)"),
+    "scikit-learn LTSA (peer), star roll 2,000": (
+        "star", "from sklearn.manifold import LocallyLinearEmbedding",
+        "LocallyLinearEmbedding(n_neighbors=14, method='ltsa', eigen_solver='dense', "
+        "random_state=0).fit_transform(X)"),
+}
+
+
+def _first_call_cell(folder, rows, imports, fit, src):
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = str(Path(src).resolve())
+    out = os.path.join(folder, "embedding.npy")
+    code = _FIRST_CALL_CHILD.format(data=os.path.join(folder, f"{rows}.npy"), imports=imports,
+                                    fit=fit, out=out)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1]), np.load(out)
+
+
+def first_call(runs=3, against=None):
+    """Issue 34's first-call cells (see the module docstring); prints the table."""
+    from _machine import full_speed_blas, machine_line
+    from sklearn.datasets import make_swiss_roll
+
+    full_speed_blas()
+    trees = [("this tree", None)] + ([("against", against)] if against else [])
+    star, star_uv = make_sculpting_swiss_roll(2000, hole=True, random_state=0)
+    with tempfile.TemporaryDirectory(prefix="sculpting-first-call-") as folder:
+        np.save(os.path.join(folder, "roll.npy"), make_swiss_roll(1000, random_state=0)[0])
+        np.save(os.path.join(folder, "star.npy"), star)
+        for _, src in trees:  # untimed: a numba cache, if any, is warm after this
+            _first_call_cell(folder, "roll", *_FIRST_CALL_CELLS[
+                "ManifoldSculpting(), Swiss roll 1,000"][1:], src)
+        print(machine_line())
+        print(f"\n{'cell':52s} {'tree':10s} {'first (s)':>22s} {'warm (s)':>22s} "
+              f"{'MSE':>9s} numba")
+        for cell, (rows, imports, fit) in _FIRST_CALL_CELLS.items():
+            trees_here = trees if cell.startswith("Manifold") else trees[:1]
+            found = {name: [] for name, _ in trees_here}
+            for _ in range(runs):
+                for name, src in trees_here:
+                    found[name].append(_first_call_cell(folder, rows, imports, fit, src))
+            for name, results in found.items():
+                first = [r["first"] for r, _ in results]
+                warm = [r["warm"] for r, _ in results]
+                mse = (f"{affine_normalized_mse(results[0][1], star_uv):9.3g}" if rows == "star"
+                       else f"{'':9s}")
+                print(f"{cell:52s} {name:10s} {min(first):9.2f} - {max(first):9.2f} "
+                      f"{min(warm):9.2f} - {max(warm):9.2f} {mse} "
+                      f"{any(r['numba'] for r, _ in results)}")
+        print(machine_line())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true",
@@ -220,7 +319,17 @@ def main(argv=None):
                         help="points per generated manifold (600; 2000 with --full)")
     parser.add_argument("--no-pca", action="store_true",
                         help="skip the MS (pca) rows (the slow graduated runs)")
+    parser.add_argument("--first-call", action="store_true",
+                        help="issue 34's cells instead: import and first fit in new "
+                             "interpreters")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="new interpreters per cell and tree (--first-call)")
+    parser.add_argument("--against", metavar="SRC",
+                        help="another checkout's src folder, timed alongside (--first-call)")
     args = parser.parse_args(argv)
+    if args.first_call:
+        first_call(runs=args.runs, against=args.against)
+        return 0
     run(full=args.full, out_dir=args.out, seeds=args.seeds, sigmas=args.sigmas,
         datasets=args.datasets, n=args.n, pca=not args.no_pca)
     return 0

@@ -1,23 +1,37 @@
 """Which eigensolver exact Laplacian eigenmaps should use on a large k-NN graph.
 
-On the Gaussian 10-NN graph of MNIST digits (``first_call.mnist_digits``: the
-60,000 training digits, shifted copies beyond), the trailing eigenvectors of
-S = D^-1/2 W D^-1/2 (11 for a 10-D embedding) by:
+The measurements behind ``eigen_solver="auto"``
+(:func:`landmarking.spectral.laplacian.resolve_eigen_solver`). On the Gaussian
+10-NN graph of each case (built once, as ``LaplacianEigenmaps`` builds it:
+``neighbor_graph(X, 10, "auto", method="auto")``, seed 0, not timed here), the trailing
+eigenvectors of S = D^-1/2 W D^-1/2 by, back to back:
 
-- ``lobpcg``: scipy's LOBPCG at its default tolerance from a random block with
-  the trivial eigenvector, as ``eigen_solver="lobpcg"`` runs it (the ``"auto"``
-  solver before issue 25);
-- ``arpack``: scipy's ``eigsh`` (ARPACK, implicitly restarted Lanczos) to
-  ``AUTO_ARPACK_TOL``, as ``"auto"`` runs it now above 2,500 points, and to
-  machine precision (``eigen_solver="arpack"`` without ``tol``).
+- ``arpack``: scipy's ``eigsh`` (implicitly restarted Lanczos) to
+  ``AUTO_ARPACK_TOL``, as ``"auto"`` ran it for every graph above 2,500 points
+  before issue 32;
+- ``lobpcg``: LOBPCG without a preconditioner from a random block with guard
+  columns, to the same residual (``refine_spectral_embedding``,
+  ``preconditioner="none"``; scipy's ``eigen_solver="lobpcg"`` stops at its own
+  tolerance, residuals near 1e-3);
+- ``amg``: the same LOBPCG with pyamg's smoothed-aggregation preconditioner,
+  ``eigen_solver="amg"``;
+- ``lll-refine``: Locally Linear Landmarks, then LOBPCG from its embedding
+  (``eigen_solver="lll-refine"``; LLL's compile is warmed up first).
 
-Each through :func:`landmarking.spectral.laplacian.spectral_embedding` on the same
-graph, back to back, with the largest eigenvector residual |S u - mu u| and the
-largest eigenvalue error against the machine-precision ARPACK run. The graph is
-built once per size (``neighbors_method="approximate"``, seed 0) and is not
-timed here.
+For each case: :func:`low_frequency_bound` of the graph (what ``"auto"`` looks
+at) with its seconds, the first eigenvalue found, the solver ``"auto"`` picks;
+for each solver: seconds (warm: pyamg and numba are loaded before), the ratio
+to the first solver's, the largest eigenvector residual |S u - mu u|, and the error: on the
+Swiss roll against its intrinsic coordinates (:func:`intrinsic_error`), else the
+largest eigenvalue difference to the first solver's.
 
-    python benchmarks/spectral_solvers.py --n 60000 200000
+Cases, ``NAME:N``: ``mnist`` (``first_call.mnist_digits``: 784-D pixels),
+``roll`` (``lll_swiss_roll.arc_length_swiss_roll``: a 2-D manifold in 3-D),
+``cube3`` and ``cube5`` (uniform in the unit 3- and 5-cube), ``gauss50``
+(50-D standard normal).
+
+    python benchmarks/spectral_solvers.py --cases mnist:60000 roll:30000 \\
+        --solvers arpack,lobpcg,amg,lll-refine --n-components 2
 
 Prints the machine line (load, BLAS) before and after the table.
 """
@@ -28,11 +42,17 @@ import warnings
 
 import numpy as np
 from _machine import full_speed_blas, machine_line
-from first_call import mnist_digits
+from lll_swiss_roll import arc_length_swiss_roll, intrinsic_error
 from scipy import sparse
 
 from landmarking.graph import degree, neighbor_graph
-from landmarking.spectral.laplacian import AUTO_ARPACK_TOL, spectral_embedding
+from landmarking.spectral.laplacian import (
+    AUTO_ARPACK_TOL,
+    low_frequency_bound,
+    resolve_eigen_solver,
+    spectral_embedding,
+)
+from landmarking.spectral.refine import refine_spectral_embedding
 
 
 def residual(W, embedding, eigenvalues):
@@ -45,36 +65,87 @@ def residual(W, embedding, eigenvalues):
     return float(np.linalg.norm(S @ U - U * (1.0 - eigenvalues), axis=0).max())
 
 
+def case_data(name, n):
+    """(X, intrinsic coordinates or None) of a case."""
+    rng = np.random.default_rng(0)
+    if name == "mnist":
+        from first_call import mnist_digits
+
+        return mnist_digits(n)[0], None
+    if name == "roll":
+        return arc_length_swiss_roll(n, random_state=0)
+    if name.startswith("cube"):
+        return rng.uniform(size=(n, int(name[4:]))), None
+    if name.startswith("gauss"):
+        return rng.standard_normal((n, int(name[5:]))), None
+    raise SystemExit(f"unknown case {name!r}: mnist, roll, cubeD or gaussD")
+
+
+def solve(solver, X, W, n_components):
+    if solver == "lobpcg":
+        start = np.random.default_rng(0).standard_normal((W.shape[0], n_components + 2))
+        emb, lam, _ = refine_spectral_embedding(W, start, n_components=n_components,
+                                                tol=AUTO_ARPACK_TOL, max_iter=5000,
+                                                preconditioner="none")
+        return emb, lam
+    if solver == "lll-refine":
+        from landmarking.lll.refined import lll_refined_embedding
+
+        emb, lam, _ = lll_refined_embedding(X, W, n_components, random_state=0)
+        return emb, lam
+    return spectral_embedding(W, n_components, eigen_solver=solver, tol=AUTO_ARPACK_TOL,
+                              random_state=0)
+
+
+def warm_up(solvers):
+    """Load pyamg and compile LLL's kernels outside the timings."""
+    if "amg" in solvers:
+        import pyamg  # noqa: F401
+    if "lll-refine" in solvers:
+        from landmarking.lll.estimator import LocallyLinearLandmarks
+
+        X = np.random.default_rng(0).standard_normal((600, 3))
+        LocallyLinearLandmarks(n_landmarks=50, n_neighbors=10).fit(X)
+
+
 def main():
     full_speed_blas()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, nargs="+", default=[60000])
+    p.add_argument("--cases", nargs="+", default=["mnist:60000"])
+    p.add_argument("--solvers", default="arpack,lobpcg,amg")
     p.add_argument("--n-components", type=int, default=10)
     args = p.parse_args()
+    solvers = args.solvers.split(",")
+    warm_up(solvers)
     print(machine_line(), flush=True)
     print()
-    print("| digits | solver | seconds | / lobpcg | max residual | eigenvalue error |")
-    print("|---|---|---|---|---|---|")
-    for n in args.n:
-        X = mnist_digits(n)[0]
-        W, _ = neighbor_graph(X, 10, "auto", method="approximate", random_state=0)
-        del X
-        runs = [("lobpcg", "lobpcg", None), (f"arpack tol {AUTO_ARPACK_TOL:g} (auto)",
-                                             "arpack", AUTO_ARPACK_TOL),
-                ("arpack tol 0", "arpack", None)]
+    print("| case | n | bound (s) | lambda_1 | auto | solver | seconds | / first "
+          "| max residual | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for case in args.cases:
+        name, n = case.split(":")
+        n = int(n)
+        X, truth = case_data(name, n)
+        W, _ = neighbor_graph(X, 10, "auto", method="auto", random_state=0)
+        start = time.perf_counter()
+        bound = low_frequency_bound(W)
+        bound_seconds = time.perf_counter() - start
+        auto = resolve_eigen_solver("auto", n, args.n_components, None, affinity=W)[0]
         rows = []
-        for name, solver, tol in runs:
+        for solver in solvers:
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                emb, lam = spectral_embedding(W, args.n_components, eigen_solver=solver,
-                                              tol=tol, random_state=0)
-            rows.append((name, time.perf_counter() - start, emb, lam))
-        reference = rows[-1][3]
-        for name, seconds, emb, lam in rows:
-            print(f"| {n} | {name} | {seconds:.2f} | {seconds / rows[0][1]:.2f} | "
-                  f"{residual(W, emb, lam):.1e} | {np.abs(lam - reference).max():.1e} |",
-                  flush=True)
+                emb, lam = solve(solver, X, W, args.n_components)
+            seconds = time.perf_counter() - start
+            rows.append((solver, seconds, emb, lam))
+            base = rows[0]
+            error = (f"{intrinsic_error(emb[:, :2], truth):.4f} (intrinsic)" if truth is not None
+                     else f"{np.abs(lam - base[3]).max():.1e} (eigenvalues)")
+            bound_text = "disconnected" if bound is None else f"{bound:.2e}"
+            print(f"| {name} | {n} | {bound_text} ({bound_seconds:.2f}) | {lam[0]:.2e} | {auto} "
+                  f"| {solver} | {seconds:.2f} | {seconds / base[1]:.2f} "
+                  f"| {residual(W, emb, lam):.1e} | {error} |", flush=True)
     print()
     print(machine_line())
 

@@ -169,9 +169,16 @@ def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
     for name, V, expected in cases:
         if name in fast:  # the compiled pass itself, where it decides
             assert V.has_canonical_format
+            tol = 1e-10 * np.abs(V.data).max()
             for n_parts in (1, 2, 3, 7):  # rows split in ranges, one per thread
-                assert _symmetry_pass(V.indptr, V.indices, V.data,
-                                      1e-10 * np.abs(V.data).max(), n_parts) in fast[name]
+                for n_threads in (1, 3):
+                    assert _symmetry_pass(V.indptr, V.indices, V.data, tol, n_parts,
+                                          n_threads) in fast[name]
+            # int64 indices (graphs of over 2^31 entries), float32 weights
+            assert _symmetry_pass(V.indptr.astype(np.int64), V.indices.astype(np.int64),
+                                  V.data, tol) in fast[name]
+            assert _symmetry_pass(V.indptr, V.indices, V.data.astype(np.float32),
+                                  tol) in fast[name]
         D = V.toarray()
         reference = np.abs(D - D.T).max() <= 1e-10 * np.abs(D).max()
         assert reference == expected, name
@@ -188,6 +195,7 @@ def test_connected_components_match_scipy(compiled, monkeypatch):
     from scipy.sparse.csgraph import connected_components
 
     from landmarking import graph as affinity
+    from landmarking._graph_kernels import component_labels
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 
@@ -198,6 +206,11 @@ def test_connected_components_match_scipy(compiled, monkeypatch):
         W = _random_graph(rng, n, float(rng.uniform(0.002, 0.03)),
                           symmetric=bool(trial % 2), explicit_zeros=trial % 3)
         count, labels = connected_components(W, directed=False)
+        if compiled:  # labelled in order of first row, as scipy does; any index dtype
+            for dtype in (np.int32, np.int64):
+                np.testing.assert_array_equal(
+                    component_labels(W.indptr.astype(dtype), W.indices.astype(dtype)),
+                    labels)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DisconnectedGraphWarning)
             assert check_connected(W) == count

@@ -30,6 +30,36 @@ def test_laplacian_eigenmaps_module_loads_no_numba():
                   "print('numba' in sys.modules)") == "False"
 
 
+def test_neighbour_searches_and_graph_passes_load_no_numba():
+    # Their loops are compiled ahead of time (Cython): nothing loads or compiles
+    # numba in a search, exact (both ways round: a set against itself, queries)
+    # or approximate, nor in the compiled checks of a large graph.
+    code = """
+import sys
+import numpy as np
+from scipy import sparse
+from sklearn import config_context
+from landmarking import graph
+from landmarking.neighbors import exact_knn, nearest_neighbors
+graph.COMPILED_MIN_NNZ = 0  # the compiled passes on a small graph
+W = sparse.random(40, 40, density=0.2, format="csr", random_state=0)
+W = (W + W.T).tocsr()
+W.sort_indices()
+assert W.has_canonical_format and graph._is_symmetric(W)
+graph.check_connected(W, warn=False)
+X = np.random.default_rng(0).normal(size=(500, 20))
+with config_context(working_memory=0.1):  # tiles of 114 rows: transposed pushes too
+    exact_knn(X, 5)
+    exact_knn(X, 5, query=X[:10])
+try:
+    nearest_neighbors(X, 5, method="approximate", random_state=0)
+except ImportError:
+    pass  # no `ann` extra
+print('numba' in sys.modules)
+"""
+    assert _fresh(code) == "False"
+
+
 @pytest.mark.parametrize("package", ["landmarking", "landmarking.embedding"])
 def test_every_public_name_resolves(package):
     module = __import__(package, fromlist=["__all__"])

@@ -13,6 +13,7 @@ from landmarking.graph import (
     deterministic_signs,
     knn_affinity,
     laplacian,
+    neighbor_graph,
 )
 from landmarking.spectral.laplacian import (
     LaplacianEigenmaps,
@@ -49,7 +50,7 @@ def test_agrees_with_sklearn_spectral_embedding():
         np.testing.assert_allclose(ours[:, j], sign * theirs[:, j], atol=1e-6)
 
 
-@pytest.mark.parametrize("solver", ["arpack", "lobpcg"])
+@pytest.mark.parametrize("solver", ["arpack", "lobpcg", "amg"])
 def test_iterative_solvers_match_dense(solver):
     X = _roll(800, seed=2)
     W = knn_affinity(X, 10, 2.0)
@@ -377,3 +378,102 @@ def test_auto_solver_is_dense_for_small_graphs_and_arpack_above():
     np.testing.assert_allclose(auto.eigenvalues_, dense.eigenvalues_, rtol=1e-6)
     np.testing.assert_allclose(auto.embedding_, dense.embedding_,
                                atol=1e-4 * np.abs(dense.embedding_).max())
+
+
+def _long_roll(n=8000, seed=0):
+    """scikit-learn's Swiss roll: a 2-D manifold about four times longer than
+    high, whose trailing eigenvalues crowd near 0 (lambda_1 about 8e-5 here)."""
+    X, _ = make_swiss_roll(n, random_state=seed)
+    return X, neighbor_graph(X, 10, "auto")[0]
+
+
+def _high_dimensional(n=3000, seed=0):
+    """50-D standard normal points: a small-world k-NN graph (lambda_1 about 0.3)."""
+    X = np.random.default_rng(seed).standard_normal((n, 50))
+    return X, neighbor_graph(X, 10, "auto")[0]
+
+
+def test_low_frequency_bound_is_an_upper_bound_on_lambda_1():
+    from landmarking.spectral.laplacian import low_frequency_bound
+
+    for W in (neighbor_graph(_roll(600), 10, "auto")[0], _high_dimensional(600)[1]):
+        lam = spectral_embedding(W, 1, eigen_solver="dense")[1][0]
+        assert lam <= low_frequency_bound(W) <= 40 * lam
+        # Stopped after the first search (from node 0): still a bound.
+        assert lam <= low_frequency_bound(W, stop_above=0.0) <= 40 * lam
+    # A chain's lambda_1 is 1 - cos(pi / (n - 1)); its hop distance is the
+    # eigenvector's shape to first order.
+    n = 300
+    chain = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1]).tocsr()
+    exact = 1 - np.cos(np.pi / (n - 1))
+    assert exact <= low_frequency_bound(chain) <= 1.25 * exact
+    # An edge of negligible weight (a wrong neighbour of an approximate search)
+    # does not shorten the walk: the same test function, a bound within round-off.
+    shortcut = chain.tolil()
+    shortcut[0, n // 2] = shortcut[n // 2, 0] = 1e-12
+    assert low_frequency_bound(shortcut.tocsr()) == pytest.approx(
+        low_frequency_bound(chain), rel=1e-9)
+    halves = sparse.block_diag([chain, chain]).tocsr()
+    assert low_frequency_bound(halves) is None
+
+
+def test_auto_picks_amg_on_a_long_roll_and_arpack_on_high_dimensional_data():
+    from landmarking.spectral.laplacian import (
+        AMG_BOUND_LIMIT,
+        AUTO_ARPACK_TOL,
+        low_frequency_bound,
+        resolve_eigen_solver,
+    )
+
+    X, W = _long_roll()
+    assert low_frequency_bound(W) < AMG_BOUND_LIMIT / 1.5  # measured 2.9e-4
+    assert resolve_eigen_solver("auto", len(X), 2, None, affinity=W) == ("amg",
+                                                                         AUTO_ARPACK_TOL)
+    # A tolerance or solver the user gave is kept; without the graph, ARPACK.
+    assert resolve_eigen_solver("auto", len(X), 2, 1e-8, affinity=W) == ("amg", 1e-8)
+    assert resolve_eigen_solver("arpack", len(X), 2, None, affinity=W) == ("arpack", None)
+    assert resolve_eigen_solver("auto", len(X), 2, None)[0] == "arpack"
+    Y, V = _high_dimensional()
+    assert low_frequency_bound(V) > 100 * AMG_BOUND_LIMIT  # measured 0.7
+    assert resolve_eigen_solver("auto", len(Y), 2, None, affinity=V)[0] == "arpack"
+    # The estimator records the solver in eigen_solver_ and leaves the parameter
+    # as given; the AMG solution is ARPACK's to the stated residual.
+    auto = LaplacianEigenmaps(n_components=2, random_state=0).fit(X, affinity=W)
+    assert auto.eigen_solver == "auto" and auto.eigen_solver_ == "amg"
+    reference, lam = spectral_embedding(W, 2, eigen_solver="arpack", tol=1e-10,
+                                        random_state=0)
+    np.testing.assert_allclose(auto.eigenvalues_, lam, rtol=1e-6)
+    # Residuals <= 1e-6 against a gap lambda_2 - lambda_1 of about 4e-4: each
+    # eigenvector to a few 1e-3 of its scale.
+    np.testing.assert_allclose(auto.embedding_, reference,
+                               atol=1e-2 * np.abs(reference).max())
+    high = LaplacianEigenmaps(n_components=2, random_state=0).fit(Y, affinity=V)
+    assert high.eigen_solver == "auto" and high.eigen_solver_ == "arpack"
+
+
+def test_amg_solver_is_deterministic_and_needs_no_global_seed():
+    # pyamg's default prolongation smoother estimates a spectral radius from
+    # NumPy's global random state; the "amg" solver must not depend on it.
+    W = knn_affinity(_roll(800, seed=2), 10, 2.0)
+    np.random.seed(1)
+    a, lam_a = spectral_embedding(W, 3, eigen_solver="amg", random_state=0)
+    np.random.seed(2)
+    b, lam_b = spectral_embedding(W, 3, eigen_solver="amg", random_state=0)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(lam_a, lam_b)
+
+
+def test_auto_without_pyamg_falls_back_to_arpack(monkeypatch):
+    import sys
+
+    from landmarking.spectral.laplacian import resolve_eigen_solver
+
+    X, W = _long_roll()
+    monkeypatch.setitem(sys.modules, "pyamg", None)  # `import pyamg` fails, as if absent
+    assert resolve_eigen_solver("auto", len(X), 2, None, affinity=W)[0] == "arpack"
+    le = LaplacianEigenmaps(n_components=2, random_state=0).fit(X, affinity=W)
+    assert le.eigen_solver == "auto" and le.eigen_solver_ == "arpack"
+    with pytest.raises(ImportError, match=r"eigen_solver='amg' needs pyamg, which is not "
+                       r"installed; .*pip install \"landmarking\[amg\]\".*'auto' or "
+                       r"'arpack'"):
+        LaplacianEigenmaps(n_components=2, eigen_solver="amg").fit(X, affinity=W)

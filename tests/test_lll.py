@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.datasets import make_swiss_roll
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -301,6 +302,8 @@ def test_public_function_with_a_given_affinity_is_the_estimator_fit():
     {"bandwidth": 0.0}, {"bandwidth": "wide"}, {"method": "nystrom"},
     {"landmarks": "grid"}, {"landmarks": 3.0}, {"landmarks": np.zeros((5, 2))},
     {"reg": -1.0}, {"refine": "yes"}, {"refine": True, "method": "le-z"},
+    {"refine": -1}, {"refine": 1.5}, {"refine": 2, "method": "le-nystrom"},
+    {"neighbors_method": "hnsw"},
     {"n_landmarks": 3, "n_landmark_neighbors": 2, "n_components": 3},
     {"n_jobs": 0}, {"device": "tpu"},
 ])
@@ -462,9 +465,11 @@ def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
     gram = T @ T.T
     idx, w = np.empty((300, 10), dtype=np.int64), np.empty((300, 10))
     failed = lll_kernels.nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
-                                              np.diag(gram).copy(), gram, 1e-3, True,
+                                              np.diag(gram).copy(), gram, T, 1e-3, True,
                                               idx, w, 2)
     assert 0 < failed.sum() < 300
+    # The float64 path (whose Cholesky `failed` records), with and without it.
+    monkeypatch.setattr(lll_module, "RANK32_MARGIN", 10 ** 9)
     fast = reconstruction_weights(X, T, 10, reg=1e-3).toarray()
     monkeypatch.setattr(lll_module, "CHOLESKY_MIN_REG", np.inf)
     slow = reconstruction_weights(X, T, 10, reg=1e-3).toarray()
@@ -487,7 +492,7 @@ def test_compiled_nearest_landmarks_match_sorting():
     for k in (1, 7, 80):
         idx = np.empty((500, k), dtype=np.int64)
         failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
-                                                  1e-3, False, idx, np.empty((500, k)), 3)
+                                                  T, 1e-3, False, idx, np.empty((500, k)), 3)
         assert failed.all()  # without solve, every point is left to the caller
         order = np.lexsort((np.broadcast_to(np.arange(80), d2.shape), d2), axis=1)
         np.testing.assert_array_equal(idx, order[:, :k])
@@ -527,10 +532,18 @@ def test_compiled_kernels_do_not_depend_on_the_thread_count():
     for n_parts in (1, 3):
         idx, w = np.empty((700, 6), dtype=np.int64), np.empty((700, 6))
         failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
-                                                  1e-3, True, idx, w, n_parts)
+                                                  T, 1e-3, True, idx, w, n_parts)
         out.append((failed, idx, w))
     for a, b in zip(*out, strict=True):
         np.testing.assert_array_equal(a, b)
+    # Without the Gram matrix (above GRAM_LIMIT landmarks) t_a.t_b are dot products
+    # of the landmarks' rows: the same landmarks, the same weights to rounding.
+    idx, w = np.empty((700, 6), dtype=np.int64), np.empty((700, 6))
+    failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(),
+                                              np.empty((0, 0)), T, 1e-3, True, idx, w, 2)
+    np.testing.assert_array_equal(failed, out[0][0])
+    np.testing.assert_array_equal(idx, out[0][1])
+    np.testing.assert_allclose(w, out[0][2], rtol=0, atol=1e-12 * np.abs(w).max())
     W = knn_affinity(X, 9, 1.0)
     Z = reconstruction_weights(X, T, 6)
     k = 6
@@ -704,13 +717,13 @@ def _float64_path(monkeypatch, X, T, k, **kw):
 def _spy_ranked(monkeypatch):
     """Record the float32 ranking's status counts (0/2 proved, 1 left to float64)."""
     counts = []
-    ranked = lll_kernels.ranked_candidate_weights
+    ranked = lll_kernels.bounded_candidate_weights
 
     def spy(*args):
         ranked(*args)
         counts.append(np.bincount(args[-2], minlength=3))
 
-    monkeypatch.setattr(lll_kernels, "ranked_candidate_weights", spy)
+    monkeypatch.setattr(lll_kernels, "bounded_candidate_weights", spy)
     return counts
 
 
@@ -780,13 +793,19 @@ def test_float32_ranking_gives_the_float64_choice_and_weights(monkeypatch, dtype
 
 @pytest.mark.parametrize("k", [1, 5, 30])
 def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k):
+    # 784 pixels: the scan runs on the landmarks' leading axes plus the residual
+    # norms, a looser bound than all the features; rows it does not prove with
+    # the candidates take more exact distances, a few the float64 path; every
+    # answer is the brute force's.
     from landmarking.datasets import load_mnist
 
     X = load_mnist()[0][:1500]
     T = X[1500 - 200:].astype(np.float64)[::2]  # 100 landmarks, not among the points
+    local = lll_module._LocalMap(T, k, 1e-3, X.shape[1], 8192)
+    assert local.axes.projects and local.axes.axes.shape[0] < 784 // 2
     counts = _spy_ranked(monkeypatch)
     fast = reconstruction_weights(X, T, k)
-    assert np.sum(counts, axis=0)[1] == 0
+    assert np.sum(counts, axis=0)[1] <= 0.05 * len(X)
     ref = _float64_path(monkeypatch, X, T, k)
     np.testing.assert_array_equal(fast.indices, ref.indices)
     np.testing.assert_allclose(fast.data, ref.data, rtol=0,
@@ -794,6 +813,47 @@ def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k):
     b_idx, b_w = _brute_force_weights(X, T, k, 1e-3)
     np.testing.assert_array_equal(fast.indices.reshape(-1, k), b_idx)
     np.testing.assert_allclose(fast.data.reshape(-1, k), b_w, rtol=0, atol=1e-10)
+
+
+def test_projected_scan_against_brute_force_with_many_landmarks():
+    # 1,000 landmarks among 3,000 digits (points that are landmarks choose
+    # themselves first), float32 landmarks read from the float32 copy.
+    from landmarking.datasets import load_mnist
+
+    X = load_mnist()[0][:3000]
+    T = X[::3].astype(np.float64)
+    Z = reconstruction_weights(X, T, 5)
+    b_idx, b_w = _brute_force_weights(X, T, 5, 1e-3)
+    np.testing.assert_array_equal(Z.indices.reshape(-1, 5), b_idx)
+    np.testing.assert_allclose(Z.data.reshape(-1, 5), b_w, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(b_idx[::3, 0], np.arange(1000))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("offset", [0.0, 1e3])
+@pytest.mark.parametrize("n_features", [8, 200])
+def test_scan_lower_bounds_hold_as_computed(dtype, offset, n_features):
+    # LB - err never exceeds the exact squared distance, on the axes (200
+    # features, low-rank data plus noise) and without them (8 features), near
+    # the origin and far from it; and the bound is not vacuous.
+    rng = np.random.default_rng(38)
+    basis = rng.normal(size=(10, n_features))
+    T = offset + rng.normal(size=(300, 10)) @ basis + 0.3 * rng.normal(size=(300, n_features))
+    X = (offset + rng.normal(size=(400, 10)) @ basis
+         + 0.3 * rng.normal(size=(400, n_features))).astype(dtype)
+    axes = lll_module._LandmarkAxes(T)
+    assert axes.projects == (n_features == 200)
+    Y, y_sq, eps = axes.coordinates(X.astype(np.float64) - axes.centre)
+    coef, slack, floor, _ = axes.bound
+    cross = (Y.astype(np.float32) @ axes.s32.T).astype(np.float64)
+    lb = y_sq[:, None] + axes.s_sq[None] - 2 * cross
+    yn, sn = np.sqrt(y_sq)[:, None], np.sqrt(axes.s_sq)[None]
+    err = (coef * yn * sn + slack * (yn + sn) ** 2 + floor * (1 + yn + sn)
+           + eps[:, None] + axes.eps[None])
+    X64 = X.astype(np.float64)
+    exact = ((X64[:, None, :] - T[None]) ** 2).sum(axis=2)
+    assert np.all(lb - err <= exact)
+    assert np.median(lb / exact) > 0.5
 
 
 @pytest.mark.parametrize("k", [12, 40])
@@ -812,21 +872,30 @@ def test_float32_ranking_is_skipped_when_every_landmark_is_a_candidate(monkeypat
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_float32_ranking_falls_back_far_from_the_origin(monkeypatch, dtype):
-    # Far from the origin |y| |t| dwarfs the gaps between distances, so the
-    # float32 bound proves nothing: the landmarks show it and the ranking is
-    # not tried; forced, every row must take the float64 path (and get its
-    # exact answer), and a pass that proved too little gives the float32
-    # ranking up for the rest of its block.
+def test_float32_ranking_far_from_the_origin_and_its_fallback(monkeypatch, dtype):
+    # Far from the origin |y| |t| would dwarf the gaps between distances; the scan
+    # works on data less the landmarks' mean, so it proves every row there, and
+    # its local Gram matrices, from the same centred rows, keep their digits: its
+    # weights are the brute force's to 1e-9, where the float64 path's Gram trick
+    # cancels (7e-7 to 9e-7 here). A bound that proves nothing (forced) sends
+    # every row to the float64 path, and a pass that proved too little gives the
+    # scan up for the rest of its block.
     rng = np.random.default_rng(33)
     X = (1e4 + rng.normal(size=(500, 8))).astype(dtype)
     T = X[:40].astype(np.float64) + rng.normal(size=(40, 8)) * 1e-3
     ref = _float64_path(monkeypatch, X, T, 4, chunk_size=100)
     counts = _spy_ranked(monkeypatch)
     Z = reconstruction_weights(X, T, 4, chunk_size=100)
-    assert counts == []
-    np.testing.assert_array_equal(Z.data, ref.data)
-    monkeypatch.setattr(lll_module, "_rank32_proves", lambda local: True)
+    assert len(counts) == 5 and np.sum(counts, axis=0)[1] == 0
+    np.testing.assert_array_equal(Z.indices, ref.indices)
+    b_idx, b_w = _brute_force_weights(X, T, 4, 1e-3)
+    np.testing.assert_array_equal(Z.indices.reshape(-1, 4), b_idx)
+    np.testing.assert_allclose(Z.data.reshape(-1, 4), b_w, rtol=0, atol=1e-9)
+    assert np.abs(ref.data.reshape(-1, 4) - b_w).max() > 1e-7  # the float64 path's
+    bound = lll_module._float32_rank_bound
+    monkeypatch.setattr(lll_module, "_float32_rank_bound",
+                        lambda n: (1e30, *bound(n)[1:]))
+    monkeypatch.setattr(lll_module, "MAX_EXTRA_SHARE", 0.0)
     gram_rows = []
     gram_weights = lll_module._gram_weights
 
@@ -835,6 +904,7 @@ def test_float32_ranking_falls_back_far_from_the_origin(monkeypatch, dtype):
         gram_weights(Xc, *args)
 
     monkeypatch.setattr(lll_module, "_gram_weights", spy)
+    counts.clear()
     fast = reconstruction_weights(X, T, 4, chunk_size=100)
     assert len(counts) == 5 and all(c[1] == 100 for c in counts)  # every row unproved
     assert gram_rows == [100] * 5
@@ -844,7 +914,7 @@ def test_float32_ranking_falls_back_far_from_the_origin(monkeypatch, dtype):
     counts.clear()
     gram_rows.clear()
     local = lll_module._LocalMap(T, 4, 1e-3, 8, 100)
-    assert local.rank32 and local.chunk_rows == 100
+    assert local.axes is not None and local.chunk_rows == 100
     idx, w = lll_module._weights_of_block(X, local)
     assert len(counts) == 1 and counts[0][1] == 100
     assert gram_rows == [100] * 5
@@ -853,20 +923,23 @@ def test_float32_ranking_falls_back_far_from_the_origin(monkeypatch, dtype):
 
 
 def test_float32_ranking_fallback_rows_mixed_with_proved_ones(monkeypatch):
-    # Rows near the origin are proved, rows far from it are not; each kind
-    # gets the float64 answer, and one unproved row in many keeps the ranking on.
+    # Rows the kernel leaves unproved (marked here, a few per pass) get the
+    # float64 answer next to the proved ones, and a few in many keep the scan on.
     rng = np.random.default_rng(34)
     T = rng.normal(size=(60, 5))
     X = rng.normal(size=(400, 5))
-    far = np.arange(0, 400, 50)
-    T[30:] = 3e3 + rng.normal(size=(30, 5)) * 1e-3
-    X[far] = 3e3 + rng.normal(size=(8, 5)) * 1e-3
-    monkeypatch.setattr(lll_module, "_rank32_proves", lambda local: True)
-    counts = _spy_ranked(monkeypatch)
+    kernel = lll_kernels.bounded_candidate_weights
+    calls = []
+
+    def unprove_some(*args):
+        kernel(*args)
+        status = args[-2]
+        status[::50] = 1
+        calls.append(len(status))
+
+    monkeypatch.setattr(lll_kernels, "bounded_candidate_weights", unprove_some)
     fast = reconstruction_weights(X, T, 3, chunk_size=200)
-    assert len(counts) == 2  # both passes ranked in float32
-    total = np.sum(counts, axis=0)
-    assert 0 < total[1] <= len(far)
+    assert calls == [200, 200]  # both passes scanned
     ref = _float64_path(monkeypatch, X, T, 3, chunk_size=200)
     np.testing.assert_array_equal(fast.indices, ref.indices)
     np.testing.assert_allclose(fast.data, ref.data, rtol=0, atol=1e-13 * np.abs(ref.data).max())
@@ -920,20 +993,106 @@ def test_compiled_reduced_problem_does_not_depend_on_the_parts():
 def test_float32_ranking_does_not_depend_on_the_thread_count(monkeypatch):
     # On several threads each makes its own float32 product (BLAS limited to
     # one thread) and runs the compiled loop on its rows: the same bits.
-    import numba
+    from landmarking._parallel import thread_limits
 
     rng = np.random.default_rng(37)
     X = rng.normal(size=(900, 30)).astype(np.float32)
     T = rng.normal(size=(80, 30))
     counts = _spy_ranked(monkeypatch)
-    previous = numba.get_num_threads()
-    try:
-        out = []
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
+    out = []
+    for threads in (1, 2):
+        with thread_limits(threads):
             out.append(reconstruction_weights(X, T, 6, chunk_size=300))
-    finally:
-        numba.set_num_threads(previous)
     assert len(counts) == 6 and np.sum(counts, axis=0)[1] == 0
     np.testing.assert_array_equal(out[0].indices, out[1].indices)
     np.testing.assert_array_equal(out[0].data, out[1].data)
+
+
+# --------------------------------------------------------------------------- many landmarks
+
+def _many_landmark_problem():
+    rng = np.random.default_rng(41)
+    X, _ = make_swiss_roll(1500, random_state=41)
+    X = X + 0.05 * rng.normal(size=X.shape)
+    W = knn_affinity(X, 10, 2.0)
+    Z = reconstruction_weights(X, X[::5], 5)
+    return W, Z
+
+
+def test_sparse_reduced_problem_matches_the_dense_one_in_any_grouping(monkeypatch):
+    # Above DENSE_LIMIT landmarks A~ and B~ come a group of rows at a time as CSR
+    # matrices: the dense formula to rounding, and the same bits for any group
+    # size (scikit-learn's working_memory sizes the groups) and thread count.
+    from sklearn import config_context
+
+    from landmarking._parallel import thread_limits
+
+    W, Z = _many_landmark_problem()
+    A_dense, B_dense = lll_module.reduced_problem(W, Z)
+    monkeypatch.setattr(lll_module, "DENSE_LIMIT", 50)
+    A, B = lll_module.reduced_problem(W, Z)
+    assert sparse.issparse(A) and sparse.issparse(B)
+    np.testing.assert_allclose(A.toarray(), A_dense, rtol=0, atol=1e-12 * np.abs(A_dense).max())
+    np.testing.assert_allclose(B.toarray(), B_dense, rtol=0, atol=1e-12 * np.abs(B_dense).max())
+    assert abs(A - A.T).max() == 0 and abs(B - B.T).max() == 0
+    for memory, threads in ((0.05, 1), (0.2, 2)):  # MiB: groups of 10 and 43 rows
+        with config_context(working_memory=memory), thread_limits(threads):
+            A2, B2 = lll_module.reduced_problem(W, Z)
+        assert (A2 != A).nnz == 0 and (B2 != B).nnz == 0
+
+
+def test_lobpcg_on_the_sparse_reduced_problem_matches_lapack(monkeypatch):
+    # LOBPCG with the constant kept out gives LAPACK's eigenvalues and the same
+    # eigenvector subspaces; when it does not converge (forced) shift-invert
+    # ARPACK takes over with the same answer.
+    W, Z = _many_landmark_problem()
+    A, B = lll_module.reduced_problem(W, Z)
+    want_v, want = lll_module.solve_reduced_problem(A, B, 4)
+    A_s, B_s = sparse.csr_matrix(A), sparse.csr_matrix(B)
+    converged = []
+    lobpcg_reduced = lll_module._lobpcg_reduced
+
+    def spy(*args):
+        solved = lobpcg_reduced(*args)
+        converged.append(solved is not None)
+        return solved
+
+    monkeypatch.setattr(lll_module, "_lobpcg_reduced", spy)
+    for max_iter in (lll_module.LOBPCG_MAX_ITER, 1):
+        monkeypatch.setattr(lll_module, "LOBPCG_MAX_ITER", max_iter)
+        got_v, got = lll_module.solve_reduced_problem(A_s, B_s, 4, random_state=0)
+        np.testing.assert_allclose(got, want, rtol=1e-8)
+        np.testing.assert_allclose(got_v.T @ B @ got_v, np.eye(4), atol=1e-8)
+        # The same subspace: the B-projection of one basis on the other is orthogonal.
+        overlap = want_v.T @ B @ got_v
+        np.testing.assert_allclose(np.abs(np.linalg.svd(overlap)[1]), 1.0, atol=1e-6)
+    assert converged == [True, False]
+
+
+def test_refine_with_a_number_of_iterations():
+    # refine=k takes k LOBPCG iterations on the full graph from the LLL start: the
+    # eigenvalues fall from LLL's towards exact LE's (Rayleigh-Ritz on a growing
+    # subspace never raises them); refine=0 is no refinement, bit for bit; the
+    # landmark coordinates follow, so that transform maps into the refined
+    # embedding.
+    from landmarking.datasets import load_mnist
+
+    X = load_mnist()[0][:4000]
+    kw = dict(n_components=4, n_landmarks=150, random_state=0)
+    base = LocallyLinearLandmarks(**kw).fit(X)
+    zero = LocallyLinearLandmarks(**kw, refine=0).fit(X)
+    np.testing.assert_array_equal(zero.embedding_, base.embedding_)
+    assert zero.refine_result_ is None and "refine" not in zero.timings_
+    few = LocallyLinearLandmarks(**kw, refine=3).fit(X)
+    full = LocallyLinearLandmarks(**kw, refine=True).fit(X)
+    exact = LaplacianEigenmaps(n_components=4, random_state=0).fit(X)
+    assert few.refine_result_.n_iter == 3 and not few.refine_result_.converged
+    assert full.refine_result_.converged
+    assert np.all(base.eigenvalues_ > few.eigenvalues_)
+    assert np.all(few.eigenvalues_ >= full.eigenvalues_ * (1 - 1e-9))
+    np.testing.assert_allclose(full.eigenvalues_, exact.eigenvalues_, rtol=1e-4)
+    # Closer to exact LE than LLL itself, and transform follows the refinement.
+    assert procrustes_error(few.embedding_, exact.embedding_) < 0.5 * procrustes_error(
+        base.embedding_, exact.embedding_)
+    assert procrustes_error(few.transform(X), few.embedding_) < procrustes_error(
+        base.embedding_, few.embedding_)

@@ -59,14 +59,13 @@ class _FakeIndex:
 
 
 def test_approximate_wrapper_passes_the_seed_and_threads(monkeypatch):
-    import numba
-
     import landmarking.neighbors as nb
+    from landmarking._parallel import kernel_threads
 
     made = []
 
     def fake(X, random_state):
-        made.append((random_state, numba.get_num_threads()))
+        made.append((random_state, kernel_threads()))
         return _FakeIndex(X, random_state)
 
     monkeypatch.setattr(nb, "_approximate_index", fake)
@@ -511,17 +510,81 @@ def test_knn_block_of_own_rows_matches_the_whole_search():
 
 
 def test_blocked_exact_n_jobs_gives_the_same_lists_and_restores_threads():
-    import numba
+    from landmarking._parallel import kernel_threads
 
     rng = np.random.default_rng(17)
     X = rng.normal(size=(300, 5))
-    before = numba.get_num_threads()
+    before = kernel_threads()
     one = exact_knn(X, 5, n_jobs=1)
     np.testing.assert_array_equal(one[1], exact_knn(X, 5)[1])
     np.testing.assert_array_equal(one[1], exact_knn(X, 5, n_jobs=-1)[1])
-    assert numba.get_num_threads() == before
+    assert kernel_threads() == before
     with pytest.raises(ValueError, match="n_jobs must be None"):
         exact_knn(X, 5, n_jobs=0)
+
+
+def test_blocked_exact_gives_the_same_bits_on_any_thread_count():
+    # Large enough that every kernel cuts its rows into several runs (the
+    # products of a 2,000-row tile, the re-rank of 2,000 rows of 50 features):
+    # each heap, distance and list is one thread's work, so the thread count
+    # changes nothing, not even the last bit of a distance.
+    from landmarking._parallel import thread_limits
+
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(2000, 50))
+    Q = rng.normal(size=(300, 50))
+    with thread_limits(1):
+        d1, i1 = exact_knn(X, 10)
+        q1 = exact_knn(X, 10, query=Q)
+    for n_threads in (2, 3):
+        with thread_limits(n_threads):
+            d, i = exact_knn(X, 10)
+            q = exact_knn(X, 10, query=Q)
+        np.testing.assert_array_equal(i, i1)
+        np.testing.assert_array_equal(d, d1)
+        np.testing.assert_array_equal(q[1], q1[1])
+        np.testing.assert_array_equal(q[0], q1[0])
+    ref_d, ref_i = _brute(X, X, 10, exclude_self=True)
+    np.testing.assert_array_equal(i1, ref_i)
+    np.testing.assert_allclose(d1, ref_d, rtol=1e-13)
+
+
+@pytest.mark.parametrize("n_features", [1, 3, 16, 37, 784])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rerank_kernels_against_numpy(n_features, dtype):
+    # The compiled re-rank: squared distances from the differences in float64 (a
+    # fixed order of partial sums from 16 features on, one running sum below),
+    # within a few ulps of NumPy's sum; equal rows give equal bits (ties stay
+    # ties); the k nearest sorted by (distance, index); every thread count the
+    # same bits.
+    from landmarking._neighbors_kernels import candidate_sq_distances, nearest_candidates
+
+    rng = np.random.default_rng(n_features)
+    X = (rng.normal(size=(400, n_features)) * 3 + 5).astype(dtype)
+    X[200:220] = X[100:120]  # duplicated rows
+    Q = (rng.normal(size=(600, n_features)) * 3 + 5).astype(dtype)
+    others = np.setdiff1d(np.arange(400), [105, 205])
+    # Two equal rows among every row's 40 distinct candidates.
+    cand = np.array([np.concatenate([[105, 205], rng.choice(others, 38, replace=False)])
+                     for _ in range(600)])
+    want = ((Q[:, None, :].astype(np.float64) - X[cand]) ** 2).sum(-1)
+    got = candidate_sq_distances(Q, X, cand, n_threads=1)
+    assert got.dtype == np.float64 and got.shape == (600, 40)
+    np.testing.assert_allclose(got, want, rtol=4 * n_features * np.finfo(np.float64).eps)
+    np.testing.assert_array_equal(got[:, 0], got[:, 1])
+    np.testing.assert_array_equal(candidate_sq_distances(Q, X, cand, n_threads=3), got)
+    k = 7
+    rows = rng.permutation(600)
+    out = []
+    for n_threads in (1, 3):
+        d_sq, idx = np.empty((600, k)), np.empty((600, k), dtype=np.int64)
+        nearest_candidates(Q, X, cand, rows, d_sq, idx, n_threads=n_threads)
+        out.append((d_sq, idx))
+    order = np.lexsort((cand, got), axis=1)[:, :k]
+    np.testing.assert_array_equal(out[0][1], np.take_along_axis(cand, order, axis=1))
+    np.testing.assert_array_equal(out[0][0], np.take_along_axis(got, order, axis=1))
+    np.testing.assert_array_equal(out[1][0], out[0][0])
+    np.testing.assert_array_equal(out[1][1], out[0][1])
 
 
 def test_blocked_exact_rejects_nan_and_overflow():

@@ -13,7 +13,13 @@ from landmarking.lll.refined import fit_landmark_embedding, lll_refined_embeddin
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
-from landmarking.spectral.refine import _ritz, refine_spectral_embedding
+from landmarking.spectral.refine import (
+    _amg_hierarchy,
+    _normalized_laplacian,
+    _ritz,
+    _v_cycle,
+    refine_spectral_embedding,
+)
 
 # "amg" needs pyamg, the `amg` extra that `make install` installs: without it the
 # "amg" case fails rather than vanish (test_amg_without_pyamg_names_the_extra below
@@ -159,6 +165,25 @@ def test_fit_landmark_embedding_recovers_coordinates_in_the_span():
     np.testing.assert_allclose(got, T, atol=1e-6)
 
 
+def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
+    # Above DIRECT_LIMIT landmarks the refit runs conjugate gradients instead of
+    # a sparse LU; both solve the same ridge system.
+    from landmarking.lll import refined
+    rng = np.random.default_rng(6)
+    n, L = 2000, 120
+    cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
+    w = rng.dirichlet(np.ones(3), n)
+    Z = sparse.csr_matrix((w.ravel(), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
+                          shape=(n, L))
+    Z.sum_duplicates()
+    embedding = rng.normal(size=(n, 3))
+    previous = rng.normal(size=(L, 3))
+    direct = fit_landmark_embedding(Z, embedding, previous.copy())
+    monkeypatch.setattr(refined, "DIRECT_LIMIT", 0)
+    by_cg = fit_landmark_embedding(Z, embedding, previous.copy())
+    np.testing.assert_allclose(by_cg, direct, rtol=1e-7, atol=1e-8 * np.abs(direct).max())
+
+
 def test_guard_columns_need_not_converge_and_save_iterations():
     X, W = _graph(800, seed=6)
     exact, lam = _exact(W, 3)
@@ -202,3 +227,13 @@ def test_start_too_wide_for_the_graph_is_refused():
     _, W = _graph(30, k=6)
     with pytest.raises(ValueError, match="start has 29 columns for a graph of 30 nodes"):
         refine_spectral_embedding(W, np.random.default_rng(0).normal(size=(30, 29)))
+
+
+def test_v_cycle_is_pyamgs_preconditioner():
+    # The lean cycle skips only pyamg's convergence checks: the same bits.
+    _, W = _graph(600)
+    L, sqrt_deg = _normalized_laplacian(W)
+    hierarchy = _amg_hierarchy(L, sqrt_deg)
+    assert len(hierarchy.levels) >= 2
+    b = np.random.default_rng(0).standard_normal(L.shape[0])
+    np.testing.assert_array_equal(_v_cycle(hierarchy, b), hierarchy.aspreconditioner() @ b)

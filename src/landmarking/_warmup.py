@@ -1,13 +1,15 @@
 """Fill numba's cache ahead of the first real call: ``python -m landmarking._warmup``.
 
-Every compiled kernel of the library has ``cache=True``, so its machine code is
+Every numba kernel of the library has ``cache=True``, so its machine code is
 written next to the source (or under ``NUMBA_CACHE_DIR``) on its first call and
 loaded from there by every later process. This module makes that first call on
 tiny inputs, for every estimator's default path and every dtype the kernels are
 compiled for, so that a fresh install (``make install`` runs it), a CI job or a
 container image pays numba's compile once, at build time, instead of in the
 user's first fit. It prints the seconds per step; run it again and they fall to
-the cache-load time.
+the cache-load time. The kernels compiled ahead of time (Cython, ``*.pyx``: the
+neighbour searches, graph passes and the GP step, among others) are built at
+install time and need no step here.
 """
 
 import time
@@ -25,16 +27,6 @@ def _steps():
     X, _ = make_swiss_roll(300, random_state=0)
     X32 = X.astype(np.float32)
 
-    def affinity_passes():
-        from scipy import sparse
-
-        from . import _graph_kernels as K
-
-        W = sparse.random(30, 30, density=0.2, format="csr", random_state=0)
-        W = (W + W.T).tocsr()
-        K.symmetry_pass(W.indptr, W.indices, W.data, 1e-10, K.numba.get_num_threads())
-        K.component_labels(W.indptr, W.indices)
-
     def lll():
         from .lll.estimator import LocallyLinearLandmarks
         from .lll.lll import reconstruction_weights
@@ -46,44 +38,7 @@ def _steps():
             # compiles here.
             reconstruction_weights(data, X[:10], 5)
 
-    def sculpting():
-        from .sculpting.estimator import ManifoldSculpting
-
-        for rule in ("total", "point"):
-            model = ManifoldSculpting(n_neighbors=8, max_iter=3, move_rule=rule,
-                                      random_state=0).fit(X)
-            model.transform(X[:5] + 0.01)
-            ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=3, preprocess="pca",
-                              move_rule=rule, random_state=0).fit(X)
-
-    def neighbours():
-        # Small tiles, so that a set searched against itself pushes transposed tiles
-        # too (push_columns): every kernel of the exact search compiles.
-        from sklearn import config_context
-
-        from .neighbors import exact_knn
-
-        with config_context(working_memory=0.1):  # tiles of 114 rows
-            exact_knn(X, 5)
-            exact_knn(X, 5, query=X[:20])
-
-    def approximate_neighbours():
-        # usearch ships compiled code; what compiles here is the exact re-rank of
-        # its candidates for float32 rows (float64 is the exact search's).
-        from .neighbors import NeighborIndex
-
-        try:
-            for data in (X, X32):  # float64 and float32 points, float64 queries too
-                index = NeighborIndex(method="approximate", random_state=0).fit(data)
-                index.query(data[:5], 3)
-                index.query(X[:5], 3)
-        except ImportError:
-            pass  # no `ann` extra: the approximate search is not installed
-
-    return [("exact neighbours (tiles)", neighbours),
-            ("approximate neighbours (re-rank)", approximate_neighbours),
-            ("affinity passes (large graphs)", affinity_passes),
-            ("LocallyLinearLandmarks", lll), ("ManifoldSculpting", sculpting)]
+    return [("LocallyLinearLandmarks", lll)]
 
 
 def warm_up(verbose=True):

@@ -35,7 +35,7 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state, gen_batches
 
-from ._parallel import thread_limits
+from ._parallel import kernel_threads, thread_limits
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from ._validation import check_choice, check_positive_int
 
@@ -60,8 +60,9 @@ Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 #: (0.998) at 5,000 points, 0.88 / 0.56 (0.997) at 10,000, 2.70 / 0.95 (0.996) at
 #: 20,000, 9.93 / 1.85 (0.994) at 40,000; k = 50: 0.57 / 0.42, 1.21 / 0.83,
 #: 3.55 / 1.47, 11.8 / 3.21. A first call in a new process adds about 0.4 s to
-#: either (loading usearch or numba's cached code; benchmarks/first_call.py: 60,000
-#: digits, k = 10, approximate 3.47 s first, 3.09 s warm). At 5,000 points the two
+#: either (loading usearch, and then numba's cached code, which the kernels compiled
+#: ahead of time no longer need; benchmarks/first_call.py: 60,000 digits, k = 10,
+#: approximate 3.47 s first, 3.09 s warm). At 5,000 points the two
 #: cost the same and the exact lists win; from 10,000 on the approximate search
 #: is 1.5-5.4x faster at recall >= 0.99.
 APPROXIMATE_MIN_SAMPLES = 10_000
@@ -73,8 +74,9 @@ APPROXIMATE_MAX_NEIGHBORS = 50
 # proportional to it, so that the final lists are provably the exact ones.
 _U32 = float(np.finfo(np.float32).eps) / 2
 # Rows and columns of one float32 product tile (see _tile_rows). Each tile is one
-# BLAS call and one or two numba parallel loops, and every parallel region waits
-# for its threads, which on a loaded machine costs more than the cache misses of a
+# BLAS call and one or two compiled loops run on threads (_neighbors_kernels; numba
+# parallel loops when this was measured), and every parallel region waits for its
+# threads, which on a loaded machine costs more than the cache misses of a
 # large tile. 8,000 MNIST digits, k = 10, 2 cores at load 13 (benchmarks/knn.py's
 # machine): tiles of 512 took 22.7 s, 1024 6.6 s, 2048 4.4 s, 4096 4.0 s.
 _TILE = 4096
@@ -410,7 +412,7 @@ def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
     n_candidates : int or None
         Shortlist length; default ``n_neighbors + max(16, n_neighbors // 4)``.
     n_jobs : int or None
-        Threads for the products (BLAS) and the heaps (numba), as in
+        Threads for the products (BLAS) and the heaps (compiled kernels), as in
         :func:`landmarking._parallel.thread_limits`; None leaves both thread
         pools as the caller set them (an estimator's ``n_jobs``, or all cores).
 
@@ -638,7 +640,8 @@ class _ApproximateIndex:
     The graph is built by one thread, inserting the rows in an order drawn from
     ``random_state``: parallel insertion makes the graph depend on how the threads
     interleave, so the same seed would not give the same neighbours. Queries only
-    read the graph and run on every thread numba may use (each query's result is
+    read the graph and run on the compiled kernels' threads
+    (:func:`~landmarking._parallel.kernel_threads`; each query's result is
     independent of the others). The same ``random_state`` therefore gives the same
     lists on every run and thread count.
 
@@ -690,10 +693,8 @@ class _ApproximateIndex:
 
     def _search(self, Y, count):
         """Keys of the ``count`` graph neighbours of each row of Y, all threads."""
-        import numba
-
         self.index_.expansion_search = _expansion_search(count)
-        found = self.index_.search(Y, count, threads=numba.get_num_threads())
+        found = self.index_.search(Y, count, threads=kernel_threads())
         keys = np.asarray(found.keys, dtype=np.int64).reshape(Y.shape[0], count)
         short = np.flatnonzero(np.asarray(found.counts).reshape(-1) < count)
         # The unfilled slots of a short row hold no row index: give it valid
@@ -736,8 +737,8 @@ class _ApproximateIndex:
         from ._neighbors_kernels import nearest_candidates
 
         # float32 queries of float32 points stay float32 (the kernel subtracts in
-        # float64); any other pair is read in float64. The compiled kernel then
-        # sees the pairs make install's warm-up compiles.
+        # float64); any other pair is read in float64: the two pairs the compiled
+        # kernel is built for.
         Q = _rerank_dtype(Q, np.float32 if self.X_.dtype == np.float32 else np.float64)
         d_sq = np.empty((Q.shape[0], k))
         indices = np.empty((Q.shape[0], k), dtype=np.int64)

@@ -5,11 +5,12 @@ Lazy imports, the convention every module of this package follows so that
 
 - the public names below are resolved on first access (PEP 562 ``__getattr__``),
   so importing the package imports none of its modules;
-- the numba kernels live in their own modules (``landmarking._graph_kernels``,
-  ``landmarking.lll._kernels``, ``landmarking.sculpting._kernels``), and a module that
-  needs them imports them inside the function that calls them (``from . import _kernels
-  as K`` at the top of ``fit``), never at module level; ``import numba`` itself
-  appears only in those kernel modules and in ``_parallel.thread_limits``;
+- the compiled kernels live in their own modules (``landmarking._graph_kernels``,
+  ``landmarking.lll._kernels``, ``landmarking.sculpting._kernels``), and a module
+  that needs them imports them inside the function that calls them (``from . import
+  _kernels as K`` at the top of ``fit``), never at module level; ``import numba``
+  itself appears only in the kernel modules still compiled by numba (the others are
+  Cython, built ahead of time) and in ``_parallel.thread_limits``;
 - kernels are compiled lazily, on their first call, with ``cache=True``, so a
   call compiles only the kernels it uses (``python -m landmarking._warmup``
   fills the cache ahead of time).

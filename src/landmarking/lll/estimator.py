@@ -59,10 +59,13 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         Relative ridge of the local Gram matrices (see
         :func:`~landmarking.lll.lll.reconstruction_weights`).
     symmetrize : {"union", "mean"}, default="union"
-    neighbors_method : {"auto", "exact", "approximate"}, default="auto"
+    neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
-        ``ann`` extra; dense data), or ``"auto"``: exact below
+        ``ann`` extra; dense data), ``"cells"`` (each point's neighbours among
+        the points nearest to its K_Z nearest landmarks, which the weights
+        found anyway: :func:`~landmarking.lll.cell_graph.cell_graph`;
+        approximate, parallel, dense data), or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
         approximate from there on when ``n_neighbors`` is at most
         :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data).
@@ -78,12 +81,15 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         eigenproblem always runs on one BLAS thread so that those bits do not grow.
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
-    refine : bool, default=False
+    refine : bool or int, default=False
         With ``method="lll"``: start LOBPCG on the full graph from the LLL
-        solution and iterate to the exact Laplacian eigenmaps (residuals below
-        1e-6; :func:`~landmarking.spectral.refine.refine_spectral_embedding`,
-        no preconditioner); the landmark coordinates are then
-        refitted so that ``transform`` maps into the refined embedding.
+        solution and iterate to the exact Laplacian eigenmaps (``True``:
+        residuals below 1e-6; :func:`~landmarking.spectral.refine.refine_spectral_embedding`,
+        no preconditioner), or take that many LOBPCG iterations (an int: a few
+        restore the local detail between landmarks that LLL's span cannot
+        hold, at the cost of a few products with the graph); the landmark
+        coordinates are then refitted so that ``transform`` maps into the
+        refined embedding.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
         the NumPy path; a CUDA device (or ``torch.device("cpu")``) runs them
@@ -144,9 +150,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
                  | BaseEstimator = "random",
                  method: Literal["lll", "le-z", "le-nystrom"] = "lll",
                  reg: float = 1e-3, symmetrize: Literal["union", "mean"] = "union",
-                 neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
+                 neighbors_method: Literal["auto", "exact", "approximate", "cells"] = "auto",
                  random_state: RandomStateLike = None, n_jobs: int | None = None,
-                 verbose: bool = False, refine: bool = False,
+                 verbose: bool = False, refine: bool | int = False,
                  device: DeviceLike = "cpu") -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks

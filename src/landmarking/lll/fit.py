@@ -15,6 +15,7 @@ formula. The device is bound once, by :func:`.backend.lll_backend`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Literal
@@ -29,7 +30,7 @@ from .._blocks import check_rows, take_rows, to_memory
 from .._parallel import thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
-from .._validation import Boolean, Check, Integer, Options, check_choice, check_params
+from .._validation import Check, Integer, Options, check_choice, check_params
 from ..graph import (
     GRAPH_PARAMETER_RULES,
     check_affinity,
@@ -41,6 +42,7 @@ from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine import RefineResult, refine_spectral_embedding
 from .backend import LLLBackend, lll_backend
+from .cell_graph import cell_graph
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .lll import check_reg, solve_reduced_problem
@@ -50,6 +52,11 @@ from .refined import fit_landmark_embedding
 __all__ = ["locally_linear_landmarks", "LLLResult", "LLL_METHODS", "PARAMETER_RULES"]
 
 LLL_METHODS = ("lll", "le-z", "le-nystrom")
+#: LOBPCG iterations at most of ``refine=True`` (iterate to residuals of 1e-6).
+REFINE_MAX_ITER = 100
+#: The neighbour searches of LLL's graph: those of :mod:`landmarking.neighbors`,
+#: and ``"cells"``, the landmarks' cells (:func:`.cell_graph.cell_graph`).
+LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
 
 
 def _check_landmarks(value, name):
@@ -66,15 +73,28 @@ def _check_landmarks(value, name):
     return value
 
 
+def _check_refine(value, name):
+    """False, True, or a number of LOBPCG iterations >= 0"""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value >= 0:
+        return int(value)
+    raise ValueError(
+        f"{name} must be False, True (iterate to convergence) or a number of LOBPCG "
+        f"iterations >= 0, got {value!r}."
+    )
+
+
 #: The parameters of Locally Linear Landmarks and their rules (the estimator's
 #: ``_parameter_rules``; :func:`locally_linear_landmarks` checks the same).
 PARAMETER_RULES = {
     **GRAPH_PARAMETER_RULES,
+    "neighbors_method": Options(*LLL_NEIGHBOR_METHODS),
     "n_components": Integer(),
     "n_landmarks": Integer(),
     "n_landmark_neighbors": Integer(),
     "method": Options(*LLL_METHODS),
-    "refine": Boolean(),
+    "refine": Check(_check_refine),
     "landmarks": Check(_check_landmarks),
     "reg": Check(check_reg),
 }
@@ -85,9 +105,9 @@ def check_lll_params(params) -> None:
     or the namespace :func:`locally_linear_landmarks` builds) against
     :data:`PARAMETER_RULES` and against each other."""
     check_params(params, PARAMETER_RULES)
-    if params.refine and params.method != "lll":
+    if params.refine is not False and params.refine != 0 and params.method != "lll":
         raise ValueError(
-            f"refine=True refines the LLL solution on the full graph; it needs "
+            f"refine={params.refine!r} refines the LLL solution on the full graph; it needs "
             f"method='lll', got method={params.method!r}."
         )
 
@@ -160,9 +180,9 @@ def locally_linear_landmarks(
     = "random",
     method: Literal["lll", "le-z", "le-nystrom"] = "lll", reg: float = 1e-3,
     symmetrize: Literal["union", "mean"] = "union",
-    neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
+    neighbors_method: Literal["auto", "exact", "approximate", "cells"] = "auto",
     affinity: SparseMatrix | None = None, random_state: RandomStateLike = None,
-    n_jobs: int | None = None, verbose: bool = False, refine: bool = False,
+    n_jobs: int | None = None, verbose: bool = False, refine: bool | int = False,
     device: DeviceLike = "cpu",
 ) -> LLLResult:
     """Embed X by Locally Linear Landmarks (the function behind
@@ -221,6 +241,10 @@ def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
                 backend: LLLBackend) -> LLLResult:
     """:func:`locally_linear_landmarks` on checked rows in memory and checked
     ``params`` (the estimator, or the function's namespace), on ``n_jobs`` threads."""
+    if params.neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
+        raise ValueError(
+            "neighbors_method='cells' searches dense data; pass a dense X or "
+            "neighbors_method='exact' for sparse input.")
     with thread_limits(params.n_jobs):
         return _run(X, params, affinity, backend)
 
@@ -239,8 +263,12 @@ def _run(X, p, affinity, backend):
             )
         with stage(timings, "weights"):
             Z = backend.weights(X, T, p.n_landmark_neighbors, reg=p.reg, verbose=p.verbose)
+            # Each row's landmarks, nearest first (the order Z stores them in):
+            # the cells the graph may search.
+            nearest = Z.indices.reshape(X.shape[0], -1).copy()
         if p.method == "lll":
-            solved = _reduced_embedding(X, T, Z, affinity, p, timings, rng, backend)
+            solved = _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng,
+                                        backend)
         else:
             solved = _landmark_le_embedding(X, T, Z, p, timings, rng)
         reconstruction_error = landmark_reconstruction_error(X, Z, T)
@@ -293,14 +321,19 @@ def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.Rand
     return T.copy(), None
 
 
-def _reduced_embedding(X, T, Z, affinity, p, timings, rng, backend):
+def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
     """method="lll": the reduced problem on the full graph, X = X~ Z."""
     n_land = T.shape[0]
     if affinity is None:
+        method = p.neighbors_method
+        search = None
+        if method == "cells":
+            method = None
+            search = lambda: cell_graph(X, T, nearest, p.n_neighbors)  # noqa: E731
         W, bandwidth = neighbor_graph(
             X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
-            method=p.neighbors_method, random_state=p.random_state,
-            n_jobs=p.n_jobs, timings=timings)
+            method=method, random_state=p.random_state,
+            n_jobs=p.n_jobs, timings=timings, search=search)
     else:
         with stage(timings, "affinity"):  # checking the given graph
             W = check_affinity(affinity, X.shape[0])
@@ -331,14 +364,19 @@ def _reduced_embedding(X, T, Z, affinity, p, timings, rng, backend):
                 T[unused], T[used], landmark_embedding[used], k, p.reg)
     solved = dict(embedding=emb, landmark_embedding=landmark_embedding, eigenvalues=vals,
                   bandwidth=bandwidth, n_connected_components=n_components_graph)
-    if p.refine:
+    if p.refine is not False and p.refine != 0:
         with stage(timings, "refine"):
             # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
             n_start = min(p.n_components + max(2, p.n_components // 5), used.size - 1)
             start = np.asarray(Z_used @ solve_reduced_problem(
                 A, B, n_start, random_state=rng)[0])
-            solved["embedding"], solved["eigenvalues"], solved["refine_result"] = \
-                refine_spectral_embedding(W, start, n_components=p.n_components)
+            with warnings.catch_warnings():
+                if p.refine is not True:  # a set number of iterations: not converging
+                    warnings.simplefilter("ignore", RuntimeWarning)  # is expected
+                solved["embedding"], solved["eigenvalues"], solved["refine_result"] = \
+                    refine_spectral_embedding(
+                        W, start, n_components=p.n_components,
+                        max_iter=REFINE_MAX_ITER if p.refine is True else p.refine)
             solved["landmark_embedding"] = fit_landmark_embedding(
                 Z, solved["embedding"], landmark_embedding)
     return solved

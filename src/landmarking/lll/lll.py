@@ -22,17 +22,19 @@ scikit-learn estimator around them.
 from __future__ import annotations
 
 import contextlib
+import warnings
 
-import numba
 import numpy as np
 from scipy import linalg, sparse
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import eigsh, lobpcg
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from .._blocks import block_bounds, reduce_row_blocks
+from .._memory import working_memory_bytes
+from .._parallel import kernel_threads, run_parts
 from .._typing import (
     ArrayLike,
     MatrixLike,
@@ -43,15 +45,15 @@ from .._typing import (
 from .._validation import check_positive_int
 from ..graph import degree
 from ..local_weights import local_affine_weights
-from ..neighbors import query_neighbors
 from . import _kernels as K
 
 __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
            "check_reg", "check_landmark_neighbors"]
 
-#: Up to this many landmarks, Z is computed from the landmarks' Gram matrix
-#: (one matrix product per chunk of points); above it, from explicit differences.
-GRAM_LIMIT = 8192
+#: Up to this many landmarks the local Gram matrices read t_a.t_b from the
+#: landmarks' Gram matrix (L^2 floats, 134 MB at this limit); above it the kernels
+#: take the K_Z (K_Z + 1) / 2 dot products of each point's landmarks.
+GRAM_LIMIT = 4096
 #: From this ridge on, the local systems are solved by a compiled Cholesky
 #: (condition number below about 1/reg); smaller ridges use LAPACK's pivoted LU.
 CHOLESKY_MIN_REG = 1e-5
@@ -60,18 +62,26 @@ DENSE_LIMIT = 5000
 #: Parts (rows of the L x L sums, one thread each) of the compiled reduced problem.
 REDUCED_PARTS = 8
 #: Up to this much work (stored edges of W times K_Z), the reduced problem is two
-#: sparse products, as fast at that size and with nothing to compile on a first
-#: call; above it, the compiled pass over the edges.
+#: sparse products, as fast at that size; above it, the compiled pass over the edges.
 REDUCED_SPARSE_MAX_WORK = 2 ** 21
-#: Candidates beyond K_Z that the float32 ranking of the landmarks hands to the
-#: float64 check: the choice is proved when the K_Z-th float64 distance is clear
-#: of the float32 distances left out (their error bound included).
+#: Candidates beyond K_Z that the float32 scan of lower bounds hands to the
+#: float64 distances: the choice is proved when the K_Z-th float64 distance is
+#: clear of the bounds left out. More where the bounds are looser (on the
+#: landmarks' leading axes rather than all features).
 RANK32_MARGIN = 8
-#: A pass whose points are unproved more than once in this many gives the
-#: float32 ranking up for the rest of its block (data far from the origin,
-#: where the float32 error bound is loose): the float64 redo would cost more
-#: than the float32 product saves.
+AXES_MARGIN = 24
+#: A pass whose points are unproved more than once in this many gives the float32
+#: scan up for the rest of its block: the float64 redo would cost more than the
+#: scan saves.
 RANK32_GIVE_UP = 8
+#: The scan runs on the fewest of the landmarks' principal axes that hold this
+#: share of their variance (at most MAX_SEARCH_AXES), plus the norm of what lies
+#: off them, when that is at most half the features; else on every feature.
+#: MNIST's 784 pixels: about 90 axes, and the scan's float32 product 8x smaller.
+SEARCH_VARIANCE = 0.9
+MAX_SEARCH_AXES = 128
+#: Fewer features than this are scanned whole (the product is small anyway).
+MIN_AXES_FEATURES = 32
 
 
 # --------------------------------------------------------------------------- weights Z
@@ -151,9 +161,9 @@ def _weights_matrix(parts, n, k, n_land):
 
 
 def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
-    """(landmarks as float64, K_Z, reg) checked against X's ``n_features`` columns;
-    shared by the NumPy and the torch paths."""
-    landmarks = np.asarray(landmarks, dtype=np.float64)
+    """(landmarks as C-ordered float64, K_Z, reg) checked against X's ``n_features``
+    columns; shared by the NumPy and the torch paths."""
+    landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
     k = check_landmark_neighbors(n_landmark_neighbors, landmarks.shape[0])
     if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
         raise ValueError(
@@ -183,11 +193,12 @@ def check_reg(reg: float, name: str = "reg") -> float:
 class _LocalMap:
     """What every block needs to reconstruct its rows from the landmarks.
 
-    Checked once; small (the landmarks and their Gram matrix), so it travels to
-    the Dask workers with each block's task. ``rank32``: dense blocks rank the
-    landmarks with a float32 product (half the time of the float64 one, which
-    was most of the weights' time) and redo only a few candidates in float64
-    (see :func:`_ranked_weights`).
+    Checked once; small (the landmarks, their norms, their Gram matrix up to
+    :data:`GRAM_LIMIT` landmarks, and the search's :class:`_LandmarkAxes`), so
+    it travels to the Dask workers with each block's task. ``axes``: dense
+    blocks find each point's nearest landmarks by a float32 scan of lower bounds
+    and a few exact float64 distances (:func:`_bounded_weights`); None when every
+    landmark would be a candidate anyway.
     """
 
     def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, chunk_size):
@@ -195,55 +206,133 @@ class _LocalMap:
                                                   n_features)
         n_land = landmarks.shape[0]
         self.landmarks, self.k, self.reg = landmarks, k, reg
-        self.use_gram = n_land <= GRAM_LIMIT
-        self.rank32 = False
-        if self.use_gram:
-            self.gram = landmarks @ landmarks.T
-            self.t_sq = np.diag(self.gram).copy()
-            self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
-            self.t_norm = np.sqrt(self.t_sq)
-            self.n_cand = k + RANK32_MARGIN
-            self.bound = _float32_rank_bound(n_features)
-            # Worth it only with landmarks left out; the bound needs finite
-            # landmarks inside float32's range.
-            self.rank32 = (n_land > self.n_cand and n_features < 2 ** 20
-                           and bool(np.all(self.t_norm < self.bound[3]))
-                           and _rank32_proves(self))
-            if self.rank32:
-                self.landmarks32 = landmarks.astype(np.float32)
-                # The candidates' float64 products read the landmarks from the
-                # float32 copy when it holds them exactly (landmarks taken from
-                # float32 data): the same values, half the memory traffic, which
-                # bounds that loop (K_Z + 8 rows of the landmarks per point).
-                exact = np.array_equal(self.landmarks32, landmarks)
-                self.landmarks_exact = self.landmarks32 if exact else landmarks
-        else:
-            self.gram = self.t_sq = None
-            self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // max(1, k * n_features)))
+        self.t_sq = np.einsum("ij,ij->i", landmarks, landmarks)
+        self.gram = landmarks @ landmarks.T if n_land <= GRAM_LIMIT else np.empty((0, 0))
+        self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
+        self.axes = None
+        self.n_cand = k + RANK32_MARGIN
+        # Worth it only with landmarks left out; the bound needs finite values
+        # inside float32's range.
+        if n_land > self.n_cand and n_features < 2 ** 20:
+            axes = _LandmarkAxes(landmarks)
+            self.n_cand = k + (AXES_MARGIN if axes.projects else RANK32_MARGIN)
+            if n_land > self.n_cand and axes.usable:
+                self.axes = axes
+                # The candidates' distances read the landmarks from a float32
+                # copy when it holds them exactly (landmarks taken from float32
+                # data): the same values, half the memory traffic.
+                landmarks32 = landmarks.astype(np.float32)
+                self.landmarks_exact = (landmarks32 if np.array_equal(landmarks32, landmarks)
+                                        else landmarks)
 
 
-def _rank32_proves(local):
-    """Whether the float32 ranking would prove the choice for most points: tried
-    on up to 256 of the landmarks themselves, as points.
+class _LandmarkAxes:
+    """The landmarks seen by the float32 scan of :func:`_bounded_weights`.
 
-    Far from the origin (|t|^2 large against the gaps between distances) the
-    float32 error bound proves nothing, and every point would pay the float32
-    product and the float64 one.
+    Points and landmarks are taken less the landmarks' mean mu (``centre``),
+    which keeps the float32 rounding small however far the data lie from the
+    origin. For many features, the landmarks' leading principal axes P
+    (orthonormal rows, :data:`SEARCH_VARIANCE` of their variance): each point x
+    gets the search coordinates y = (P (x - mu), r), r = sqrt(|x - mu|^2 - |P (x -
+    mu)|^2) the norm of what lies off the axes; likewise s for a landmark t. By
+    Pythagoras and the reverse triangle inequality
+
+        |x - t|^2 = |P (x - t)|^2 + |(x - t) off the axes|^2 >= |y - s|^2,
+
+    a lower bound that costs one float32 product in p + 1 coordinates instead of
+    all the features. With few features there are no axes: y = x - mu, and the
+    bound is the distance itself. Every float64 quantity carries a slack
+    (``eps``, per row) for its own rounding, so that the bound is a bound as
+    computed.
     """
-    n_land, k, c = local.landmarks.shape[0], local.k, local.n_cand
-    rows = np.arange(0, n_land, max(1, n_land // 256))
-    d2 = local.t_sq[rows, None] + local.t_sq[None, :] - 2.0 * local.gram[rows]
-    part = np.partition(d2, [k - 1, c], axis=1)  # the point itself is one of the K_Z
-    coef, slack, floor, _ = local.bound
-    tn, t_max = local.t_norm[rows], local.t_norm.max()
-    err = (coef * tn * t_max + slack * (tn ** 2 + t_max ** 2 + 2 * tn * t_max)
-           + floor * (1 + tn + t_max))
-    proved = part[:, k - 1] < part[:, c] - err
-    return proved.mean() * RANK32_GIVE_UP > RANK32_GIVE_UP - 1
+
+    def __init__(self, landmarks):
+        n_land, n_features = landmarks.shape
+        self.centre = landmarks.mean(axis=0)
+        centred = np.ascontiguousarray(landmarks - self.centre)
+        self.centred = centred
+        # The local Gram matrices of the scan's points come from their products
+        # less the centre, which lose no digits to a large common offset.
+        self.gram = centred @ centred.T if n_land <= GRAM_LIMIT else np.empty((0, 0))
+        self.axes = _search_axes(centred)
+        self.projects = self.axes is not None
+        p = n_features if self.axes is None else self.axes.shape[0] + 1
+        self.bound = _float32_rank_bound(p)
+        # Rounding of the float64 coordinates, relative to |x - mu|^2: the
+        # product with P (gamma_D per coordinate, sqrt(p) of them), P's departure
+        # from orthonormal rows, and the centring.
+        gamma = (n_features + 8) * 2.0 ** -53
+        defect = 0.0 if self.axes is None else float(
+            np.abs(self.axes @ self.axes.T - np.eye(p - 1)).sum())
+        self.rel_eps = 8.0 * (np.sqrt(p) * gamma + defect + 2.0 ** -52)
+        self.r_slack = self.r_max = 0.0
+        s, self.s_sq, self.eps, r, r_slack = self._coordinates(centred)
+        if self.axes is not None:
+            # What the landmarks' residual norms add to every pair's slack.
+            self.r_max, self.r_slack = float(r.max()), float(r_slack.max())
+        self.s32 = s.astype(np.float32)
+        s_norm = np.sqrt(self.s_sq)
+        self.usable = bool(np.all(np.isfinite(s_norm)) and np.all(s_norm < self.bound[3]))
+
+    def _coordinates(self, Xc):
+        """(y, |y|^2, eps, r, r_slack) of the centred float64 rows Xc, before the
+        landmarks' share of the residual slack."""
+        x_sq = np.einsum("ij,ij->i", Xc, Xc)
+        eps = self.rel_eps * x_sq
+        if self.axes is None:
+            return Xc, x_sq, eps, None, None
+        Y = np.empty((len(Xc), self.axes.shape[0] + 1))
+        np.matmul(Xc, self.axes.T, out=Y[:, :-1])
+        y_sq = np.einsum("ij,ij->i", Y[:, :-1], Y[:, :-1])
+        r_sq = np.maximum(x_sq - y_sq, 0.0)
+        # r is known to lie within sqrt(r_sq -+ eps): its value, the midpoint,
+        # is within r_slack of the true one.
+        lo, hi = np.sqrt(np.maximum(r_sq - eps, 0.0)), np.sqrt(r_sq + eps)
+        r, r_slack = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        Y[:, -1] = r
+        return Y, y_sq + r * r, eps, r, r_slack
+
+    def coordinates(self, Xc):
+        """(y, |y|^2, eps) of the float64 rows Xc, less the centre: their search
+        coordinates and the slack of their lower bounds against any landmark.
+
+        The residual coordinates r_x, r_t are within slacks d_x, d_t of the true
+        ones, which moves (r_x - r_t)^2 by at most (d_x + d_t) (2 (r_x + r_t) +
+        d_x + d_t); with the landmarks' largest r and d that goes into each row's
+        eps.
+        """
+        Y, y_sq, eps, r, r_slack = self._coordinates(Xc)
+        if r is not None:
+            d = r_slack + self.r_slack
+            eps = eps + d * (2.0 * (r + self.r_max) + d)
+        return Y, y_sq, eps
+
+
+def _search_axes(centred):
+    """The fewest principal axes of the centred landmarks (rows of an orthonormal
+    matrix) that hold :data:`SEARCH_VARIANCE` of their variance, at most
+    :data:`MAX_SEARCH_AXES`; None when that is more than half the features."""
+    n_land, n_features = centred.shape
+    if n_features < MIN_AXES_FEATURES:
+        return None
+    if n_features <= n_land:
+        variances, vectors = np.linalg.eigh(centred.T @ centred)
+        vectors = vectors[:, ::-1].T
+    else:
+        variances, left = np.linalg.eigh(centred @ centred.T)
+        vectors = (centred.T @ left[:, ::-1]).T
+    variances = np.maximum(variances[::-1], 0.0)
+    held = np.cumsum(variances) / max(variances.sum(), np.finfo(float).tiny)
+    p = int(np.searchsorted(held, SEARCH_VARIANCE)) + 1
+    if p > min(MAX_SEARCH_AXES, n_features // 2):
+        return None
+    # Orthonormal to rounding (QR), whatever eigh's accuracy on close variances.
+    q, _ = np.linalg.qr(vectors[:p].T)
+    return np.ascontiguousarray(q.T)
 
 
 def _float32_rank_bound(n_features):
-    """(coef, slack, floor, limit) of the float32 ranking's error bound.
+    """(coef, slack, floor, limit) of the float32 scan's error bound.
 
     With u = 2^-24 and gamma_n = n u / (1 - n u), a float32 dot product of n
     terms, in any summation order, is within gamma_n sum |x_i| |t_i| of the
@@ -274,103 +363,103 @@ def _weights_of_block(block, local):
     n, k = block.shape[0], local.k
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
-    rank32 = local.rank32 and not sparse.issparse(block)
-    # The float32 products of every pass in one buffer: a fresh one per pass
-    # (32 MB at 8,192 rows and 1,000 landmarks, above glibc's 32 MB mmap
-    # threshold) was mapped and page-faulted anew every pass.
-    cross32 = (np.empty((min(n, local.chunk_rows), local.landmarks.shape[0]), np.float32)
-               if rank32 else None)
+    scan = local.axes is not None and not sparse.issparse(block)
     # On several threads, each of the kernel's threads makes its own product on
-    # one BLAS thread (see ranked_candidate_weights). The BLAS libraries are
+    # one BLAS thread (see bounded_candidate_weights). The BLAS libraries are
     # looked up once per block (3.5 ms in a fit), and only then.
-    blas = ThreadpoolController() if rank32 and numba.get_num_threads() > 1 else None
+    blas = ThreadpoolController() if scan and kernel_threads() > 1 else None
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
-        if rank32:
+        if scan:
             with (blas.limit(limits=1, user_api="blas") if blas is not None
                   else contextlib.nullcontext()):
-                todo = _ranked_weights(block[rows], local, indices[rows], weights[rows],
-                                       cross32[:rows.stop - rows.start])
+                todo = _bounded_weights(block[rows], local, indices[rows], weights[rows])
             if todo.size == 0:
                 continue
             if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
-                rank32 = False
+                scan = False
             # Unproved points: the float64 product over every landmark.
             sub = rows.start + todo
             idx, w = indices[sub], weights[sub]
-            _gram_weights(block[sub].astype(np.float64), local, idx, w)
+            _gram_weights(block[sub], local, idx, w)
             indices[sub], weights[sub] = idx, w
             continue
-        Xc = block[rows].astype(np.float64)
-        if local.use_gram:
-            _gram_weights(Xc, local, indices[rows], weights[rows])
-            continue
-        Xc = Xc.toarray() if sparse.issparse(Xc) else Xc
-        _, indices[rows] = query_neighbors(local.landmarks, Xc, k)
-        diff = Xc[:, None, :] - local.landmarks[indices[rows]]
-        weights[rows] = local_affine_weights(diff @ diff.transpose(0, 2, 1), local.reg)
+        _gram_weights(block[rows], local, indices[rows], weights[rows])
     return indices, weights
 
 
-def _gram_weights(Xc, local, idx, weights):
-    """Fill ``idx`` and ``weights`` for the float64 rows Xc from every landmark's
-    distance (the Gram trick on one float64 product)."""
-    x_sq = row_norms(Xc, squared=True)
-    # One BLAS product per pass for every landmark distance, then one
-    # compiled pass on all threads for the nearest landmarks and the local
-    # solves (for every K_Z: at K_Z = 5 on 20,000 MNIST digits and 1,000
-    # landmarks it took 0.48 s where the vectorised NumPy (a partial sort
-    # and a stacked LAPACK solve, _nearest_landmarks and local_affine_weights)
-    # took 0.78 s; the product alone 0.34 s).
-    cross = np.asarray(Xc @ local.landmarks.T)
-    failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.reg,
-                                    local.reg >= CHOLESKY_MIN_REG, idx, weights,
-                                    numba.get_num_threads())
+def _gram_weights(X, local, idx, weights):
+    """Fill ``idx`` and ``weights`` for the rows X (dense or CSR) from every
+    landmark's distance (the Gram trick on one float64 product)."""
+    X = X.astype(np.float64)
+    x_sq = np.ascontiguousarray(row_norms(X, squared=True))
+    cross = np.ascontiguousarray(X @ local.landmarks.T)
+    # One BLAS product per pass for every landmark distance, then one compiled
+    # pass on all threads for the nearest landmarks and the local solves.
+    failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.landmarks,
+                                    local.reg, local.reg >= CHOLESKY_MIN_REG, idx, weights,
+                                    kernel_threads())
     if not failed.any():
         return
     sub = np.flatnonzero(failed)
     c = np.take_along_axis(cross[sub], idx[sub], axis=1)
-    weights[sub] = _pivoted_weights(x_sq[sub], c, local, idx[sub])
+    weights[sub] = _pivoted_weights(x_sq[sub], c, local.gram, local.landmarks, idx[sub],
+                                    local.reg)
 
 
-def _pivoted_weights(x_sq, c, local, idx):
+def _pivoted_weights(x_sq, c, gram, landmarks, idx, reg):
     """Weights by LAPACK's pivoted solver, for the rows whose compiled Cholesky
     failed (a small ridge, or G + r I not numerically positive definite through
     rounding in the Gram trick): ``c`` the rows' cross products with their
-    landmarks ``idx``."""
-    return local_affine_weights(_local_gram(x_sq, c, local.gram, idx), local.reg)
+    landmarks ``idx``, ``gram`` the landmarks' Gram matrix (or no rows: then
+    their products from ``landmarks``)."""
+    if gram.shape[0] == 0:  # the products of the rows' own landmarks only
+        T = landmarks[idx]
+        tt = np.einsum("nad,nbd->nab", T, T)
+        return local_affine_weights(
+            x_sq[:, None, None] - c[:, :, None] - c[:, None, :] + tt, reg)
+    return local_affine_weights(_local_gram(x_sq, c, gram, idx), reg)
 
 
-def _ranked_weights(X, local, idx, weights, cross32):
-    """Fill ``idx`` and ``weights`` for the dense rows X from a float32 ranking;
+#: Exact distances a point may add to its candidates when its bound proves too
+#: little, as a share of the landmarks: beyond it the float64 product over every
+#: landmark (:func:`_gram_weights`, BLAS's faster arithmetic) costs less.
+MAX_EXTRA_SHARE = 0.5
+
+
+def _bounded_weights(X, local, idx, weights):
+    """Fill ``idx`` and ``weights`` for the dense rows X from the float32 scan of
+    lower bounds (:class:`_LandmarkAxes`, :func:`~._kernels.bounded_candidate_weights`);
     returns the positions of the rows left unproved (``idx`` and ``weights``
-    unset there) for the float64 path. ``cross32`` is a float32 work array of
-    shape (len(X), n_landmarks).
+    unset there) for the float64 path.
 
-    One float32 product ranks every landmark; the K_Z + ``RANK32_MARGIN``
-    nearest by it are redone in float64 (their cross products in a compiled
-    loop over the features), which chooses the K_Z, nearest first and ties to
-    the lower index, and gives the local Gram matrices. The choice is the
-    float64 one wherever the K_Z-th float64 distance is below every distance
-    left out minus its float32 error bound (:func:`_float32_rank_bound`); the
-    weights then differ from :func:`_gram_weights`' only by the rounding order
-    of the cross products (BLAS's or the loop's).
+    The choice is the float64 one (the K_Z smallest float64 distances, ties to
+    the lower index, up to rounding: the kernel's distances come from the
+    differences, the float64 path's from BLAS's products). The local Gram
+    matrices come from the rows less the landmarks' mean: the weights then
+    differ from :func:`_gram_weights`' by rounding near the origin, and are more
+    accurate far from it (where the float64 path's Gram trick cancels).
     """
+    axes = local.axes
     X = np.ascontiguousarray(X)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    X32 = X if X.dtype == np.float32 else X.astype(np.float32)
+    Xc = X.astype(np.float64) - axes.centre
+    Y, y_sq, eps = axes.coordinates(Xc)
     n, k = X.shape[0], local.k
+    n_land = local.landmarks.shape[0]
     cz, x_sq = np.empty((n, k)), np.empty(n)
     status = np.empty(n, dtype=np.int8)
-    K.ranked_candidate_weights(X, X32, local.landmarks32, cross32, local.landmarks_exact,
-                               local.t_sq, local.t_norm,
-                               local.gram, local.reg, local.reg >= CHOLESKY_MIN_REG,
-                               local.n_cand, local.bound, idx, weights, cz, x_sq, status,
-                               numba.get_num_threads())
+    K.bounded_candidate_weights(
+        (X, Xc, Y.astype(np.float32), y_sq, eps),
+        (local.landmarks_exact, axes.centred, axes.s32, axes.s_sq, axes.eps, axes.gram),
+        local.reg, local.reg >= CHOLESKY_MIN_REG, local.n_cand, axes.bound,
+        max(1, int(MAX_EXTRA_SHARE * n_land)), idx, weights, cz, x_sq, status,
+        kernel_threads())
     left = np.flatnonzero(status == 2)
     if left.size:
-        weights[left] = _pivoted_weights(x_sq[left], cz[left], local, idx[left])
+        weights[left] = _pivoted_weights(x_sq[left], cz[left], axes.gram, axes.centred,
+                                         idx[left], local.reg)
     return np.flatnonzero(status == 1)
 
 
@@ -407,10 +496,12 @@ def reduced_problem(W: SparseMatrix, Z: SparseMatrix,
     """The L x L matrices A~ = Z L Z^T and B~ = Z D Z^T (Z given as N x L).
 
     W must be symmetric (as :func:`~landmarking.graph.check_affinity`
-    ensures): the compiled pass reads only its upper triangle. Returns dense
-    arrays when L <= 5,000 (a compiled pass over the points; two sparse
-    products when nnz(W) K_Z is at most :data:`REDUCED_SPARSE_MAX_WORK`),
-    sparse CSR matrices above.
+    ensures). Returns dense arrays when L <= :data:`DENSE_LIMIT` (a compiled
+    pass over the points that reads only W's upper triangle; two sparse products
+    when nnz(W) K_Z is at most :data:`REDUCED_SPARSE_MAX_WORK`), sparse CSR
+    matrices above, built a group of rows at a time (:func:`_sparse_reduced`),
+    so that memory stays within scikit-learn's ``working_memory`` beyond their
+    nonzeros.
 
     Examples
     --------
@@ -424,8 +515,11 @@ def reduced_problem(W: SparseMatrix, Z: SparseMatrix,
     n_land = Z.shape[1]
     W = sparse.csr_matrix(W)
     k = int(Z.indptr[1]) if Z.shape[0] else 0
-    if (n_land <= DENSE_LIMIT and W.nnz * k > REDUCED_SPARSE_MAX_WORK
-            and np.all(np.diff(Z.indptr) == k)):
+    regular = bool(np.all(np.diff(Z.indptr) == k)) and k > 0
+    if n_land > DENSE_LIMIT and regular:
+        return _sparse_reduced(W, deg, Z.indices.reshape(-1, k), Z.data.reshape(-1, k),
+                               n_land)
+    if n_land <= DENSE_LIMIT and W.nnz * k > REDUCED_SPARSE_MAX_WORK and regular:
         # Each part owns rows of the two L x L sums and adds the points in their
         # order: the same bits for any number of parts or threads, and no copies.
         B, H = K.reduced_dense(W.indptr, W.indices, W.data, deg,
@@ -443,12 +537,51 @@ def reduced_problem(W: SparseMatrix, Z: SparseMatrix,
     return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
 
 
+def _sparse_reduced(W, deg, z_idx, z_w, n_land):
+    """A~ and B~ as CSR matrices, a group of rows at a time.
+
+    Each group's rows of B~ and C~ = Z^T W Z are summed densely by the compiled
+    pass (:func:`~._kernels.reduced_rows`, every point in its order, so any
+    grouping gives the same bits) and only their nonzero entries kept. Groups
+    are sized so that the dense rows of the groups running at once (one per
+    thread) fit in scikit-learn's ``working_memory``.
+    """
+    threads = kernel_threads()
+    rows = max(1, min(n_land, working_memory_bytes() // (2 * 8 * n_land * threads)))
+    groups = [(lo, min(n_land, lo + rows)) for lo in range(0, n_land, rows)]
+    parts = [None] * len(groups)
+
+    def run(g):
+        lo, hi = groups[g]
+        B = np.zeros((hi - lo, n_land))
+        C = np.zeros((hi - lo, n_land))
+        K.reduced_rows(W.indptr, W.indices, W.data, deg, z_idx, z_w, lo, hi, B, C)
+        parts[g] = (sparse.csr_matrix(B), sparse.csr_matrix(B - C))
+
+    run_parts(run, range(len(groups)), threads)
+    B = sparse.vstack([p[0] for p in parts], format="csr")
+    A = sparse.vstack([p[1] for p in parts], format="csr")
+    return (0.5 * (A + A.T)).tocsr(), (0.5 * (B + B.T)).tocsr()
+
+
+#: Iterations and tolerance (on the relative residual) of LOBPCG on a sparse
+#: reduced problem, and the guard columns beyond the wanted eigenvectors.
+LOBPCG_MAX_ITER = 2000
+LOBPCG_TOL = 1e-9
+LOBPCG_GUARDS = 2
+
+
 def solve_reduced_problem(A: np.ndarray | SparseMatrix, B: np.ndarray | SparseMatrix,
                           n_components: int, *, random_state: RandomStateLike = None,
                           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Trailing generalised eigenvectors of A x = lambda B x, trivial one dropped.
 
-    Dense LAPACK for arrays; shift-invert ARPACK for sparse matrices.
+    Dense LAPACK for arrays; for sparse matrices (more than :data:`DENSE_LIMIT`
+    landmarks) LOBPCG with the trivial eigenvector, the constant (A~ 1 = 0: the
+    rows of Z sum to one), kept out as a constraint and A~'s diagonal as
+    preconditioner (1-2 s on 6,000 landmarks of MNIST, where shift-invert ARPACK
+    took a minute), to relative residuals of :data:`LOBPCG_TOL`; shift-invert
+    ARPACK when LOBPCG does not get there.
 
     Returns
     -------
@@ -472,6 +605,9 @@ def solve_reduced_problem(A: np.ndarray | SparseMatrix, B: np.ndarray | SparseMa
         )
     if sparse.issparse(A):
         rng = check_random_state(random_state)
+        solved = _lobpcg_reduced(A, B, n_components, rng)
+        if solved is not None:
+            return solved
         scale = B.diagonal().mean()
         vals, vecs = eigsh(A, k=n_components + 1, M=B, sigma=-1e-6 * scale,
                            which="LM", v0=rng.uniform(-1, 1, size))
@@ -486,3 +622,26 @@ def solve_reduced_problem(A: np.ndarray | SparseMatrix, B: np.ndarray | SparseMa
                                      subset_by_index=[0, n_components])
     order = np.argsort(vals)
     return vecs[:, order[1:]], vals[order[1:]]
+
+
+def _lobpcg_reduced(A, B, n_components, rng):
+    """(vectors, eigenvalues) of the sparse reduced problem by LOBPCG, B-orthonormal
+    and in increasing order, or None when the residuals stay above tolerance."""
+    size = A.shape[0]
+    m = min(n_components + LOBPCG_GUARDS, size - 1)
+    X0 = rng.standard_normal((size, m))
+    diag = A.diagonal()
+    M = sparse.diags(1.0 / np.where(diag > 0, diag, 1.0))
+    ones = np.ones((size, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # non-convergence is checked below
+        vals, vecs = lobpcg(A, X0, B=B, M=M, Y=ones, largest=False, tol=LOBPCG_TOL * np.sqrt(
+            np.abs(diag).mean()), maxiter=LOBPCG_MAX_ITER)
+    order = np.argsort(vals)[:n_components]
+    vals, vecs = vals[order], vecs[:, order]
+    Av, Bv = A @ vecs, B @ vecs
+    residual = np.linalg.norm(Av - Bv * vals, axis=0) / np.maximum(
+        np.linalg.norm(Av, axis=0) + np.abs(vals) * np.linalg.norm(Bv, axis=0), 1e-300)
+    if not np.all(residual <= 1e3 * LOBPCG_TOL):
+        return None
+    return vecs, vals

@@ -3,17 +3,17 @@
 :class:`Relations` records what sculpting restores for one neighbour graph
 (distances, each neighbour's most collinear neighbour and the angle to it) and
 evaluates the total error; :func:`sculpt` runs the paper's iterations on it. The
-relationships, the dropped-dimension caches and the errors are vectorised NumPy
-(in blocks of rows within scikit-learn's ``working_memory``); only the hill
-climber, which must see each move before the next, is compiled
-(:mod:`._kernels`, imported on first use), so a first fit waits for
-fewer of numba's compiles.
+relationships and the dropped-dimension caches are vectorised NumPy (in blocks of
+rows within scikit-learn's ``working_memory``); the hill climber, which must see
+each move before the next, and the total error of every iteration are compiled
+(:mod:`._kernels`, Cython, compiled when the package is built).
 """
 
 import numpy as np
 from sklearn.utils import gen_batches
 
 from .._blocks import rows_per_block
+from . import _kernels as K
 
 __all__ = ["Relations", "sculpt", "neighbor_relations", "junk_caches",
            "neighbor_distance_error"]
@@ -105,24 +105,10 @@ def junk_caches(J, nbr, far):
     return tuple(out)
 
 
-def _squared_lengths(T, nbr, far, junk, s2):
-    """sq_a = |p - v|^2, sq_b = |m - v|^2 and their dot product, dropped
-    dimensions included at scale s2, for every term (p, j); also far >= 0."""
-    A = T[:, None, :] - T[nbr]
-    has = far >= 0
-    B = T[np.where(has, far, 0)] - T[nbr]
-    sq_a = s2 * junk[0] + np.einsum("nkt,nkt->nk", A, A)
-    sq_b = s2 * junk[1] + np.einsum("nkt,nkt->nk", B, B)
-    dot = s2 * junk[2] + np.einsum("nkt,nkt->nk", A, B)
-    return sq_a, sq_b, dot, has
-
-
 class Relations:
     """The relationships to restore, for one neighbour graph (all (n, k))."""
 
     def __init__(self, X_rel, nbr, distances=None, move_rule="total"):
-        from . import _kernels as K  # numba, loaded on first use
-
         self.nbr = np.ascontiguousarray(nbr, dtype=np.int64)
         delta0, slot, theta0 = neighbor_relations(np.asarray(X_rel, dtype=float), self.nbr)
         if distances is not None:
@@ -138,22 +124,22 @@ class Relations:
         """The caches ``(junk_sq, junk_far, junk_dot)`` of the columns J to scale out."""
         return junk_caches(np.asarray(J, dtype=float), self.nbr, self.far)
 
+    def terms(self, junk):
+        """Every point's terms in one block each (:func:`._kernels.point_terms`), for
+        the passes with the dropped-dimension caches ``junk``."""
+        return K.point_terms(self.nbr, self.far, self.delta0, self.theta0, self.cos0, junk,
+                             self.rev)
+
     def no_junk(self):
         """The caches of a start with nothing left to scale out."""
         return tuple(np.zeros_like(self.delta0) for _ in range(3))
 
     def total_error(self, T, junk, s2):
         """Sum over all points of equation (1) with every weight 1."""
-        sq_a, sq_b, dot, has = _squared_lengths(T, self.nbr, self.far, junk, s2)
-        r = (self.delta0 - np.sqrt(sq_a)) / (2.0 * self.delta_ave)
-        denom = np.sqrt(sq_a * sq_b)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            c = np.where(denom > 0.0, dot / denom, 1.0)
-        # theta < theta0 exactly when cos(theta) > cos(theta0).
-        short = has & (c > self.cos0)
-        # Clipped: where short, c > cos0 >= -1 already; elsewhere unused.
-        a = np.where(short, (self.theta0 - np.arccos(np.clip(c, -1.0, 1.0))) / np.pi, 0.0)
-        return float(np.sum(r * r + a * a))
+        terms = np.empty_like(self.delta0)
+        K.total_terms(np.ascontiguousarray(T, dtype=float), self.nbr, self.far, self.delta0,
+                      self.theta0, self.cos0, junk, s2, self.delta_ave, terms)
+        return float(np.sum(terms))
 
     def mean_distance(self, T, junk, s2):
         """Mean over all neighbour pairs of the current distance (all dimensions)."""
@@ -177,13 +163,11 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
     eta : float, the final step size
     best_iter : int, the iteration whose state T holds
     """
-    from . import _kernels as K  # numba, loaded on first use
-
     n = T.shape[0]
     stamp = np.full(n, -1, dtype=np.int64)
     order = rng.permutation(n).astype(np.int64)
     free = np.flatnonzero(~heavy)
-    F, I = K.term_buffers(rel.nbr, rel.rev, T.shape[1])
+    terms = rel.terms(junk)
     has_junk = bool(np.any(junk[0]))
     errors = []
     best_err, best_iter, best_T = np.inf, -1, T.copy()
@@ -201,9 +185,8 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
                                      _MAX_EXPAND_ROUNDS)
             s2 = scale * scale
             start = int(free[rng.randint(free.size)]) if free.size else 0
-            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, rel.far,
-                                  rel.delta0, rel.theta0, rel.cos0, *junk, s2,
-                                  rel.delta_ave, stamp, it, heavy, w_adj, rel.rev, F, I)
+            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, terms, s2,
+                                  rel.delta_ave, stamp, it, heavy, w_adj)
             # Step 4c: keep the number of steps per iteration near the number of points.
             eta = eta * 1.1 if steps >= free.size else eta * 0.9
             err = rel.total_error(T, junk, s2)

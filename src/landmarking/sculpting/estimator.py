@@ -40,8 +40,8 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     scales the dimensions beyond ``n_components`` by ``scale_rate`` (re-expanding
     the kept ones to hold the mean neighbour distance), and restores the
     relationships by hill climbing on the kept dimensions, visiting the points
-    in breadth-first order from a random point. The inner pass is compiled with
-    numba and uses the paper's cache of the non-target contributions, so one
+    in breadth-first order from a random point. The inner pass is compiled
+    ahead of time (Cython) and uses the paper's cache of the non-target contributions, so one
     error evaluation costs O(k t) whatever the input dimension.
 
     Parameters
@@ -63,8 +63,10 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Hard cap on iterations (``min_iter`` is lowered to it if larger); None
         uses ``min_iter + 10 * patience``.
     preprocess : {"ltsa", "pca", "none"}, ndarray or estimator, default="ltsa"
-        Starting configuration. "ltsa" (the default) starts from scikit-learn's
-        LTSA embedding with the same ``n_neighbors`` (Euclidean neighbours,
+        Starting configuration. "ltsa" (the default) starts from the LTSA
+        embedding (local tangent space alignment, as scikit-learn's
+        ``LocallyLinearEmbedding(method="ltsa")``, in ``sculpting/ltsa.py``)
+        with the same ``n_neighbors`` (Euclidean neighbours,
         whatever ``metric``; a spectral start, already unfolded: sculpting then
         only restores the distances and angles, and ``scale_rate``,
         ``min_iter`` and the scaling phase play no part). "pca" is the paper's

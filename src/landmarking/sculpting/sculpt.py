@@ -11,8 +11,8 @@ The three layers, as umap's: :func:`manifold_sculpting` here (checks, the
 neighbour graph, the start, one call of the loop), the loop
 :func:`~landmarking.sculpting._loop.sculpt` with the relationships it restores
 (:mod:`._loop`, vectorised NumPy), and the compiled hill-climbing pass
-(:mod:`._kernels`, numba, imported on first use so that importing this module
-loads no numba). :class:`~landmarking.sculpting.estimator.ManifoldSculpting` is the
+(:mod:`._kernels`, Cython, compiled when the package is built).
+:class:`~landmarking.sculpting.estimator.ManifoldSculpting` is the
 estimator over this function.
 """
 
@@ -46,14 +46,11 @@ from .._validation import (
 from ..kernels import row_chunks
 from ..neighbors import Metric, nearest_neighbors
 from ._loop import Relations, neighbor_distance_error, sculpt
+from .ltsa import ltsa_embedding
 
 __all__ = ["manifold_sculpting", "SculptingResult", "SculptingWarning"]
 
 PREPROCESS_CHOICES = ("pca", "none", "ltsa")
-# Up to this many samples the "ltsa" start uses a dense eigensolver (0.75 s at
-# 2,000 points on one core, against 2.7 s for ARPACK's shift-invert); above it
-# the dense solver's O(n^3) loses.
-_LTSA_DENSE_MAX = 3000
 MOVE_RULES = ("total", "point")
 
 # Above this mean relative error of the neighbour distances the fit warns. A
@@ -124,19 +121,20 @@ def _calibrate(P, rel, *, linear):
     return P * (rel.delta_ave / mean) if mean > 0 else P
 
 
-def _ltsa_start(X, t, k, rng):
-    """LTSA's t-dimensional embedding of X with k neighbours (the "ltsa" start)."""
-    from sklearn.manifold import LocallyLinearEmbedding
-
+def _ltsa_start(X, t, nbr, euclidean, n_jobs, rng):
+    """LTSA's t-dimensional embedding of X (the "ltsa" start) over the Euclidean
+    k-neighbourhoods, k = ``nbr.shape[1]``: ``nbr`` itself when ``euclidean`` says
+    that it holds them."""
+    k = nbr.shape[1]
     if k <= t:
         raise ValueError(
             f"preprocess='ltsa' needs n_neighbors > n_components (got {k} <= {t}); "
             "raise n_neighbors or use preprocess='pca'."
         )
-    solver = "dense" if X.shape[0] <= _LTSA_DENSE_MAX else "arpack"
-    return LocallyLinearEmbedding(
-        n_neighbors=k, n_components=t, method="ltsa", eigen_solver=solver,
-        random_state=rng.randint(np.iinfo(np.int32).max)).fit_transform(X)
+    seed = rng.randint(np.iinfo(np.int32).max)
+    if not euclidean:
+        nbr = nearest_neighbors(X, k, n_jobs=n_jobs)[1]
+    return ltsa_embedding(X, nbr, t, np.random.RandomState(seed))
 
 
 def _restoring_step(T, rel, rows=slice(None)):
@@ -318,11 +316,12 @@ def neighbor_graph(X, k, neighbors, *, metric, n_jobs):
         raise ValueError("neighbor distances must be finite, >= 0 and shaped like the indices.")
     return idx.astype(np.int64), dist
 
-def _start(X, X_rel, rel, t, exact_start, rng, preprocess):
-    """Starting configuration P (n, p >= t), centred, in the data's units."""
+def _start(X, X_rel, rel, t, exact_start, euclidean, n_jobs, rng, preprocess):
+    """Starting configuration P (n, p >= t), centred, in the data's units.
+    ``euclidean``: ``rel.nbr`` are the Euclidean neighbours that LTSA uses."""
     pre = preprocess
     if isinstance(pre, str) and pre == "ltsa":
-        pre = _ltsa_start(X, t, rel.nbr.shape[1], rng)
+        pre = _ltsa_start(X, t, rel.nbr, euclidean, n_jobs, rng)
     elif isinstance(pre, str):
         P = np.array(X_rel if pre == "pca" else X - X.mean(axis=0), dtype=float)
         if not exact_start:
@@ -393,7 +392,10 @@ def _sculpt_data(X, plan, *, preprocess, metric, clamp_indices, clamp_values, ne
     _check_shapes(X, t, k)
     clamp_idx, clamp_vals = check_clamps(clamp_indices, clamp_values, n, t)
     rng = check_random_state(rng)
-    check_memory(8 * n * (16 * k + 2 * X.shape[1]),
+    # The (n, k) tables of the relationships, and the climber's tables of every
+    # point's terms (three per neighbour: measured 205 bytes per point and neighbour
+    # with dropped dimensions, 300 while they are built).
+    check_memory(8 * n * (48 * k + 2 * X.shape[1]),
                  what=f"the neighbour tables of {n} points x {k} neighbours",
                  way_out="use fewer neighbours (n_neighbors) or fewer rows")
     with thread_limits(n_jobs):
@@ -407,7 +409,9 @@ def _sculpt_data(X, plan, *, preprocess, metric, clamp_indices, clamp_values, ne
                 "all neighbours coincide (mean neighbour distance 0); remove duplicate "
                 "rows or pass more distinct data."
             )
-        P = _start(X, X_rel, rel, t, exact_start=dist is None, rng=rng, preprocess=preprocess)
+        P = _start(X, X_rel, rel, t, exact_start=dist is None,
+                   euclidean=neighbors is None and metric == "euclidean", n_jobs=n_jobs,
+                   rng=rng, preprocess=preprocess)
         T = np.ascontiguousarray(P[:, :t])
         junk = rel.junk(P[:, t:])
         eta = rel.delta_ave

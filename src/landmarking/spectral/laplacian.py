@@ -19,6 +19,7 @@ from typing import Any, Literal, Self
 
 import numpy as np
 from scipy import linalg, sparse
+from scipy.sparse.csgraph import breadth_first_order
 from scipy.sparse.linalg import eigsh, lobpcg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
@@ -41,11 +42,12 @@ from ..graph import (
 )
 from ..neighbors import LazyNeighborIndex
 from .nystrom import nystrom_out_of_sample
+from .refine import refine_spectral_embedding
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "resolve_eigen_solver",
-           "EIGEN_SOLVERS"]
+           "low_frequency_bound", "EIGEN_SOLVERS"]
 
-EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg")
+EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg", "amg")
 
 #: Graphs up to this size are solved densely by ``eigen_solver="auto"``.
 DENSE_LIMIT = 2500
@@ -57,25 +59,179 @@ DENSE_LIMIT = 2500
 AUTO_ARPACK_TOL = 1e-6
 
 
+#: ``eigen_solver="auto"`` solves by LOBPCG with an AMG preconditioner (``"amg"``)
+#: when :func:`low_frequency_bound` of the graph is below this. Measured on 2
+#: shared cores, one BLAS thread (benchmarks/spectral_solvers.py): on the 10-NN
+#: graphs of Swiss rolls of 20,000-60,000 points (bounds 2.5e-4 to 3.9e-4) "amg"
+#: took 0.17-0.38 of ARPACK's time for 2 components and 0.47-1.34 for 10; of
+#: 10,000 points (7.3e-4) 0.6-1.7; on graphs with larger bounds ARPACK was
+#: faster: a uniform 3-cube (4.1e-3) by 1.3-2.5x, a 5-cube (3.5e-2) 1.6-2.9x,
+#: MNIST (0.11-0.15) 3.4-8.8x, 10-D normal points (0.26) 17-24x.
+AMG_BOUND_LIMIT = 5e-4
+#: Extra columns of the ``"amg"`` solver's block (guard vectors). Each guard
+#: saved a few iterations but cost more V-cycles than it saved: 2-D embeddings
+#: of Swiss rolls of 100,000 / 300,000 points took 39 / 56 column V-cycles with
+#: none, 58 / 95 with two; 10-D 140 against 163; a uniform 3-cube, whose 2nd and
+#: 3rd eigenvalues are 1% apart, 45 against 48, the same eigenvalues.
+AMG_GUARDS = 0
+#: Iterations of the ``"amg"`` solver when ``max_iter`` is None.
+AMG_MAX_ITER = 200
+#: :func:`low_frequency_bound` walks only edges heavier than this fraction of
+#: the heaviest (where that leaves the graph connected).
+NEGLIGIBLE_EDGE = 1e-6
+
+
+def _hop_distances(W, source):
+    """Hops from ``source`` to every node (breadth-first search on W's pattern),
+    or None when some node cannot be reached."""
+    n = W.shape[0]
+    order, parent = breadth_first_order(W, source, directed=True, return_predecessors=True)
+    if order.size < n:
+        return None
+    # Each node's depth in the search tree by pointer jumping: log2(depth)
+    # vectorised passes instead of a Python loop over the nodes.
+    hops = np.ones(n, dtype=np.int64)
+    hops[source] = 0
+    up = parent.astype(np.int64)
+    up[source] = source
+    while True:
+        further = up[up]
+        if np.array_equal(further, up):
+            return hops
+        hops += hops[up]
+        up = further
+
+
+def _rayleigh_quotient(W, deg, values):
+    """x^T L x / x^T D x for x = ``values`` less its D-weighted mean (None if x = 0)."""
+    x = values - np.dot(deg, values) / deg.sum()
+    scale = np.dot(deg * x, x)
+    if scale <= 0:
+        return None
+    return float(max(scale - np.dot(x, W @ x), 0.0) / scale)
+
+
+def low_frequency_bound(W: SparseMatrix, *, stop_above: float | None = None) -> float | None:
+    """An upper bound on lambda_1, the first nonzero eigenvalue of L x = lambda D x.
+
+    By the Rayleigh-Ritz principle any x with x^T D 1 = 0 has
+    lambda_1 <= x^T L x / x^T D x. This takes x = the hop distance from a
+    peripheral node (the farthest node from node 0, then the farthest from it:
+    two breadth-first searches), less its D-weighted mean: a function that
+    changes by at most one across an edge, so the bound is about the inverse
+    square of the graph's hop diameter. A k-NN graph sampled from a
+    low-dimensional manifold has a long diameter and a small lambda_1, where the
+    trailing eigenvalues crowd near 0 and Krylov solvers converge slowly; a
+    graph of high-dimensional data is a small world with a large lambda_1.
+    Measured on 10-NN graphs: a Swiss roll of 300,000 points 5.4e-5 (lambda_1 =
+    6.9e-6); MNIST's 60,000 digits 0.11 (lambda_1 = 4.8e-3). Cost: two
+    breadth-first searches and one product with W (0.07 s on MNIST's graph, 2
+    shared cores, against 3.8 s for its 10-D ARPACK solve in the same state).
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+        Symmetric nonnegative affinity.
+    stop_above : float or None
+        When the hop distance from node 0 (the first search) already gives a
+        bound above this, return that bound without the second search (the
+        peripheral node lowered the bound by 1.0x on MNIST's graph, 2-4x on
+        Swiss rolls): half the cost where the answer is clear.
+
+    Returns
+    -------
+    float or None
+        The bound, or None when the graph is disconnected (lambda_1 = 0).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> n = 100
+    >>> path = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1]).tocsr()
+    >>> lam1 = 1 - np.cos(np.pi / (n - 1))     # the chain's exact lambda_1
+    >>> bound = low_frequency_bound(path)
+    >>> bool(lam1 <= bound < 1.3 * lam1)
+    True
+    """
+    W = sparse.csr_matrix(W)
+    paths = W
+    light = W.data < NEGLIGIBLE_EDGE * W.data.max()
+    if np.any(light):
+        # Hops only along edges that carry weight: one far, wrong neighbour of
+        # an approximate search (a Gaussian weight of 2e-29 across a 30,000-point
+        # Swiss roll) shortened the hop distances and loosened the bound 1.5x.
+        paths = W.copy()
+        paths.data[light] = 0.0
+        paths.eliminate_zeros()
+    hops = _hop_distances(paths, 0)
+    if hops is None and paths is not W:
+        paths = W
+        hops = _hop_distances(W, 0)
+    if hops is None:
+        return None
+    deg = degree(W)
+    if stop_above is not None:
+        first = _rayleigh_quotient(W, deg, hops)
+        if first is not None and first > stop_above:
+            return first
+    return _rayleigh_quotient(W, deg, _hop_distances(paths, int(np.argmax(hops))))
+
+
+def _pyamg_available():
+    try:
+        import pyamg  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def resolve_eigen_solver(eigen_solver: str, n_samples: int, n_components: int,
-                         tol: float | None) -> tuple[str, float | None]:
+                         tol: float | None, affinity: SparseMatrix | None = None,
+                         ) -> tuple[str, float | None]:
     """The solver and tolerance that ``eigen_solver`` and ``tol`` stand for.
 
     ``"auto"``: dense LAPACK up to :data:`DENSE_LIMIT` points (or when the
-    eigenvectors asked for are a fifth of the points or more), else ARPACK with
-    ``tol`` (:data:`AUTO_ARPACK_TOL` when None). Any other solver is returned as
-    given.
+    eigenvectors asked for are a fifth of the points or more). Above, with
+    ``tol`` (:data:`AUTO_ARPACK_TOL` when None): ``"amg"`` (LOBPCG with pyamg's
+    smoothed-aggregation preconditioner) when the ``affinity`` is given and
+    :func:`low_frequency_bound` finds it below :data:`AMG_BOUND_LIMIT`: the graph
+    of a low-dimensional manifold, whose trailing eigenvalues crowd near 0, where
+    ARPACK needs thousands of products and the preconditioned block solver a few
+    dozen iterations. Else ARPACK, which is faster on the small-world graphs of
+    high-dimensional data (MNIST). Without pyamg (the optional ``amg`` extra)
+    every graph gets ARPACK: on Swiss rolls of 30,000 and 100,000 points LOBPCG
+    without a preconditioner took 1.8x and 1.3x ARPACK's time;
+    ``"lll-refine"`` took 0.9x and 0.4x, but stopped at residuals of 5e-6 and
+    4e-6 after its 100 iterations, and needs the data and LLL. A disconnected
+    graph, or none given, gets ARPACK. Any other solver is returned as given.
+
+    Parameters
+    ----------
+    eigen_solver : str
+    n_samples, n_components : int
+    tol : float or None
+    affinity : sparse matrix of shape (n_samples, n_samples), optional
+        The graph W, which ``"auto"`` looks at above the dense limit.
+
+    Returns
+    -------
+    (solver, tol)
     """
     if eigen_solver != "auto":
         return eigen_solver, tol
     k = n_components + 1
     if n_samples <= DENSE_LIMIT or k >= n_samples // 5:
         return "dense", tol
-    return "arpack", AUTO_ARPACK_TOL if tol is None else tol
+    tol = AUTO_ARPACK_TOL if tol is None else tol
+    if affinity is not None:
+        bound = low_frequency_bound(affinity, stop_above=10 * AMG_BOUND_LIMIT)
+        if bound is not None and bound < AMG_BOUND_LIMIT and _pyamg_available():
+            return "amg", tol
+    return "arpack", tol
 
 
 def spectral_embedding(W: SparseMatrix, n_components: int, *,
-                       eigen_solver: Literal["auto", "dense", "arpack", "lobpcg"] = "auto",
+                       eigen_solver: Literal["auto", "dense", "arpack", "lobpcg", "amg"] = "auto",
                        tol: float | None = None, max_iter: int | None = None,
                        random_state: RandomStateLike = None,
                        ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -87,16 +243,21 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
         Symmetric nonnegative affinity with no isolated point.
     n_components : int
         Eigenvectors to return after the trivial one.
-    eigen_solver : {"auto", "dense", "arpack", "lobpcg"}
+    eigen_solver : {"auto", "dense", "arpack", "lobpcg", "amg"}
         ``"dense"``: LAPACK on the full matrix (n up to a few thousand);
         ``"arpack"``: ``scipy.sparse.linalg.eigsh`` on S = D^-1/2 W D^-1/2 for its
         largest eigenvalues (no factorisation); ``"lobpcg"``: the same with
-        LOBPCG, started from the known trivial eigenvector; ``"auto"``: dense up
-        to 2,500 points, else arpack to residuals near 1e-6
-        (:func:`resolve_eigen_solver`).
+        LOBPCG, started from the known trivial eigenvector; ``"amg"``: LOBPCG on
+        I - S with pyamg's smoothed-aggregation preconditioner (the optional
+        ``amg`` extra), from a random block (:data:`AMG_GUARDS` extra
+        columns); ``"auto"``: dense up to 2,500 points, else ``"amg"`` where the
+        graph is that of a low-dimensional manifold (:func:`low_frequency_bound`
+        below :data:`AMG_BOUND_LIMIT`) and pyamg is installed, else arpack, to
+        residuals near 1e-6 (:func:`resolve_eigen_solver`).
     tol, max_iter : float, int or None
         Passed to the iterative solvers (tol None: ARPACK to machine precision,
-        scipy's default for LOBPCG, :data:`AUTO_ARPACK_TOL` for ``"auto"``'s ARPACK).
+        scipy's default for LOBPCG, :data:`AUTO_ARPACK_TOL` for ``"amg"`` and
+        ``"auto"``'s solvers; max_iter None: :data:`AMG_MAX_ITER` for ``"amg"``).
     random_state : int, RandomState or None
         Starting vectors of the iterative solvers.
 
@@ -132,8 +293,10 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
             "the affinity's degrees underflow (weights near 1e-300): the bandwidth "
             "is far smaller than the neighbour distances; use a larger bandwidth."
         )
-    eigen_solver, tol = resolve_eigen_solver(eigen_solver, n, n_components, tol)
+    eigen_solver, tol = resolve_eigen_solver(eigen_solver, n, n_components, tol, affinity=W)
     rng = check_random_state(random_state)
+    if eigen_solver == "amg":
+        return _amg_embedding(W, n_components, tol, max_iter, rng)
     if eigen_solver == "dense":
         check_memory(24 * n * n,
                      what=f"the dense {n} x {n} eigenproblem of exact Laplacian eigenmaps",
@@ -167,6 +330,36 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
     mu, U = mu[order], U[:, order]
     embedding = U[:, 1:] * inv_sqrt[:, None]
     return deterministic_signs(embedding), 1.0 - mu[1:]
+
+
+def _amg_embedding(W, n_components, tol, max_iter, rng):
+    """``eigen_solver="amg"``: LOBPCG on L_sym with pyamg's smoothed-aggregation
+    preconditioner from a random block of ``n_components + AMG_GUARDS`` columns
+    (:func:`~landmarking.spectral.refine.refine_spectral_embedding`), to
+    eigenvector residuals of at most ``tol``."""
+    start = rng.standard_normal((W.shape[0], n_components + AMG_GUARDS))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            embedding, eigenvalues, info = refine_spectral_embedding(
+                W, start, n_components=n_components,
+                tol=AUTO_ARPACK_TOL if tol is None else tol,
+                max_iter=AMG_MAX_ITER if max_iter is None else max_iter,
+                preconditioner="amg")
+    except ImportError as exc:
+        raise ImportError(
+            "eigen_solver='amg' needs pyamg, which is not installed; install the "
+            "optional extra with `pip install \"landmarking[amg]\"`, or use "
+            "eigen_solver='auto' or 'arpack'."
+        ) from exc
+    if not info.converged:
+        warnings.warn(
+            f"eigen_solver='amg' stopped after {info.n_iter} iterations with "
+            f"eigenvector residual {info.residuals.max():.2g} > tol; raise max_iter "
+            "or use eigen_solver='arpack'.",
+            RuntimeWarning, stacklevel=3,
+        )
+    return embedding, eigenvalues
 
 
 def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbors,
@@ -210,9 +403,12 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
         approximate from there on when ``n_neighbors`` is at most
         :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data).
-    eigen_solver : {"auto", "dense", "arpack", "lobpcg", "lll-refine"}, default="auto"
+    eigen_solver : {"auto", "dense", "arpack", "lobpcg", "amg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding` (``"auto"``: dense up to 2,500 points,
-        else ARPACK; resolved into ``eigen_solver_``); ``"lll-refine"``: Locally Linear
+        else LOBPCG with an AMG preconditioner on the graph of a low-dimensional
+        manifold, where ARPACK converges slowly, and ARPACK on other graphs;
+        without pyamg, the ``amg`` extra, always ARPACK; resolved into
+        ``eigen_solver_``); ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
         (:func:`~landmarking.lll.refined.lll_refined_embedding`, with
         guard columns): the exact eigenvectors.
@@ -279,7 +475,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                  bandwidth: float | Literal["auto"] = "auto",
                  symmetrize: Literal["union", "mean"] = "union",
                  neighbors_method: Literal["auto", "exact", "approximate"] = "auto",
-                 eigen_solver: Literal["auto", "dense", "arpack", "lobpcg",
+                 eigen_solver: Literal["auto", "dense", "arpack", "lobpcg", "amg",
                                        "lll-refine"] = "auto",
                  tol: float | None = None, max_iter: int | None = None,
                  n_jobs: int | None = None, random_state: RandomStateLike = None,
@@ -336,9 +532,10 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                 W = check_affinity(affinity, X.shape[0])
                 self.bandwidth_ = None
             self.n_connected_components_ = check_connected(W)
-            self.eigen_solver_ = resolve_eigen_solver(self.eigen_solver, X.shape[0],
-                                                      self.n_components, self.tol)[0]
             with stage(timings, "eigensolver"):
+                # "auto" looks at the graph (low_frequency_bound) once, here.
+                self.eigen_solver_, tol = resolve_eigen_solver(
+                    self.eigen_solver, X.shape[0], self.n_components, self.tol, affinity=W)
                 self.refine_result_ = None
                 if self.eigen_solver == "lll-refine":
                     # Loaded here, not at the top: LLL's weights load numba, which
@@ -351,11 +548,11 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                                               random_state=self.random_state)
                 else:
                     self.embedding_, self.eigenvalues_ = spectral_embedding(
-                        W, self.n_components, eigen_solver=self.eigen_solver, tol=self.tol,
+                        W, self.n_components, eigen_solver=self.eigen_solver_, tol=tol,
                         max_iter=self.max_iter, random_state=self.random_state)
         self.timings_ = timings
         if self.verbose:
-            print("LaplacianEigenmaps: " + ", ".join(
+            print(f"LaplacianEigenmaps (eigen_solver_={self.eigen_solver_!r}): " + ", ".join(
                 f"{k} {v:.2f} s" for k, v in timings.items()))
 
     def transform(self, X: MatrixLike) -> np.ndarray:

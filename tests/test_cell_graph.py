@@ -1,0 +1,118 @@
+"""The k-NN graph from the landmarks' cells (landmarking.lll.cell_graph)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_swiss_roll
+
+from landmarking._parallel import thread_limits
+from landmarking.lll.cell_graph import cell_graph
+from landmarking.lll.estimator import LocallyLinearLandmarks
+from landmarking.lll.lll import _LocalMap, _weights_of_block
+from landmarking.neighbors import exact_knn
+
+
+def _nearest_landmarks(X, T, k):
+    idx, _ = _weights_of_block(X, _LocalMap(T, k, 1e-3, X.shape[1], 4096))
+    return idx
+
+
+def _recall(indices, exact):
+    return np.mean([len(set(a) & set(b)) for a, b in zip(indices, exact, strict=True)]) / \
+        exact.shape[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lists_are_the_exact_nearest_of_their_candidates(dtype):
+    # A list holds exact distances, sorted, never the point itself, and (with
+    # candidates enough: every candidate computed here) the k nearest of the
+    # points in the cells the point's cell probes: a brute force over the same
+    # candidates agrees.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 12)).astype(dtype)
+    T = X[::20].astype(np.float64)
+    nearest = _nearest_landmarks(X, T, 3)
+    d, i = cell_graph(X, T, nearest, 6)
+    X64 = X.astype(np.float64)
+    np.testing.assert_allclose(d, np.linalg.norm(X64[i] - X64[:, None], axis=2), rtol=1e-12)
+    assert np.all(np.diff(d, axis=1) >= 0) and not np.any(i == np.arange(1200)[:, None])
+    cells = nearest[:, 0]
+    for q in range(0, 1200, 37):
+        mates = np.flatnonzero(cells == cells[q])
+        probed = np.unique(nearest[mates])
+        cand = np.flatnonzero(np.isin(cells, probed))
+        cand = cand[cand != q]
+        dist = np.linalg.norm(X64[cand] - X64[q], axis=1)
+        np.testing.assert_array_equal(i[q], cand[np.lexsort((cand, dist))][:6])
+
+
+def test_recall_on_a_seeded_roll_and_no_dependence_on_threads():
+    # On a manifold of low dimension the cells hold the neighbours: recall >= 0.99
+    # against the exact lists; the lists are the same bits on any thread count.
+    X, _ = make_swiss_roll(6000, noise=0.05, random_state=1)
+    T = X[np.random.default_rng(1).choice(6000, 400, replace=False)]
+    nearest = _nearest_landmarks(X, T, 5)
+    _, exact = exact_knn(X, 10)
+    out = []
+    for threads in (1, 2):
+        with thread_limits(threads):
+            out.append(cell_graph(X, T, nearest, 10))
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    assert _recall(out[0][1], exact) >= 0.99
+
+
+def test_recall_on_digits_grows_with_the_probes():
+    from landmarking.datasets import load_mnist
+
+    X = load_mnist()[0][:6000]
+    T = X[::30].astype(np.float64)
+    nearest = _nearest_landmarks(X, T, 5)
+    _, exact = exact_knn(X, 10)
+    recalls = [_recall(cell_graph(X, T, nearest, 10, n_probes=p)[1], exact)
+               for p in (1, 3, 5)]
+    assert recalls[0] < recalls[1] < recalls[2]
+    assert recalls[2] >= 0.9
+
+
+def test_points_whose_cells_hold_too_few_get_their_exact_neighbours():
+    # Four points per cell and one probe: too few candidates for k = 6, so each
+    # list comes from the exact search over every point.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    T = X[::4]
+    nearest = _nearest_landmarks(X, T, 2)
+    d, i = cell_graph(X, T, nearest, 6, n_probes=1)
+    d_ex, i_ex = exact_knn(X, 6)
+    short = np.bincount(nearest[:, 0], minlength=len(T))[nearest[:, 0]] <= 6
+    assert short.any()
+    np.testing.assert_array_equal(i[short], i_ex[short])
+    np.testing.assert_allclose(d[short], d_ex[short], rtol=1e-12)
+
+
+def test_bad_arguments():
+    X = np.random.default_rng(3).normal(size=(50, 3))
+    nearest = _nearest_landmarks(X, X[::5], 2)
+    with pytest.raises(ValueError, match="n_neighbors=50 must be smaller"):
+        cell_graph(X, X[::5], nearest, 50)
+    with pytest.raises(ValueError, match="n_probes"):
+        cell_graph(X, X[::5], nearest, 3, n_probes=0)
+
+
+def test_lll_on_the_cell_graph():
+    # The LLL embedding on the cell graph is the one on the exact graph up to the
+    # graphs' few differences, with the search's time recorded.
+    from landmarking.metrics import procrustes_error
+
+    X, _ = make_swiss_roll(4000, random_state=4)
+    cells = LocallyLinearLandmarks(n_landmarks=300, neighbors_method="cells",
+                                   random_state=0).fit(X)
+    exact = LocallyLinearLandmarks(n_landmarks=300, neighbors_method="exact",
+                                   random_state=0).fit(X)
+    error = procrustes_error(cells.embedding_, exact.embedding_)
+    assert 0 < error < 1e-3
+    assert "neighbors" in cells.timings_
+    from scipy import sparse
+
+    with pytest.raises(ValueError, match="neighbors_method='cells' searches dense data"):
+        LocallyLinearLandmarks(n_landmarks=30, neighbors_method="cells").fit(
+            sparse.csr_matrix(X[:500]))
