@@ -356,8 +356,8 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
             search = lambda: cell_graph(X, T, nearest, p.n_neighbors)  # noqa: E731
         W, bandwidth = neighbor_graph(
             X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
-            method=method, random_state=p.random_state,
-            n_jobs=p.n_jobs, timings=timings, search=search)
+            method=None if search is not None else p.neighbors_method,
+            random_state=p.random_state, n_jobs=p.n_jobs, timings=timings, search=search)
     else:
         with stage(timings, "affinity"):  # checking the given graph
             W = check_affinity(affinity, X.shape[0])
