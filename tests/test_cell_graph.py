@@ -132,8 +132,10 @@ def test_auto_takes_the_cells_for_large_dense_data(n, n_landmarks, k_z, expected
 
     from landmarking.lll.fit import graph_search
 
-    X = np.zeros((n, 3))
+    X = np.zeros((n, 4))
     assert graph_search(X, "auto", 10, n_landmarks, k_z) == expected
+    # Three features or fewer: the exact KD-tree (neighbors' own "auto").
+    assert graph_search(X[:, :3], "auto", 10, n_landmarks, k_z) == "exact"
     assert graph_search(sparse.csr_matrix(X), "auto", 10, n_landmarks, k_z) == "exact"
     assert graph_search(X, "exact", 10, n_landmarks, k_z) == "exact"
 

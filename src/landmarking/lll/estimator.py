@@ -67,8 +67,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         found anyway: :func:`~landmarking.lll.cell_graph.cell_graph`;
         approximate, parallel, dense data), or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points; from
-        there on, for dense data, the cells when ``n_landmark_neighbors`` is at
-        least 3 and a cell holds at most 1,000 points on average
+        there on, for dense data, scikit-learn's exact KD-tree for at most 3
+        features, else the cells when ``n_landmark_neighbors`` is at least 3
+        and a cell holds at most 1,000 points on average
         (:func:`~landmarking.lll.fit.graph_search`), else approximate when
         ``n_neighbors`` is at most
         :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`. The choice is

@@ -38,7 +38,7 @@ from ..graph import (
     column_signs,
     neighbor_graph,
 )
-from ..neighbors import APPROXIMATE_MIN_SAMPLES
+from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
 from ..neighbors import _resolve_method as resolve_search
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
@@ -415,14 +415,17 @@ def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int, n_landm
     "auto" takes the landmarks' cells where they are cheaper than an HNSW index
     and as accurate (see :data:`CELLS_MIN_PROBES`, :data:`CELLS_MAX_MEAN_SIZE`):
     dense data of at least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES`
-    points, at least :data:`CELLS_MIN_PROBES` nearest landmarks per point, cells
-    of at most :data:`CELLS_MAX_MEAN_SIZE` points on average; else the choice of
+    points and more than :data:`~landmarking.neighbors.TREE_MAX_FEATURES`
+    features (fewer get the exact KD-tree), at least :data:`CELLS_MIN_PROBES`
+    nearest landmarks per point, cells of at most :data:`CELLS_MAX_MEAN_SIZE`
+    points on average; else the choice of
     :func:`~landmarking.neighbors.nearest_neighbors`.
     """
     if neighbors_method != "auto":
         return neighbors_method
     n = X.shape[0]
     if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
+            and X.shape[1] > TREE_MAX_FEATURES
             and n_probes >= CELLS_MIN_PROBES and n <= CELLS_MAX_MEAN_SIZE * n_landmarks):
         return "cells"
     found = resolve_search("auto", n, "euclidean", X, n_neighbors)
