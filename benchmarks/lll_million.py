@@ -86,7 +86,9 @@ import numpy as np
 import umap
 with open({path!r}, "rb") as f:  # the first n rows only, read into memory
     version = np.lib.format.read_magic(f)
-    shape, _, dtype = np.lib.format._read_array_header(f, version)
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, _, dtype = read_header(f)
     X = np.fromfile(f, dtype=dtype, count={n} * shape[1]).reshape({n}, shape[1])
 start = time.perf_counter()
 embedding = umap.UMAP(n_components=2, random_state=0).fit_transform(X)
