@@ -61,8 +61,8 @@ Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 #: (0.998) at 5,000 points, 0.88 / 0.56 (0.997) at 10,000, 2.70 / 0.95 (0.996) at
 #: 20,000, 9.93 / 1.85 (0.994) at 40,000; k = 50: 0.57 / 0.42, 1.21 / 0.83,
 #: 3.55 / 1.47, 11.8 / 3.21. A first call in a new process adds about 0.4 s to
-#: either (loading usearch, and then numba's cached code, which the kernels compiled
-#: ahead of time no longer need; benchmarks/first_call.py: 60,000 digits, k = 10,
+#: either (loading usearch and the compiled kernels; benchmarks/first_call.py:
+#: 60,000 digits, k = 10,
 #: approximate 3.47 s first, 3.09 s warm). At 5,000 points the two
 #: cost the same and the exact lists win; from 10,000 on the approximate search
 #: is 1.5-5.4x faster at recall >= 0.99.
