@@ -90,7 +90,7 @@ import sys, warnings
 import numpy as np
 from sklearn.datasets import make_swiss_roll
 import landmarking as lm
-from landmarking.lll import lll as lll_numpy
+from landmarking.lll import _numpy as lll_numpy
 warnings.simplefilter("ignore")
 lll_numpy.DENSE_LIMIT = 40  # the sparse reduced problem too
 for dtype in (np.float64, np.float32):

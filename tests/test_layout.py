@@ -118,3 +118,31 @@ def test_torch_is_named_only_in_the_bindings(module):
     if re.search(r"^\s*(import torch|from torch)|\bimport_torch\(|\bto_tensor\(", source,
                  flags=re.MULTILINE):
         assert module in TORCH_MODULES
+
+
+# The same role has the same file name in every method package, so that a reader
+# who knows one package finds the parts of another: the estimator, the NumPy
+# backend beside its compiled kernels, the torch backend, the backend binding, the
+# refinement and the diagnostics. (The Laplacian's estimator and function share
+# ``spectral/laplacian.py``; Manifold Sculpting's loop is ``sculpting/_loop.py``.)
+ROLES = {
+    "estimator.py": ("gp", "lll", "sculpting"),
+    "_numpy.py": ("gp", "lll"),
+    "_kernels.pyx": ("gp", "lll", "sculpting"),
+    "_torch.py": ("gp", "lll"),
+    "backend.py": ("gp", "lll"),
+    "refine.py": ("gp", "lll", "spectral"),
+    "diagnostics.py": ("gp", "lll"),
+}
+# Names the same roles had before, which must not come back.
+RETIRED = ("lll/lll.py", "lll/refined.py")
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_method_packages_name_each_role_alike(role):
+    missing = [package for package in ROLES[role] if not (PACKAGE / package / role).exists()]
+    assert missing == []
+
+
+def test_retired_module_names_are_gone():
+    assert [name for name in RETIRED if (PACKAGE / name).exists()] == []

@@ -9,10 +9,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.graph import DisconnectedGraphWarning, knn_affinity
 from landmarking.lll import _kernels as lll_kernels
-from landmarking.lll import lll as lll_module
+from landmarking.lll import _numpy as lll_module
+from landmarking.lll._numpy import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
-from landmarking.lll.lll import reconstruction_weights
 from landmarking.lll.model_selection import format_table, sweep_lll
 from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.local_weights import local_affine_weights
@@ -632,8 +632,8 @@ def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monk
 
 
 def test_backend_on_the_cpu_is_the_numpy_path():
+    from landmarking.lll._numpy import reduced_problem
     from landmarking.lll.backend import lll_backend
-    from landmarking.lll.lll import reduced_problem
     from landmarking.lll.out_of_sample import lll_map_rows
 
     backend = lll_backend("cpu")

@@ -5,12 +5,12 @@ One module per part (a reader finds each algorithm by its file name):
 - :mod:`.estimator`: :class:`LocallyLinearLandmarks`, the scikit-learn estimator;
 - :mod:`.fit`: :func:`locally_linear_landmarks`, the function behind it (every stage,
   end to end), and its :class:`LLLResult`;
-- :mod:`~landmarking.lll.lll`: the numerics of the NumPy path: the weights Z
+- :mod:`._numpy`: the NumPy backend: the weights Z
   (``reconstruction_weights``), the reduced problem A~, B~ and its eigenvectors;
 - :mod:`.out_of_sample`: :func:`lll_out_of_sample`, the map of new points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
 - :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
-- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refined` (the exact
+- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refine` (the exact
   eigenvectors from an LLL start), :mod:`.model_selection` (:func:`sweep_lll`).
 
 The public names below are resolved on first access (PEP 562), so importing this

@@ -410,7 +410,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         without pyamg, the ``amg`` extra, always ARPACK; resolved into
         ``eigen_solver_``); ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
-        (:func:`~landmarking.lll.refined.lll_refined_embedding`, with
+        (:func:`~landmarking.lll.refine.lll_refined_embedding`, with
         guard columns): the exact eigenvectors.
     tol : float or None, default=None
         Tolerance of the iterative eigensolvers.
@@ -540,7 +540,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                 if self.eigen_solver == "lll-refine":
                     # Loaded here, not at the top: LLL's modules, which the other
                     # solvers never need (import landmarking stays light).
-                    from ..lll.refined import lll_refined_embedding
+                    from ..lll.refine import lll_refined_embedding
 
                     self.embedding_, self.eigenvalues_, self.refine_result_ = \
                         lll_refined_embedding(X, W, self.n_components, tol=self.tol,

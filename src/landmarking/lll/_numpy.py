@@ -1,4 +1,5 @@
-"""Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML 2013): the numerics.
+"""The NumPy backend of Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML
+2013): the numerics on the host.
 
 A fast approximate solver for Laplacian eigenmaps. Each point y_n is written as
 an affine combination of its K_Z nearest landmarks, Y ~ Y~ Z (Z sparse, columns
@@ -10,7 +11,8 @@ x_0 = X~ z_0 (:func:`~landmarking.lll.out_of_sample.lll_out_of_sample`).
 In code Z is stored transposed, as a sparse (N x L) matrix with one row of K_Z
 weights per point.
 
-This module holds the NumPy path of the two large computations,
+This module (named ``_numpy`` like GP's NumPy backend, :mod:`landmarking.gp._numpy`)
+holds the NumPy path of the two large computations,
 :func:`reconstruction_weights` (Z) and :func:`reduced_problem` (A~, B~), and
 :func:`solve_reduced_problem`, the small eigenproblem every path shares. Their
 compiled loops live in :mod:`._kernels`; the torch path, for ``device=...``,
