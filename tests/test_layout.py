@@ -146,3 +146,22 @@ def test_method_packages_name_each_role_alike(role):
 
 def test_retired_module_names_are_gone():
     assert [name for name in RETIRED if (PACKAGE / name).exists()] == []
+
+
+# Every method's parameter rules are one module constant, PARAMETER_RULES, in the
+# module of its public function; the estimator checks the same table.
+RULES = [("landmarking.gp.learn", "landmarking.gp.estimator", "GPLandmarks"),
+         ("landmarking.lll.fit", "landmarking.lll.estimator", "LocallyLinearLandmarks"),
+         ("landmarking.sculpting.sculpt", "landmarking.sculpting.estimator",
+          "ManifoldSculpting"),
+         ("landmarking.spectral.laplacian", "landmarking.spectral.laplacian",
+          "LaplacianEigenmaps")]
+
+
+@pytest.mark.parametrize(("rules", "module", "estimator"), RULES)
+def test_parameter_rules_live_beside_the_public_function(rules, module, estimator):
+    from importlib import import_module
+
+    table = import_module(rules).PARAMETER_RULES
+    assert getattr(import_module(module), estimator)._parameter_rules is table
+    assert "PARAMETER_RULES" in import_module(rules).__all__

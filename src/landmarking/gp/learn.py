@@ -23,13 +23,35 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._parallel import NJobs
 from .._typing import ArrayLike, DeviceLike, MatrixLike
+from .._validation import SPACES, Condition, Either, Integer, Options, is_real_number
 from ..spaces import project
 from .backend import GPBackend, gp_backend
 from .objective import RIDGE, _objectives, greedy_order, max_steps
 from .sampling import Sample, draw_sample
 
-__all__ = ["learn_gp_landmarks"]
+__all__ = ["learn_gp_landmarks", "PARAMETER_RULES"]
+
+#: The parameters of GP landmarking and their rules, in the order they are checked
+#: (the estimator's ``_parameter_rules``; :func:`learn_gp_landmarks` checks those it
+#: takes, with ``n_steps`` and ``block_size`` resolved: no None, no "auto").
+PARAMETER_RULES = {
+    "n_landmarks": Integer(),
+    "n_steps": Either(None, Either(
+        "auto", Integer(), "n_steps must be a positive int, 'auto' or None, got {value!r}.")),
+    "refine": Integer(minimum=0),
+    "block_size": Either("auto", Integer()),
+    "n_jobs": NJobs(),
+    "batch_size": Integer(),
+    "space": Options(*SPACES),
+    "chunk_size": Either(None, Integer()),
+    "s0": Condition(lambda s0: is_real_number(s0) and not s0 < 0,
+                    "s0 must be a number >= 0, got {value!r}."),
+    "tau": Condition(lambda tau: is_real_number(tau) and 0 < tau <= 1,
+                     "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
+                     "convergence), got {value!r}."),
+}
 
 
 def _initial_point(k, init, mean, std, rng, space):

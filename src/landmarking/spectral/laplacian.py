@@ -45,7 +45,7 @@ from .nystrom import nystrom_out_of_sample
 from .refine import refine_spectral_embedding
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "resolve_eigen_solver",
-           "low_frequency_bound", "EIGEN_SOLVERS"]
+           "low_frequency_bound", "EIGEN_SOLVERS", "PARAMETER_RULES"]
 
 EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg", "amg")
 
@@ -379,6 +379,17 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
     return Y
 
 
+#: The parameters of :class:`LaplacianEigenmaps` and their rules, in the order they
+#: are checked (the estimator's ``_parameter_rules``).
+PARAMETER_RULES = {
+    **GRAPH_PARAMETER_RULES,
+    "n_components": Integer(),
+    "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
+    "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
+                     "{name} must be None or a number >= 0, got {value!r}."),
+}
+
+
 class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                          BaseEstimator):
     """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
@@ -463,13 +474,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
     (500, 2)
     """
 
-    _parameter_rules = {
-        **GRAPH_PARAMETER_RULES,
-        "n_components": Integer(),
-        "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
-        "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
-                         "{name} must be None or a number >= 0, got {value!r}."),
-    }
+    _parameter_rules = PARAMETER_RULES
 
     def __init__(self, *, n_components: int = 2, n_neighbors: int = 10,
                  bandwidth: float | Literal["auto"] = "auto",
