@@ -136,9 +136,9 @@ def _minimum_and_zero_rows(block):
 # ``_parameter_constraints`` idea), and checks them all with one call of
 # :func:`check_params` at the top of ``fit``. A method package keeps the table as
 # ``PARAMETER_RULES`` in the module of its public function, which checks the same
-# rules, and its estimator names it (``_parameter_rules = PARAMETER_RULES``). A rule's error names the parameter,
-# the value and what to pass instead, with the same words as the ``check_*``
-# functions above.
+# rules, and its estimator names it (``_parameter_rules = PARAMETER_RULES``). A
+# rule's error names the parameter, the value and what to pass instead, with the
+# same words as the ``check_*`` functions above.
 
 
 class Integer:
