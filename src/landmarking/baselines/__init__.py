@@ -27,8 +27,10 @@ hold their candidate rows in memory (all rows when ``subsample=None``), and
 k-means and NMF hold all rows: those refuse a larger-than-memory input with a
 ``MemoryError`` that names the alternative.
 
-The names are resolved on first use (PEP 562), so importing this package imports
-none of its modules.
+The estimators are imported from ``landmarking`` (``from landmarking import
+KMeansLandmarks``), each name from one place; this package offers the tool that is
+its own, :func:`kl_nmf_weights`, resolved on first use (PEP 562), so importing
+this package imports none of its modules.
 """
 
 from typing import TYPE_CHECKING
@@ -37,11 +39,6 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "RandomLandmarks": ".random",
-    "ActiveLearningLandmarks": ".active_learning",
-    "RPCholeskyLandmarks": ".rp_cholesky",
-    "KMeansLandmarks": ".kmeans",
-    "NMFLandmarks": ".nmf",
     "kl_nmf_weights": ".nmf",
 }
 
@@ -49,10 +46,6 @@ __all__ = list(_EXPORTS)
 
 # Static tools read these ordinary imports; at run time __getattr__ loads the names.
 if TYPE_CHECKING:
-    from .active_learning import ActiveLearningLandmarks  # noqa: F401
-    from .kmeans import KMeansLandmarks  # noqa: F401
-    from .nmf import NMFLandmarks, kl_nmf_weights  # noqa: F401
-    from .random import RandomLandmarks  # noqa: F401
-    from .rp_cholesky import RPCholeskyLandmarks  # noqa: F401
+    from .nmf import kl_nmf_weights  # noqa: F401
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -13,8 +13,12 @@ One module per part (a reader finds each algorithm by its file name):
 - :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refine` (the exact
   eigenvectors from an LLL start), :mod:`.model_selection` (:func:`sweep_lll`).
 
-The public names below are resolved on first access (PEP 562), so importing this
-package imports none of its modules.
+The public names below are the method's own (the result of
+:func:`locally_linear_landmarks` and the warning of a poor fit); the estimator and
+the functions :func:`locally_linear_landmarks`, :func:`lll_out_of_sample` and
+:func:`sweep_lll` are imported from ``landmarking``, each name from one place. They
+are resolved on first access (PEP 562), so importing this package imports none of
+its modules.
 """
 
 from typing import TYPE_CHECKING
@@ -23,11 +27,8 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "LocallyLinearLandmarks": ".estimator",
-    "locally_linear_landmarks": ".fit",
     "LLLResult": ".fit",
-    "lll_out_of_sample": ".out_of_sample",
-    "sweep_lll": ".model_selection",
+    "LandmarkSpanWarning": ".diagnostics",
 }
 
 __all__ = list(_EXPORTS)
@@ -35,10 +36,8 @@ __all__ = list(_EXPORTS)
 # Static tools (type checkers, IDEs) read these ordinary imports; at run time the
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
-    from .estimator import LocallyLinearLandmarks  # noqa: F401
-    from .fit import LLLResult, locally_linear_landmarks  # noqa: F401
-    from .model_selection import sweep_lll  # noqa: F401
-    from .out_of_sample import lll_out_of_sample  # noqa: F401
+    from .diagnostics import LandmarkSpanWarning  # noqa: F401
+    from .fit import LLLResult  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
