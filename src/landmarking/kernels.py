@@ -147,10 +147,11 @@ AUTO_MANIFOLD_RATIO = 5.0
 
 
 #: Rows per block of the variance rule's pass over the data, so that a block's
-#: float64 deviations stay small (MNIST 50,000: 0.2 s, against 0.5 s and more for
-#: one block of all rows on the shared machine; the same width to 1e-13). The
-#: same blocks for every kind of input (not a Zarr or Dask array's own chunks), so
-#: that the width, and "auto" with it, is the same bits in every container.
+#: float64 deviations stay small and in cache (quicker than one block of all rows,
+#: the same width to 1e-13; the timing is in CHANGELOG.md, "Measurements retired
+#: from source comments"). The same blocks for every kind of input (not a Zarr or
+#: Dask array's own chunks), so that the width, and "auto" with it, is the same
+#: bits in every container.
 VARIANCE_BLOCK_ROWS = 4096
 
 

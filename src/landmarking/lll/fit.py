@@ -65,10 +65,9 @@ LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
 CELLS_MIN_PROBES = 3
 #: ... and a cell holds at most this many points on average (a cell's points
 #: are searched together against the points of the cells they bring: few
-#: landmarks make each search large). MNIST 60,000, 1,000 landmarks, 10-D: the
-#: fit 5.5-6.6 s with the cells against 9.3-9.4 s with the HNSW graph, the same
-#: 10-NN accuracy (0.903); 1,020,000 deformed digits with 10,000 landmarks: the
-#: graph 108 s against 317 s.
+#: landmarks make each search large). On MNIST 60,000 with 1,000 landmarks and on
+#: a million deformed digits with 10,000 the cells' graph is quicker than the HNSW
+#: graph at the same 10-NN accuracy (docs/results/lll.md; CHANGELOG.md).
 CELLS_MAX_MEAN_SIZE = 1000
 
 

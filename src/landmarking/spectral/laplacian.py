@@ -52,10 +52,10 @@ EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg", "amg")
 #: Graphs up to this size are solved densely by ``eigen_solver="auto"``.
 DENSE_LIMIT = 2500
 #: The tolerance ``eigen_solver="auto"`` gives ARPACK when ``tol`` is None: the
-#: eigenvector residuals |S u - mu u| end near 1e-6. ARPACK was 2-3.5x faster
-#: than LOBPCG on the 10-NN graphs of MNIST (60,000 digits: 0.60 s against 2.14 s;
-#: 200,000: 5.1 s against 7.9 s), and LOBPCG at scipy's default tolerance stopped
-#: at residuals of 8e-4 and 3e-3 (benchmarks/spectral_solvers.py).
+#: eigenvector residuals |S u - mu u| end near 1e-6. ARPACK was quicker than
+#: LOBPCG on the 10-NN graphs of MNIST, and LOBPCG at scipy's default tolerance
+#: stopped at residuals of 8e-4 and 3e-3 (benchmarks/spectral_solvers.py; the
+#: table is in docs/results/spectral.md).
 AUTO_ARPACK_TOL = 1e-6
 
 
@@ -125,8 +125,8 @@ def low_frequency_bound(W: SparseMatrix, *, stop_above: float | None = None) -> 
     graph of high-dimensional data is a small world with a large lambda_1.
     Measured on 10-NN graphs: a Swiss roll of 300,000 points 5.4e-5 (lambda_1 =
     6.9e-6); MNIST's 60,000 digits 0.11 (lambda_1 = 4.8e-3). Cost: two
-    breadth-first searches and one product with W (0.07 s on MNIST's graph, 2
-    shared cores, against 3.8 s for its 10-D ARPACK solve in the same state).
+    breadth-first searches and one product with W, a small part of the
+    eigensolver's time (docs/results/spectral.md).
 
     Parameters
     ----------
