@@ -24,12 +24,12 @@ from ._blocks import (
     take_rows,
     working_dtype,
 )
-from ._memory import check_memory
+from ._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
 from ._typing import ArrayLike, MatrixLike, RandomStateLike
 
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
            "variance_kernel_width", "local_kernel_width", "auto_kernel_width",
-           "KERNEL_WIDTH_RULES"]
+           "sample_mean_std", "KERNEL_WIDTH_RULES"]
 
 
 def row_chunks(n_rows: int, chunk_size: int) -> Iterator[slice]:
@@ -220,6 +220,36 @@ def column_mean_std(X, bounds=None):
         mean = mean + delta * (n_b / total)
         m2 = m2 + m2_b + delta**2 * (n * n_b / total)
         n = total
+    return mean, np.sqrt(m2 / n)
+
+
+def sample_mean_std(X: MatrixLike) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column mean and standard deviation (float64) of an in-memory sample.
+
+    The sums run over the rows in order, in blocks of at most ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of float64 with the running sum carried into the next
+    block (a reduction down the columns of a C-ordered array adds the rows one by
+    one), so the result has the bits of :func:`column_mean_std`
+    on the whole sample in one block, and its memory is one block. A single column
+    (whose sum NumPy adds pairwise) and sparse rows are summed in one block.
+    """
+    n, d = X.shape
+    if compiled_moments_apply(X, n * d):
+        # The same sums, row by row, compiled: no float64 copy of a block.
+        _, mean, m2 = compiled_column_moments(X)
+        return mean, np.sqrt(m2 / n)
+    block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
+    if sparse.issparse(X) or d == 1 or block >= n:
+        return column_mean_std(X, np.array([0, n]))
+    total = np.zeros(d)
+    for start in range(0, n, block):
+        total = np.add.reduce(np.vstack([total[None], X[start:start + block]]), axis=0,
+                              dtype=np.float64)
+    mean = total / n
+    m2 = np.zeros(d)
+    for start in range(0, n, block):
+        m2 = np.add.reduce(np.vstack([m2[None], (X[start:start + block] - mean) ** 2]),
+                           axis=0)
     return mean, np.sqrt(m2 / n)
 
 
