@@ -223,16 +223,22 @@ def column_mean_std(X, bounds=None):
     return mean, np.sqrt(m2 / n)
 
 
-def sample_mean_std(X: MatrixLike) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column mean and standard deviation (float64) of an in-memory sample.
+def sample_mean_std(X: MatrixLike, chunks: np.ndarray | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column mean and standard deviation (float64) of a GP fit's sample.
 
-    The sums run over the rows in order, in blocks of at most ``working_memory /
-    BLOCKS_PER_BUDGET`` bytes of float64 with the running sum carried into the next
-    block (a reduction down the columns of a C-ordered array adds the rows one by
-    one), so the result has the bits of :func:`column_mean_std`
-    on the whole sample in one block, and its memory is one block. A single column
-    (whose sum NumPy adds pairwise) and sparse rows are summed in one block.
+    With ``chunks``, the chunk offsets of the chunked sampling (whose sample is X
+    itself, possibly out of core): :func:`column_mean_std` over those chunks.
+    Otherwise X is an in-memory sample, and the sums run over the rows in order, in
+    blocks of at most ``working_memory / BLOCKS_PER_BUDGET`` bytes of float64 with
+    the running sum carried into the next block (a reduction down the columns of a
+    C-ordered array adds the rows one by one), so the result has the bits of
+    :func:`column_mean_std` on the whole sample in one block, and its memory is one
+    block. A single column (whose sum NumPy adds pairwise) and sparse rows are
+    summed in one block.
     """
+    if chunks is not None:
+        return column_mean_std(X, chunks)
     n, d = X.shape
     if compiled_moments_apply(X, n * d):
         # The same sums, row by row, compiled: no float64 copy of a block.

@@ -40,6 +40,7 @@ from .._validation import (
     check_positive_float,
     is_real_number,
 )
+from ..kernels import sample_mean_std
 from ..spaces import project
 from .backend import GPBackend, gp_backend
 from .objective import RIDGE, _objectives, greedy_order, max_steps
@@ -353,7 +354,7 @@ def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_s
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, sample.X.shape[1])
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
-    mean, std = sample.mean_std()
+    mean, std = sample_mean_std(sample.X, sample.chunks)  # for the starting points
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
     outer = tqdm(firsts, desc="landmarks" if block_size == 1 else "blocks",

@@ -58,7 +58,6 @@ from scipy import sparse
 from .._blocks import chunk_bounds, gather_rows, is_in_memory, working_dtype
 from .._memory import check_memory
 from .._typing import MatrixLike
-from ..kernels import column_mean_std, sample_mean_std
 
 __all__ = ["Sample", "BatchLayout", "draw_sample", "sample_size", "batch_bounds", "batch_order"]
 
@@ -190,12 +189,6 @@ class Sample:
         """Rows the fit's steps and objectives see: P."""
         return self.X.shape[0]
 
-    def mean_std(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-column mean and deviation of the rows, for the starting points."""
-        if self.order is None:
-            return column_mean_std(self.X, self.chunks)
-        return sample_mean_std(self.X)
-
 
 def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
                 chunk_size: int | None = None, check_finite: bool = False) -> Sample:
@@ -220,12 +213,19 @@ def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
     -------
     Sample
     """
+    if chunk_size is None:
+        return _sample_of_rows(X, batch_size, steps, seed, check_finite)
+    bounds = chunk_bounds(X, chunk_size)
+    permutations = [_permutation(seed, c, size) for c, size in enumerate(np.diff(bounds))]
+    return Sample(X, None, None, X.shape[0], BatchLayout(bounds, permutations, batch_size),
+                  chunks=bounds)
+
+
+def _sample_of_rows(X, batch_size, steps, seed, check_finite):
+    """The sample of :func:`draw_sample` without ``chunk_size``: all rows (the array
+    itself when it is a C-ordered array in memory), or ``steps x batch_size`` rows
+    drawn from ``(seed, SAMPLE_STREAM)``, read in one pass."""
     n = X.shape[0]
-    if chunk_size is not None:
-        bounds = chunk_bounds(X, chunk_size)
-        permutations = [_permutation(seed, c, size) for c, size in enumerate(np.diff(bounds))]
-        return Sample(X, None, None, n, BatchLayout(bounds, permutations, batch_size),
-                      chunks=bounds)
     size = sample_size(n, batch_size, steps)
     one_chunk = np.array([0, size], dtype=np.int64)
     if size == n and is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
