@@ -1,22 +1,22 @@
 """Baseline landmark methods behind the ``GPLandmarks`` interface.
 
 Every estimator here learns ``landmarks_`` (n_landmarks x n_features, in the order
-the method gives) and, except :class:`NMFLandmarks`, a kernel width
+the method gives) and, except :class:`~landmarking.NMFLandmarks`, a kernel width
 ``kernel_width_`` resolved from ``kernel_width`` exactly as ``GPLandmarks`` does,
 so that ``transform`` yields the same Gaussian landmark features
 exp(-||x - t_k||^2 / kernel_width_) and methods compare like for like.
 
 One module per method:
 
-- :mod:`.random`: :class:`RandomLandmarks`, random data points (the paper's "Rand").
-- :mod:`.active_learning`: :class:`ActiveLearningLandmarks`, GP active learning,
+- :mod:`.random`: :class:`~landmarking.RandomLandmarks`, random data points (the paper's "Rand").
+- :mod:`.active_learning`: :class:`~landmarking.ActiveLearningLandmarks`, GP active learning,
   eq. 3 of Liang & Paisley (2015), as greedy pivoted Cholesky on a random
   subsample (the paper's "Act5K").
-- :mod:`.rp_cholesky`: :class:`RPCholeskyLandmarks`, randomly pivoted Cholesky
+- :mod:`.rp_cholesky`: :class:`~landmarking.RPCholeskyLandmarks`, randomly pivoted Cholesky
   (not in the paper; a strong modern choice of Nystroem centres).
-- :mod:`.kmeans`: :class:`KMeansLandmarks`, k-means++ then Lloyd centroids
+- :mod:`.kmeans`: :class:`~landmarking.KMeansLandmarks`, k-means++ then Lloyd centroids
   (scikit-learn).
-- :mod:`.nmf`: :class:`NMFLandmarks`, NMF components under the Kullback-Leibler
+- :mod:`.nmf`: :class:`~landmarking.NMFLandmarks`, NMF components under the Kullback-Leibler
   loss, with the factorisation weights as features (:func:`kl_nmf_weights`).
 - :mod:`._common`: the fit shared by the methods whose landmarks are data points.
 

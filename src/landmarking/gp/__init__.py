@@ -22,7 +22,7 @@ Where each part lives (imports run downward, in this order):
   the Gram matrix of the kernel columns for the blocks' greedy orders);
 - :mod:`.refine`: :func:`refine_gp_landmarks`, the joint refinement;
 - :mod:`.diagnostics`: :class:`KernelWidthWarning` and its check;
-- :mod:`.estimator`: :class:`GPLandmarks`.
+- :mod:`.estimator`: :class:`~landmarking.GPLandmarks`.
 
 The public names below are the method's tools; the estimator is imported from
 ``landmarking`` (``from landmarking import GPLandmarks``), each name from one

@@ -2,23 +2,25 @@
 
 One module per part (a reader finds each algorithm by its file name):
 
-- :mod:`.estimator`: :class:`LocallyLinearLandmarks`, the scikit-learn estimator;
-- :mod:`.fit`: :func:`locally_linear_landmarks`, the function behind it (every stage,
-  end to end), and its :class:`LLLResult`;
-- :mod:`._numpy`: the NumPy backend: the weights Z
-  (``reconstruction_weights``), the reduced problem A~, B~ and its eigenvectors;
-- :mod:`.out_of_sample`: :func:`lll_out_of_sample`, the map of new points;
+- :mod:`.estimator`: :class:`~landmarking.LocallyLinearLandmarks`, the
+  scikit-learn estimator;
+- :mod:`.fit`: :func:`~landmarking.locally_linear_landmarks`, the function behind
+  it (every stage, end to end), its :class:`LLLResult` and the parameter rules;
+- :mod:`._numpy`: the NumPy backend: the weights Z (``reconstruction_weights``),
+  the reduced problem A~, B~ and its eigenvectors;
+- :mod:`.out_of_sample`: :func:`~landmarking.lll_out_of_sample`, the map of new
+  points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
 - :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
 - :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refine` (the exact
-  eigenvectors from an LLL start), :mod:`.model_selection` (:func:`sweep_lll`).
+  eigenvectors from an LLL start), :mod:`.model_selection`
+  (:func:`~landmarking.sweep_lll`).
 
 The public names below are the method's own (the result of
-:func:`locally_linear_landmarks` and the warning of a poor fit); the estimator and
-the functions :func:`locally_linear_landmarks`, :func:`lll_out_of_sample` and
-:func:`sweep_lll` are imported from ``landmarking``, each name from one place. They
-are resolved on first access (PEP 562), so importing this package imports none of
-its modules.
+``locally_linear_landmarks`` and the warning of a poor fit); the estimator and the
+functions ``locally_linear_landmarks``, ``lll_out_of_sample`` and ``sweep_lll`` are
+imported from ``landmarking``, each name from one place. They are resolved on
+first access (PEP 562), so importing this package imports none of its modules.
 """
 
 from typing import TYPE_CHECKING

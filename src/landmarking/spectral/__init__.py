@@ -1,7 +1,7 @@
 """Laplacian eigenmaps: the exact solver, its refinement and its out-of-sample map.
 
 - :mod:`.laplacian`: :func:`~.laplacian.spectral_embedding` (the eigenproblem of a
-  graph) and :class:`LaplacianEigenmaps`, the scikit-learn estimator;
+  graph) and :class:`~landmarking.LaplacianEigenmaps`, the scikit-learn estimator;
 - :mod:`.refine`: exact eigenvectors by LOBPCG from a good start
   (``refine_spectral_embedding``), with guard columns;
 - :mod:`.nystrom`: the Nystroem map of new points.
