@@ -96,11 +96,12 @@ _FUNCTION_RULES = {
 
 
 def _check_arguments(X, settings, init, previous_landmarks, callback):
-    """X validated as ``GPLandmarks.fit`` validates it, after ``settings`` (a
-    namespace of the scalar arguments) and before ``init``, ``previous_landmarks``
-    and ``callback``; every error names the problem and the fix. Out-of-core X is
-    checked for NaN and infinity as the sample is read (unless ``chunk_size``
-    makes X the sample), so that it is read once."""
+    """The arguments of :func:`learn_gp_landmarks` checked: ``settings`` (a namespace
+    of the scalar arguments) against their rules, then X as ``GPLandmarks.fit``
+    checks it, then ``init``, ``previous_landmarks`` and ``callback``; returns the
+    validated X. Every error names the problem and the fix. Out-of-core X is checked
+    for NaN and infinity as the sample is read (unless ``chunk_size`` makes X the
+    sample), so that it is read once."""
     check_params(settings, _FUNCTION_RULES)
     X = check_rows(X, scan_finite=settings.chunk_size is not None)
     check_enough_samples(X.shape[0], 2, "learn_gp_landmarks")
