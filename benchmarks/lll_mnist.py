@@ -38,9 +38,9 @@ import numpy as np
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import gaussian_affinity
+from landmarking.lll._numpy import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import select_landmarks
-from landmarking.lll.lll import reconstruction_weights
 from landmarking.metrics import procrustes_error, span_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import spectral_embedding

@@ -23,8 +23,8 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import check_connected, gaussian_affinity
+from landmarking.lll._numpy import reconstruction_weights, reduced_problem, solve_reduced_problem
 from landmarking.lll.landmark_selection import select_landmarks
-from landmarking.lll.lll import reconstruction_weights, reduced_problem, solve_reduced_problem
 from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.neighbors import nearest_neighbors
 

@@ -89,7 +89,7 @@ def solve(solver, X, W, n_components):
                                                 preconditioner="none")
         return emb, lam
     if solver == "lll-refine":
-        from landmarking.lll.refined import lll_refined_embedding
+        from landmarking.lll.refine import lll_refined_embedding
 
         emb, lam, _ = lll_refined_embedding(X, W, n_components, random_state=0)
         return emb, lam

@@ -18,9 +18,10 @@ def _fresh(code):
 
 def test_import_loads_no_numba_and_no_estimator_module():
     loaded = _fresh(
-        "import sys, landmarking, landmarking.embedding\n"
+        "import sys, landmarking, landmarking.gp, landmarking.lll, landmarking.spectral\n"
+        "import landmarking.sculpting, landmarking.baselines\n"
         "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('numba.')"
-        " or m.startswith('landmarking.embedding.') or m.startswith('landmarking.landmarks')))"
+        " or m.count('.') > 1))"
     )
     assert loaded == "[]"
 
@@ -61,7 +62,11 @@ print('numba' in sys.modules)
     assert _fresh(code) == "False"
 
 
-@pytest.mark.parametrize("package", ["landmarking", "landmarking.embedding"])
+PACKAGES = ["landmarking", "landmarking.gp", "landmarking.lll", "landmarking.spectral",
+            "landmarking.sculpting", "landmarking.baselines"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_every_public_name_resolves(package):
     module = __import__(package, fromlist=["__all__"])
     for name in module.__all__:
@@ -72,6 +77,29 @@ def test_every_public_name_resolves(package):
     assert set(module.__all__) <= set(dir(module))
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchEstimator'"):
         _ = module.NoSuchEstimator
+
+
+def test_each_public_name_has_one_import_path():
+    # The estimators and the library-wide functions at the top, each method's own
+    # tools in its package: no name in two packages' __all__.
+    import importlib
+    import pkgutil
+
+    packages = ["landmarking"] + [
+        info.name for info in pkgutil.walk_packages(landmarking.__path__, "landmarking.")
+        if info.ispkg]
+    where = {}
+    for package in packages:
+        for name in getattr(importlib.import_module(package), "__all__", ()):
+            where.setdefault(name, []).append(package)
+    assert {name: found for name, found in where.items() if len(found) > 1} == {}
+    assert set(PACKAGES) <= set(packages)
+
+
+@pytest.mark.parametrize("gone", ["landmarking.landmarks", "landmarking.embedding"])
+def test_the_re_export_packages_are_gone(gone):
+    with pytest.raises(ModuleNotFoundError, match=gone):
+        __import__(gone)
 
 
 def test_from_import_works_in_a_fresh_interpreter():
@@ -90,7 +118,7 @@ import sys, warnings
 import numpy as np
 from sklearn.datasets import make_swiss_roll
 import landmarking as lm
-from landmarking.lll import lll as lll_numpy
+from landmarking.lll import _numpy as lll_numpy
 warnings.simplefilter("ignore")
 lll_numpy.DENSE_LIMIT = 40  # the sparse reduced problem too
 for dtype in (np.float64, np.float32):

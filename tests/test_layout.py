@@ -118,3 +118,50 @@ def test_torch_is_named_only_in_the_bindings(module):
     if re.search(r"^\s*(import torch|from torch)|\bimport_torch\(|\bto_tensor\(", source,
                  flags=re.MULTILINE):
         assert module in TORCH_MODULES
+
+
+# The same role has the same file name in every method package, so that a reader
+# who knows one package finds the parts of another: the estimator, the NumPy
+# backend beside its compiled kernels, the torch backend, the backend binding, the
+# refinement and the diagnostics. (The Laplacian's estimator and function share
+# ``spectral/laplacian.py``; Manifold Sculpting's loop is ``sculpting/_loop.py``.)
+ROLES = {
+    "estimator.py": ("gp", "lll", "sculpting"),
+    "_numpy.py": ("gp", "lll"),
+    "_kernels.pyx": ("gp", "lll", "sculpting"),
+    "_torch.py": ("gp", "lll"),
+    "backend.py": ("gp", "lll"),
+    "refine.py": ("gp", "lll", "spectral"),
+    "diagnostics.py": ("gp", "lll"),
+}
+# Names the same roles had before, which must not come back.
+RETIRED = ("lll/lll.py", "lll/refined.py")
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_method_packages_name_each_role_alike(role):
+    missing = [package for package in ROLES[role] if not (PACKAGE / package / role).exists()]
+    assert missing == []
+
+
+def test_retired_module_names_are_gone():
+    assert [name for name in RETIRED if (PACKAGE / name).exists()] == []
+
+
+# Every method's parameter rules are one module constant, PARAMETER_RULES, in the
+# module of its public function; the estimator checks the same table.
+RULES = [("landmarking.gp.learn", "landmarking.gp.estimator", "GPLandmarks"),
+         ("landmarking.lll.fit", "landmarking.lll.estimator", "LocallyLinearLandmarks"),
+         ("landmarking.sculpting.sculpt", "landmarking.sculpting.estimator",
+          "ManifoldSculpting"),
+         ("landmarking.spectral.laplacian", "landmarking.spectral.laplacian",
+          "LaplacianEigenmaps")]
+
+
+@pytest.mark.parametrize(("rules", "module", "estimator"), RULES)
+def test_parameter_rules_live_beside_the_public_function(rules, module, estimator):
+    from importlib import import_module
+
+    table = import_module(rules).PARAMETER_RULES
+    assert getattr(import_module(module), estimator)._parameter_rules is table
+    assert "PARAMETER_RULES" in import_module(rules).__all__

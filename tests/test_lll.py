@@ -9,10 +9,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.graph import DisconnectedGraphWarning, knn_affinity
 from landmarking.lll import _kernels as lll_kernels
-from landmarking.lll import lll as lll_module
+from landmarking.lll import _numpy as lll_module
+from landmarking.lll._numpy import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
-from landmarking.lll.lll import reconstruction_weights
 from landmarking.lll.model_selection import format_table, sweep_lll
 from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.local_weights import local_affine_weights
@@ -263,7 +263,8 @@ def test_bad_parameters(params, error, match):
 def test_public_function_is_the_estimator_fit(params):
     # The estimator is a thin wrapper around locally_linear_landmarks: the same
     # numbers bit for bit for a seeded fit, whatever the method.
-    from landmarking.lll import LLLResult, locally_linear_landmarks
+    from landmarking import locally_linear_landmarks
+    from landmarking.lll import LLLResult
 
     X, _ = make_swiss_roll(400, random_state=21)
     X = X.astype(np.float32)  # the embedding comes back in the dtype of X
@@ -287,7 +288,7 @@ def test_public_function_is_the_estimator_fit(params):
 
 
 def test_public_function_with_a_given_affinity_is_the_estimator_fit():
-    from landmarking.lll import locally_linear_landmarks
+    from landmarking import locally_linear_landmarks
 
     X, _ = make_swiss_roll(300, random_state=22)
     W = knn_affinity(X, 8, 2.0)
@@ -308,7 +309,7 @@ def test_public_function_with_a_given_affinity_is_the_estimator_fit():
     {"n_jobs": 0}, {"device": "tpu"},
 ])
 def test_public_function_refuses_bad_parameters_with_the_estimator_words(params):
-    from landmarking.lll import locally_linear_landmarks
+    from landmarking import locally_linear_landmarks
 
     X = np.random.default_rng(12).normal(size=(80, 3))
     params = {"n_landmarks": 20, "n_neighbors": 8, **params}
@@ -327,7 +328,7 @@ def test_public_function_refuses_bad_parameters_with_the_estimator_words(params)
 def test_public_function_refuses_bad_data_as_the_estimator_does(X, match):
     # The same checks (scikit-learn's check_array); its words name the estimator
     # when there is one.
-    from landmarking.lll import locally_linear_landmarks
+    from landmarking import locally_linear_landmarks
 
     with pytest.raises(ValueError, match=match):
         LocallyLinearLandmarks().fit(X)
@@ -344,9 +345,10 @@ def test_public_function_is_exported_and_warns_at_the_caller():
     from landmarking.lll.fit import locally_linear_landmarks
 
     assert landmarking.locally_linear_landmarks is locally_linear_landmarks
-    assert landmarking.lll.locally_linear_landmarks is locally_linear_landmarks
     assert "locally_linear_landmarks" in landmarking.__all__
-    assert {"locally_linear_landmarks", "LLLResult"} <= set(landmarking.lll.__all__)
+    # One import path per name: the function at the top, its result in the package.
+    assert "locally_linear_landmarks" not in landmarking.lll.__all__
+    assert "LLLResult" in landmarking.lll.__all__ and "LLLResult" not in landmarking.__all__
     # Too few landmarks for 8-D noise: the warning points at the line that asked.
     X = np.random.default_rng(23).normal(size=(200, 8))
     for run in (lambda: locally_linear_landmarks(X, n_landmarks=6, n_landmark_neighbors=2,
@@ -632,8 +634,8 @@ def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monk
 
 
 def test_backend_on_the_cpu_is_the_numpy_path():
+    from landmarking.lll._numpy import reduced_problem
     from landmarking.lll.backend import lll_backend
-    from landmarking.lll.lll import reduced_problem
     from landmarking.lll.out_of_sample import lll_map_rows
 
     backend = lll_backend("cpu")

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -477,3 +478,26 @@ def test_other_files_are_not_models(tmp_path):
         load(tmp_path / "old.npz")
     with pytest.raises(FileNotFoundError, match=r"no such model file"):
         load(tmp_path / "absent.npz")
+
+
+BEFORE_LAYOUT = Path(__file__).resolve().parent / "data" / "before_layout"
+
+
+@pytest.mark.parametrize("name", ["lll", "sculpting"])
+def test_a_model_saved_before_the_packages_were_laid_out_alike_loads(name):
+    # Written by tests/data/before_layout/make_models.py with the code in which
+    # LLL's NumPy path was lll/lll.py and its refinement lll/refined.py: a model
+    # file names classes, never modules, so it loads after the renames and maps
+    # new points as it did then.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_models", BEFORE_LAYOUT / "make_models.py")
+    make_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_models)
+    _, X_new = make_models.data()
+    model = load(BEFORE_LAYOUT / f"{name}_model.npz")
+    expected = np.load(BEFORE_LAYOUT / "transforms.npz")[name]
+    new = X_new if name == "lll" else X_new[:20]
+    np.testing.assert_allclose(model.transform(new), expected, rtol=0,
+                               atol=1e-12 * np.abs(expected).max())

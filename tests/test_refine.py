@@ -9,7 +9,7 @@ from scipy.linalg import subspace_angles
 
 from landmarking import LocallyLinearLandmarks
 from landmarking.graph import gaussian_affinity, resolve_bandwidth
-from landmarking.lll.refined import fit_landmark_embedding, lll_refined_embedding, lll_start
+from landmarking.lll.refine import fit_landmark_embedding, lll_refined_embedding, lll_start
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
@@ -168,7 +168,7 @@ def test_fit_landmark_embedding_recovers_coordinates_in_the_span():
 def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
     # Above DIRECT_LIMIT landmarks the refit runs conjugate gradients instead of
     # a sparse LU; both solve the same ridge system.
-    from landmarking.lll import refined
+    from landmarking.lll import refine as lll_refine
     rng = np.random.default_rng(6)
     n, L = 2000, 120
     cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
@@ -179,7 +179,7 @@ def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
     embedding = rng.normal(size=(n, 3))
     previous = rng.normal(size=(L, 3))
     direct = fit_landmark_embedding(Z, embedding, previous.copy())
-    monkeypatch.setattr(refined, "DIRECT_LIMIT", 0)
+    monkeypatch.setattr(lll_refine, "DIRECT_LIMIT", 0)
     by_cg = fit_landmark_embedding(Z, embedding, previous.copy())
     np.testing.assert_allclose(by_cg, direct, rtol=1e-7, atol=1e-8 * np.abs(direct).max())
 

@@ -8,8 +8,8 @@ from sklearn import config_context
 
 from landmarking._blocks import gather_rows
 from landmarking._memory import working_memory_bytes
-from landmarking.gp.sampling import draw_sample, sample_mean_std, sample_size
-from landmarking.kernels import column_mean_std
+from landmarking.gp.sampling import draw_sample, sample_size
+from landmarking.kernels import column_mean_std, sample_mean_std
 
 da = pytest.importorskip("dask.array", reason="the scale extra (dask) is not installed")
 zarr = pytest.importorskip("zarr", reason="the scale extra (zarr) is not installed")

@@ -1,9 +1,10 @@
 """Public names of a package resolved on first use (PEP 562).
 
 ``import landmarking`` must load no estimator module, so
-the packages ``landmarking`` and ``landmarking.embedding`` list their public
-names with the module that defines each, and import that module only when a
-name is first looked up.
+``landmarking`` and its method packages (``landmarking.gp``, ``landmarking.lll``,
+...) list their public names with the module that defines each, and import that
+module only when a name is first looked up. Each public name is listed by one
+package only.
 """
 
 from importlib import import_module

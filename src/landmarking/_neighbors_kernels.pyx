@@ -37,8 +37,8 @@ cdef enum:
     _MAX_PARTS = 16
 
 #: Work (products pushed, or features subtracted) below which a run of rows is not
-#: worth a thread: starting the threads of a call costs about 0.1 ms, the time of
-#: some 10^5 of these steps.
+#: worth a thread: starting the threads of a call costs about as much as some
+#: 10^5 of these steps.
 _MIN_PART_WORK = 1 << 17
 
 ctypedef fused real:
@@ -365,9 +365,8 @@ def nearest_candidates(Q, X, cand, rows, out_sq, out_idx, n_threads=None):
 
     The query rows are visited in the order ``rows`` (a permutation of
     ``range(b)``; each thread takes contiguous runs of it): an order that puts
-    near points together reads their shared candidates from cache (MNIST 60,000,
-    60 candidates a point: 0.99 s in index order, 0.5 s in the approximate
-    search's cell order).
+    near points together reads their shared candidates from cache (quicker on
+    MNIST in the approximate search's cell order than in index order; CHANGELOG.md, 'Measurements retired from source comments').
 
     One pass keeps the k best so far in order (an insertion that most
     candidates fail at its first comparison), so no (b, m) array of distances

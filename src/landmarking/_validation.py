@@ -134,9 +134,11 @@ def _minimum_and_zero_rows(block):
 # Each estimator lists its parameters' rules once, in a class attribute
 # ``_parameter_rules = {"name": rule, ...}`` (scikit-learn's
 # ``_parameter_constraints`` idea), and checks them all with one call of
-# :func:`check_params` at the top of ``fit``. A rule's error names the parameter,
-# the value and what to pass instead, with the same words as the ``check_*``
-# functions above.
+# :func:`check_params` at the top of ``fit``. A method package keeps the table as
+# ``PARAMETER_RULES`` in the module of its public function, which checks the same
+# rules, and its estimator names it (``_parameter_rules = PARAMETER_RULES``). A
+# rule's error names the parameter, the value and what to pass instead, with the
+# same words as the ``check_*`` functions above.
 
 
 class Integer:

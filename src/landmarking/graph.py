@@ -53,8 +53,8 @@ SYMMETRIZE = ("union", "mean")
 
 #: Graphs with at least this many stored entries are checked by the compiled
 #: passes of :mod:`._graph_kernels` (no transpose); smaller ones by scipy, whose
-#: symmetry check is as quick there (MNIST k-NN graphs, 2 busy cores: 26 ms against
-#: the pass's 31 ms at 890,000 entries, 197 ms against 164 ms at 2.6 million).
+#: symmetry check is as quick there (measured on MNIST k-NN graphs:
+#: CHANGELOG.md, "Measurements retired from source comments").
 COMPILED_MIN_NNZ = 1 << 20
 
 #: The rules (:func:`landmarking._validation.check_params`) of the parameters that

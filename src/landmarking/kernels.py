@@ -24,12 +24,12 @@ from ._blocks import (
     take_rows,
     working_dtype,
 )
-from ._memory import check_memory
+from ._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
 from ._typing import ArrayLike, MatrixLike, RandomStateLike
 
 __all__ = ["squared_distances", "gaussian_features", "row_chunks", "resolve_kernel_width",
            "variance_kernel_width", "local_kernel_width", "auto_kernel_width",
-           "KERNEL_WIDTH_RULES"]
+           "sample_mean_std", "KERNEL_WIDTH_RULES"]
 
 
 def row_chunks(n_rows: int, chunk_size: int) -> Iterator[slice]:
@@ -147,10 +147,11 @@ AUTO_MANIFOLD_RATIO = 5.0
 
 
 #: Rows per block of the variance rule's pass over the data, so that a block's
-#: float64 deviations stay small (MNIST 50,000: 0.2 s, against 0.5 s and more for
-#: one block of all rows on the shared machine; the same width to 1e-13). The
-#: same blocks for every kind of input (not a Zarr or Dask array's own chunks), so
-#: that the width, and "auto" with it, is the same bits in every container.
+#: float64 deviations stay small and in cache (quicker than one block of all rows,
+#: the same width to 1e-13; the timing is in CHANGELOG.md, "Measurements retired
+#: from source comments"). The same blocks for every kind of input (not a Zarr or
+#: Dask array's own chunks), so that the width, and "auto" with it, is the same
+#: bits in every container.
 VARIANCE_BLOCK_ROWS = 4096
 
 
@@ -219,6 +220,42 @@ def column_mean_std(X, bounds=None):
         mean = mean + delta * (n_b / total)
         m2 = m2 + m2_b + delta**2 * (n * n_b / total)
         n = total
+    return mean, np.sqrt(m2 / n)
+
+
+def sample_mean_std(X: MatrixLike, chunks: np.ndarray | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column mean and standard deviation (float64) of a GP fit's sample.
+
+    With ``chunks``, the chunk offsets of the chunked sampling (whose sample is X
+    itself, possibly out of core): :func:`column_mean_std` over those chunks.
+    Otherwise X is an in-memory sample, and the sums run over the rows in order, in
+    blocks of at most ``working_memory / BLOCKS_PER_BUDGET`` bytes of float64 with
+    the running sum carried into the next block (a reduction down the columns of a
+    C-ordered array adds the rows one by one), so the result has the bits of
+    :func:`column_mean_std` on the whole sample in one block, and its memory is one
+    block. A single column (whose sum NumPy adds pairwise) and sparse rows are
+    summed in one block.
+    """
+    if chunks is not None:
+        return column_mean_std(X, chunks)
+    n, d = X.shape
+    if compiled_moments_apply(X, n * d):
+        # The same sums, row by row, compiled: no float64 copy of a block.
+        _, mean, m2 = compiled_column_moments(X)
+        return mean, np.sqrt(m2 / n)
+    block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
+    if sparse.issparse(X) or d == 1 or block >= n:
+        return column_mean_std(X, np.array([0, n]))
+    total = np.zeros(d)
+    for start in range(0, n, block):
+        total = np.add.reduce(np.vstack([total[None], X[start:start + block]]), axis=0,
+                              dtype=np.float64)
+    mean = total / n
+    m2 = np.zeros(d)
+    for start in range(0, n, block):
+        m2 = np.add.reduce(np.vstack([m2[None], (X[start:start + block] - mean) ** 2]),
+                           axis=0)
     return mean, np.sqrt(m2 / n)
 
 

@@ -55,27 +55,20 @@ Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 
 #: ``method="auto"`` switches to the approximate search from this many reference
 #: points on, for at most APPROXIMATE_MAX_NEIGHBORS neighbours (dense data, the
-#: Euclidean metric). Measured with benchmarks/knn.py on MNIST, 2 shared cores,
-#: both threads, BLAS at full speed (docs/benchmarks.md, "Spectral embeddings on
-#: the first call"), seconds exact / approximate (recall): k = 10: 0.33 / 0.31
-#: (0.998) at 5,000 points, 0.88 / 0.56 (0.997) at 10,000, 2.70 / 0.95 (0.996) at
-#: 20,000, 9.93 / 1.85 (0.994) at 40,000; k = 50: 0.57 / 0.42, 1.21 / 0.83,
-#: 3.55 / 1.47, 11.8 / 3.21. A first call in a new process adds about 0.4 s to
-#: either (loading usearch and the compiled kernels; benchmarks/first_call.py:
-#: 60,000 digits, k = 10,
-#: approximate 3.47 s first, 3.09 s warm). At 5,000 points the two
+#: Euclidean metric). Measured with benchmarks/knn.py on MNIST (the table is in
+#: docs/results/neighbors.md, "Where "auto" switches"): at 5,000 points the two
 #: cost the same and the exact lists win; from 10,000 on the approximate search
-#: is 1.5-5.4x faster at recall >= 0.99.
+#: is faster at recall >= 0.99, on the first call in a new process too.
 APPROXIMATE_MIN_SAMPLES = 10_000
 #: Above this many neighbours ``method="auto"`` stays exact: k = 50 is the
 #: largest k whose recall was measured >= 0.99 (with k + 100 candidates).
 APPROXIMATE_MAX_NEIGHBORS = 50
 #: Up to this many features ``method="auto"`` searches dense Euclidean data with
 #: scikit-learn's exact KD-tree, on every thread, from APPROXIMATE_MIN_SAMPLES
-#: points on. 200,000 points, k = 10, 2 loaded cores (load 5-6): a Swiss roll in
-#: 3-D 6.5 s against the HNSW graph's 17.8 s (recall 0.9965); normal points in
-#: 6-D 94.1 s against 50.3 s. On a million roll points the HNSW graph sent 1,496
-#: points' whole lists to the next layer of the roll, and the tree is exact.
+#: points on: on a 3-D Swiss roll it is quicker than the HNSW graph, and exact;
+#: on 6-D data it is slower, so more features keep HNSW (docs/results/neighbors.md,
+#: "Where "auto" switches"). On a million roll points the HNSW graph sent 1,496
+#: points' whole lists to the next layer of the roll.
 TREE_MAX_FEATURES = 3
 
 # The OpenBLAS of NumPy 1.25 raises the invalid-operation flag in large threaded
@@ -92,8 +85,8 @@ _U32 = float(np.finfo(np.float32).eps) / 2
 # BLAS call and one or two compiled loops run on threads (_neighbors_kernels; numba
 # parallel loops when this was measured), and every parallel region waits for its
 # threads, which on a loaded machine costs more than the cache misses of a
-# large tile. 8,000 MNIST digits, k = 10, 2 cores at load 13 (benchmarks/knn.py's
-# machine): tiles of 512 took 22.7 s, 1024 6.6 s, 2048 4.4 s, 4096 4.0 s.
+# large tile: the largest tile measured was the quickest (CHANGELOG.md,
+# "Measurements retired from source comments").
 _TILE = 4096
 
 
@@ -747,9 +740,9 @@ class _ApproximateIndex:
         """Search the graph for the rows of Q (``projected``: on the axes) and
         re-rank, both in the order ``rows``, cell by cell: near rows one after
         another walk the same parts of the graph and read the same candidates
-        from cache (MNIST 60,000: search 1.1 s -> 0.85 s, re-rank 0.99 s ->
-        0.5 s); the lists come back in the rows' own order and do not depend on
-        it."""
+        from cache (quicker on MNIST; CHANGELOG.md, "Measurements retired from
+        source comments"); the lists come back in the rows' own order and do not
+        depend on it."""
         keys = np.empty((Q.shape[0], count), dtype=np.int64)
         keys[rows], short = self._search(projected[rows], count)
         if exclude_self:
@@ -824,7 +817,8 @@ def _insertion_order(cells, n_cells, rng):
     manifold recall 1.0 for ten seeds, against 0.9998-1.0 in cell order).
 
     Near rows inserted together find their neighbours in cache: MNIST 60,000
-    builds 1.4x faster than in a random order (1.82 s -> 1.30 s, one thread).
+    builds quicker than in a random order (CHANGELOG.md, "Measurements retired
+    from source comments").
     Cell order alone loses recall (0.986-0.991 over three seeds against
     0.992-0.993), because the first cells' links stay local; the random rows
     inserted first lay the long links, and recall is back (0.992, 0.992, 0.992).
@@ -849,7 +843,7 @@ def _principal_axes(X, rng):
 
     From the eigenvectors of the sample's covariance, or of its Gram matrix when
     the sample has fewer rows than columns (whichever is smaller): one
-    symmetric eigendecomposition, 0.1-0.3 s for MNIST's 784 pixels.
+    symmetric eigendecomposition of at most n_features x n_features.
     """
     rows = np.sort(rng.choice(X.shape[0], min(X.shape[0], _AXES_SAMPLE), replace=False))
     sample = np.asarray(X[rows], dtype=np.float64)

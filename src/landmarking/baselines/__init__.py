@@ -1,22 +1,22 @@
 """Baseline landmark methods behind the ``GPLandmarks`` interface.
 
 Every estimator here learns ``landmarks_`` (n_landmarks x n_features, in the order
-the method gives) and, except :class:`NMFLandmarks`, a kernel width
+the method gives) and, except :class:`~landmarking.NMFLandmarks`, a kernel width
 ``kernel_width_`` resolved from ``kernel_width`` exactly as ``GPLandmarks`` does,
 so that ``transform`` yields the same Gaussian landmark features
 exp(-||x - t_k||^2 / kernel_width_) and methods compare like for like.
 
 One module per method:
 
-- :mod:`.random`: :class:`RandomLandmarks`, random data points (the paper's "Rand").
-- :mod:`.active_learning`: :class:`ActiveLearningLandmarks`, GP active learning,
+- :mod:`.random`: :class:`~landmarking.RandomLandmarks`, random data points (the paper's "Rand").
+- :mod:`.active_learning`: :class:`~landmarking.ActiveLearningLandmarks`, GP active learning,
   eq. 3 of Liang & Paisley (2015), as greedy pivoted Cholesky on a random
   subsample (the paper's "Act5K").
-- :mod:`.rp_cholesky`: :class:`RPCholeskyLandmarks`, randomly pivoted Cholesky
+- :mod:`.rp_cholesky`: :class:`~landmarking.RPCholeskyLandmarks`, randomly pivoted Cholesky
   (not in the paper; a strong modern choice of Nystroem centres).
-- :mod:`.kmeans`: :class:`KMeansLandmarks`, k-means++ then Lloyd centroids
+- :mod:`.kmeans`: :class:`~landmarking.KMeansLandmarks`, k-means++ then Lloyd centroids
   (scikit-learn).
-- :mod:`.nmf`: :class:`NMFLandmarks`, NMF components under the Kullback-Leibler
+- :mod:`.nmf`: :class:`~landmarking.NMFLandmarks`, NMF components under the Kullback-Leibler
   loss, with the factorisation weights as features (:func:`kl_nmf_weights`).
 - :mod:`._common`: the fit shared by the methods whose landmarks are data points.
 
@@ -27,8 +27,10 @@ hold their candidate rows in memory (all rows when ``subsample=None``), and
 k-means and NMF hold all rows: those refuse a larger-than-memory input with a
 ``MemoryError`` that names the alternative.
 
-The names are resolved on first use (PEP 562), so importing this package imports
-none of its modules.
+The estimators are imported from ``landmarking`` (``from landmarking import
+KMeansLandmarks``), each name from one place; this package offers the tool that is
+its own, :func:`kl_nmf_weights`, resolved on first use (PEP 562), so importing
+this package imports none of its modules.
 """
 
 from typing import TYPE_CHECKING
@@ -37,11 +39,6 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "RandomLandmarks": ".random",
-    "ActiveLearningLandmarks": ".active_learning",
-    "RPCholeskyLandmarks": ".rp_cholesky",
-    "KMeansLandmarks": ".kmeans",
-    "NMFLandmarks": ".nmf",
     "kl_nmf_weights": ".nmf",
 }
 
@@ -49,10 +46,6 @@ __all__ = list(_EXPORTS)
 
 # Static tools read these ordinary imports; at run time __getattr__ loads the names.
 if TYPE_CHECKING:
-    from .active_learning import ActiveLearningLandmarks  # noqa: F401
-    from .kmeans import KMeansLandmarks  # noqa: F401
-    from .nmf import NMFLandmarks, kl_nmf_weights  # noqa: F401
-    from .random import RandomLandmarks  # noqa: F401
-    from .rp_cholesky import RPCholeskyLandmarks  # noqa: F401
+    from .nmf import kl_nmf_weights  # noqa: F401
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

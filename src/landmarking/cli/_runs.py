@@ -16,7 +16,7 @@ Ctrl-C and the rule that the output may replace the ``--continue`` file.
 from pathlib import Path
 
 from .._checkpoint import Throttle
-from ..gp import GPLandmarks
+from ..gp.estimator import GPLandmarks
 from ..io import InputError
 from ._common import seed
 

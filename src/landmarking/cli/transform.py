@@ -112,7 +112,8 @@ def _read_model(args):
 
 
 def _read_legacy_lll_model(path):
-    from ..lll import LocallyLinearLandmarks, lll_out_of_sample
+    from ..lll.estimator import LocallyLinearLandmarks
+    from ..lll.out_of_sample import lll_out_of_sample
 
     model = read_result(path, required=["landmarks", "landmark_embedding", "n_landmark_neighbors"])
     kwargs = {"n_landmark_neighbors": int(model["n_landmark_neighbors"])}

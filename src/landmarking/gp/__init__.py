@@ -22,10 +22,12 @@ Where each part lives (imports run downward, in this order):
   the Gram matrix of the kernel columns for the blocks' greedy orders);
 - :mod:`.refine`: :func:`refine_gp_landmarks`, the joint refinement;
 - :mod:`.diagnostics`: :class:`KernelWidthWarning` and its check;
-- :mod:`.estimator`: :class:`GPLandmarks`.
+- :mod:`.estimator`: :class:`~landmarking.GPLandmarks`.
 
-The public names below are resolved on first use (PEP 562), so that importing the
-package loads none of its modules.
+The public names below are the method's tools; the estimator is imported from
+``landmarking`` (``from landmarking import GPLandmarks``), each name from one
+place. They are resolved on first use (PEP 562), so that importing the package
+loads none of its modules.
 """
 
 from typing import TYPE_CHECKING
@@ -34,7 +36,6 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "GPLandmarks": ".estimator",
     "learn_gp_landmarks": ".learn",
     "refine_gp_landmarks": ".refine",
     "gp_objective_and_gradient": ".objective",
@@ -47,7 +48,6 @@ __all__ = list(_EXPORTS)
 # Static tools read these ordinary imports; at run time the names load lazily.
 if TYPE_CHECKING:
     from .diagnostics import KernelWidthWarning  # noqa: F401
-    from .estimator import GPLandmarks  # noqa: F401
     from .learn import learn_gp_landmarks  # noqa: F401
     from .objective import gp_objective_and_gradient, step_size  # noqa: F401
     from .refine import refine_gp_landmarks  # noqa: F401

@@ -1,9 +1,10 @@
 """The GP landmarking estimator: :class:`GPLandmarks`.
 
 A thin scikit-learn estimator: it checks its parameters (the table
-``_parameter_rules``) and its data, resolves the kernel width and the seed, calls
-:func:`.learn.learn_gp_landmarks` (and :func:`.refine.refine_gp_landmarks`), and
-stores what they return. The mathematics is in :mod:`.objective`.
+:data:`.learn.PARAMETER_RULES`, kept beside the function they go to) and its data,
+resolves the kernel width and the seed, calls :func:`.learn.learn_gp_landmarks`
+(and :func:`.refine.refine_gp_landmarks`), and stores what they return. The
+mathematics is in :mod:`.objective`.
 """
 
 from __future__ import annotations
@@ -20,24 +21,17 @@ from sklearn.utils.validation import check_is_fitted
 from .._blocks import check_rows
 from .._checkpoint import check_checkpoint, landmark_checkpoint
 from .._landmark_features import LandmarkTransformerMixin
-from .._parallel import NJobs
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, StrPath
 from .._validation import (
-    SPACES,
-    Condition,
-    Either,
-    Integer,
-    Options,
     check_enough_samples,
     check_feasible_for_space,
     check_params,
     check_positive_int,
-    is_real_number,
 )
 from ..kernels import resolve_kernel_width
 from .backend import gp_backend
 from .diagnostics import warn_if_kernel_width_is_off
-from .learn import _learn
+from .learn import PARAMETER_RULES, _learn
 from .objective import max_steps
 from .refine import _refine
 from .sampling import draw_sample
@@ -217,22 +211,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     ((6, 2), (500, 6))
     """
 
-    _parameter_rules = {
-        "n_landmarks": Integer(),
-        "n_steps": Either(None, Either(
-            "auto", Integer(), "n_steps must be a positive int, 'auto' or None, got {value!r}.")),
-        "refine": Integer(minimum=0),
-        "block_size": Either("auto", Integer()),
-        "n_jobs": NJobs(),
-        "batch_size": Integer(),
-        "space": Options(*SPACES),
-        "chunk_size": Either(None, Integer()),
-        "s0": Condition(lambda s0: is_real_number(s0) and not s0 < 0,
-                        "s0 must be a number >= 0, got {value!r}."),
-        "tau": Condition(lambda tau: is_real_number(tau) and 0 < tau <= 1,
-                         "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
-                         "convergence), got {value!r}."),
-    }
+    _parameter_rules = PARAMETER_RULES
 
     #: Files saved before ``block_size`` existed were fitted one landmark at a time
     #: (see :mod:`landmarking.persistence`).

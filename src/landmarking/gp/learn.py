@@ -18,18 +18,123 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._blocks import check_rows
+from .._parallel import NJobs
 from .._typing import ArrayLike, DeviceLike, MatrixLike
+from .._validation import (
+    SPACES,
+    Check,
+    Condition,
+    Either,
+    Integer,
+    Options,
+    check_enough_samples,
+    check_feasible_for_space,
+    check_params,
+    check_positive_float,
+    is_real_number,
+)
+from ..kernels import sample_mean_std
 from ..spaces import project
 from .backend import GPBackend, gp_backend
 from .objective import RIDGE, _objectives, greedy_order, max_steps
 from .sampling import Sample, draw_sample
 
-__all__ = ["learn_gp_landmarks"]
+__all__ = ["learn_gp_landmarks", "PARAMETER_RULES"]
+
+#: The parameters of GP landmarking and their rules, in the order they are checked
+#: (the estimator's ``_parameter_rules``; :func:`learn_gp_landmarks` checks those it
+#: takes, with ``n_steps`` and ``block_size`` resolved: no None, no "auto").
+PARAMETER_RULES = {
+    "n_landmarks": Integer(),
+    "n_steps": Either(None, Either(
+        "auto", Integer(), "n_steps must be a positive int, 'auto' or None, got {value!r}.")),
+    "refine": Integer(minimum=0),
+    "block_size": Either("auto", Integer()),
+    "n_jobs": NJobs(),
+    "batch_size": Integer(),
+    "space": Options(*SPACES),
+    "chunk_size": Either(None, Integer()),
+    "s0": Condition(lambda s0: is_real_number(s0) and not s0 < 0,
+                    "s0 must be a number >= 0, got {value!r}."),
+    "tau": Condition(lambda tau: is_real_number(tau) and 0 < tau <= 1,
+                     "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
+                     "convergence), got {value!r}."),
+}
+
+
+def _check_kernel_width(value, name):
+    """a finite number > 0"""
+    if isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a number > 0 here, got {value!r}; learn_gp_landmarks takes "
+            f"the width itself: resolve the rule with landmarking.kernels."
+            f"resolve_kernel_width(X, {value!r}), or use GPLandmarks, which does."
+        )
+    return check_positive_float(value, name)
+
+
+#: What :func:`learn_gp_landmarks` checks, with the words of the estimator: the
+#: table's rules for the settings they share, and ``n_steps`` and ``block_size``
+#: as resolved numbers (``GPLandmarks`` resolves None and "auto" before its fit).
+_FUNCTION_RULES = {
+    "n_landmarks": PARAMETER_RULES["n_landmarks"],
+    "kernel_width": Check(_check_kernel_width),
+    "n_steps": Either("auto", Integer(), "n_steps must be a positive int or 'auto', got "
+                      "{value!r}; pass a number of steps (the paper's: 1000) or 'auto'."),
+    "block_size": Integer(),
+    **{name: PARAMETER_RULES[name]
+       for name in ("batch_size", "s0", "tau", "space", "chunk_size", "n_jobs")},
+    "seed": Integer(minimum=0),
+}
+
+
+def _check_arguments(X, settings, init, previous_landmarks, callback):
+    """The arguments of :func:`learn_gp_landmarks` checked: ``settings`` (a namespace
+    of the scalar arguments) against their rules, then X as ``GPLandmarks.fit``
+    checks it, then ``init``, ``previous_landmarks`` and ``callback``; returns the
+    validated X. Every error names the problem and the fix. Out-of-core X is checked
+    for NaN and infinity as the sample is read (unless ``chunk_size`` makes X the
+    sample), so that it is read once."""
+    check_params(settings, _FUNCTION_RULES)
+    X = check_rows(X, scan_finite=settings.chunk_size is not None)
+    check_enough_samples(X.shape[0], 2, "learn_gp_landmarks")
+    check_feasible_for_space(X, settings.space)
+    n_landmarks, n_features = settings.n_landmarks, X.shape[1]
+    if isinstance(init, str):
+        if init != "gaussian":
+            raise ValueError(
+                f"init must be 'gaussian' or an array of starting points, got {init!r}.")
+    else:
+        start = np.asarray(init)
+        if (start.ndim != 2 or start.shape[1] != n_features or start.shape[0] < n_landmarks
+                or not np.all(np.isfinite(start))):
+            raise ValueError(
+                f"init must be 'gaussian' or a finite array of shape (n_landmarks, "
+                f"n_features) = ({n_landmarks}, {n_features}); got shape {start.shape}.")
+    if previous_landmarks is not None:
+        previous = np.asarray(previous_landmarks)
+        if previous.ndim != 2 or previous.shape[1] != n_features:
+            raise ValueError(
+                f"previous_landmarks must have shape (k, {n_features}), got {previous.shape}.")
+        if previous.shape[0] > n_landmarks:
+            raise ValueError(
+                f"there are already {previous.shape[0]} landmarks but n_landmarks is "
+                f"{n_landmarks}; ask for more landmarks to continue the list.")
+        if not np.all(np.isfinite(previous)):
+            raise ValueError("previous_landmarks contain NaN or infinity; pass the finite "
+                             "landmarks of an earlier run.")
+    if callback is not None and not callable(callback):
+        raise TypeError(
+            f"callback must be None or a function called as callback(landmarks, objectives, "
+            f"seconds), got a {type(callback).__name__}.")
+    return X
 
 
 def _initial_point(k, init, mean, std, rng, space):
@@ -114,13 +219,14 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        verbose: bool = False) -> tuple[np.ndarray, ...]:
     """Learn landmarks one after another by stochastic projected ascent on f.
 
-    The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
-    already be validated (finite, 2-D, feasible for ``space``). It may be a NumPy
-    array, a CSR matrix, a memory map, a Zarr array or a Dask array: the rows the
-    minibatches come from (:mod:`.sampling`) are read once, front to back, in
-    blocks bounded by scikit-learn's ``working_memory``, and the steps run on them
-    in memory, so the landmarks are the same from every container and chunking
-    (see Notes).
+    The plain-array function behind :class:`landmarking.GPLandmarks`. It checks its
+    arguments as the estimator does (see Raises), with the kernel width, the number
+    of steps and the block size given as numbers (the estimator resolves "auto" and
+    None). ``X`` may be a NumPy array, a CSR matrix, a memory map, a Zarr array or a
+    Dask array: the rows the minibatches come from (:mod:`.sampling`) are read once,
+    front to back, in blocks bounded by scikit-learn's ``working_memory``, and the
+    steps run on them in memory, so the landmarks are the same from every container
+    and chunking (see Notes).
 
     Parameters
     ----------
@@ -185,6 +291,16 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     result (the same tuple, for the finished landmarks) in its ``partial_result``
     attribute before it propagates.
 
+    Raises
+    ------
+    ValueError, TypeError
+        For a setting outside its rule (:data:`PARAMETER_RULES`, with
+        ``kernel_width`` a number > 0, ``n_steps`` a positive int or "auto",
+        ``block_size`` a positive int and ``seed`` an int >= 0), for X that is not a
+        2-D table of at least 2 rows of finite numbers or that ``space`` cannot
+        hold, and for ``init``, ``previous_landmarks`` or ``callback`` of the wrong
+        kind or shape; each message names the problem and the fix.
+
     Notes
     -----
     Memory, with P rows in the sample (P = N, or ``steps x batch_size`` when that
@@ -216,8 +332,13 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     (the earlier layout). On a torch device the memory is that of
     :func:`._torch.torch_fit`, for the sample.
     """
+    settings = SimpleNamespace(
+        n_landmarks=n_landmarks, kernel_width=kernel_width, n_steps=n_steps,
+        block_size=block_size, batch_size=batch_size, s0=s0, tau=tau, space=space,
+        chunk_size=chunk_size, n_jobs=n_jobs, seed=seed)
+    X = _check_arguments(X, settings, init, previous_landmarks, callback)
     sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
-                         chunk_size=chunk_size)
+                         chunk_size=chunk_size, check_finite=chunk_size is None)
     return _learn(sample, n_landmarks, gp_backend(device), kernel_width=kernel_width,
                   n_steps=n_steps, s0=s0, tau=tau, space=space, init=init,
                   previous_landmarks=previous_landmarks, seed=seed, callback=callback,
@@ -234,7 +355,7 @@ def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_s
     landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, sample.X.shape[1])
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
-    mean, std = sample.mean_std()
+    mean, std = sample_mean_std(sample.X, sample.chunks)  # for the starting points
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
     outer = tqdm(firsts, desc="landmarks" if block_size == 1 else "blocks",

@@ -56,12 +56,10 @@ import numpy as np
 from scipy import sparse
 
 from .._blocks import chunk_bounds, gather_rows, is_in_memory, working_dtype
-from .._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
+from .._memory import check_memory
 from .._typing import MatrixLike
-from ..kernels import column_mean_std, compiled_column_moments, compiled_moments_apply
 
-__all__ = ["Sample", "BatchLayout", "draw_sample", "sample_size", "sample_mean_std",
-           "batch_bounds", "batch_order"]
+__all__ = ["Sample", "BatchLayout", "draw_sample", "sample_size", "batch_bounds", "batch_order"]
 
 #: The stream that has always drawn the permutation of a single chunk of all rows
 #: (and of chunk c of the chunked sampling, ``(seed, PERMUTATION_STREAM, c)``).
@@ -191,12 +189,6 @@ class Sample:
         """Rows the fit's steps and objectives see: P."""
         return self.X.shape[0]
 
-    def mean_std(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-column mean and deviation of the rows, for the starting points."""
-        if self.order is None:
-            return column_mean_std(self.X, self.chunks)
-        return sample_mean_std(self.X)
-
 
 def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
                 chunk_size: int | None = None, check_finite: bool = False) -> Sample:
@@ -221,32 +213,41 @@ def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
     -------
     Sample
     """
+    if chunk_size is None:
+        return _sample_of_rows(X, batch_size, steps, seed, check_finite)
+    bounds = chunk_bounds(X, chunk_size)
+    permutations = [_permutation(seed, c, size) for c, size in enumerate(np.diff(bounds))]
+    return Sample(X, None, None, X.shape[0], BatchLayout(bounds, permutations, batch_size),
+                  chunks=bounds)
+
+
+def _sample_of_rows(X, batch_size, steps, seed, check_finite):
+    """The sample of :func:`draw_sample` without ``chunk_size``: all rows (the array
+    itself when it is a C-ordered array in memory), or ``steps x batch_size`` rows
+    drawn from ``(seed, SAMPLE_STREAM)``, read in one pass."""
     n = X.shape[0]
-    if chunk_size is not None:
-        bounds = chunk_bounds(X, chunk_size)
-        permutations = [_permutation(seed, c, size) for c, size in enumerate(np.diff(bounds))]
-        return Sample(X, None, None, n, BatchLayout(bounds, permutations, batch_size),
-                      chunks=bounds)
     size = sample_size(n, batch_size, steps)
     one_chunk = np.array([0, size], dtype=np.int64)
-    if size == n:
-        # The permutation a single chunk of all rows has always been cut by.
+    if size == n and is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
+        # All rows of an array in memory: the array itself, nothing is read.
         order = _permutation(seed, 0, n)
-        layout = BatchLayout(one_chunk, [order], batch_size)
-        if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
-            return Sample(X, None, order, n, layout)
-        _check_room(X, size, batch_size, steps)
-        return Sample(gather_rows(X, np.arange(n), check_finite=check_finite), None,
-                      order, n, layout)
+        return Sample(X, None, order, n, BatchLayout(one_chunk, [order], batch_size))
     _check_room(X, size, batch_size, steps)
-    drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
-    # Read front to back, held in the order drawn: rows[i] = drawn[positions[i]].
-    positions = np.argsort(drawn)
-    rows = drawn[positions]
-    order = np.arange(size)
+    if size == n:
+        # All rows, read in row order, cut by the permutation a single chunk of all
+        # rows has always been cut by.
+        drawn, rows, positions = None, np.arange(n), None
+        order = _permutation(seed, 0, n)
+    else:
+        drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
+        # Read front to back, held in the order drawn: rows[i] = drawn[positions[i]].
+        positions = np.argsort(drawn)
+        rows = drawn[positions]
+        order = np.arange(size)
+    # One read of the rows: the sample's only pass over X.
     return Sample(gather_rows(X, rows, positions=positions, check_finite=check_finite),
                   drawn, order, n, BatchLayout(one_chunk, [order], batch_size),
-                  in_batch_order=True)
+                  in_batch_order=size < n)
 
 
 def _permutation(seed, c, n_rows):
@@ -265,33 +266,3 @@ def _check_room(X, size, batch_size, steps):
 def _c_ordered(X):
     return (X.dtype in (np.float32, np.float64) and X.flags.c_contiguous
             and type(X) is np.ndarray)
-
-
-def sample_mean_std(X: MatrixLike) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column mean and standard deviation (float64) of an in-memory sample.
-
-    The sums run over the rows in order, in blocks of at most ``working_memory /
-    BLOCKS_PER_BUDGET`` bytes of float64 with the running sum carried into the next
-    block (a reduction down the columns of a C-ordered array adds the rows one by
-    one), so the result has the bits of :func:`landmarking.kernels.column_mean_std`
-    on the whole sample in one block, and its memory is one block. A single column
-    (whose sum NumPy adds pairwise) and sparse rows are summed in one block.
-    """
-    n, d = X.shape
-    if compiled_moments_apply(X, n * d):
-        # The same sums, row by row, compiled: no float64 copy of a block.
-        _, mean, m2 = compiled_column_moments(X)
-        return mean, np.sqrt(m2 / n)
-    block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
-    if sparse.issparse(X) or d == 1 or block >= n:
-        return column_mean_std(X, np.array([0, n]))
-    total = np.zeros(d)
-    for start in range(0, n, block):
-        total = np.add.reduce(np.vstack([total[None], X[start:start + block]]), axis=0,
-                              dtype=np.float64)
-    mean = total / n
-    m2 = np.zeros(d)
-    for start in range(0, n, block):
-        m2 = np.add.reduce(np.vstack([m2[None], (X[start:start + block] - mean) ** 2]),
-                           axis=0)
-    return mean, np.sqrt(m2 / n)

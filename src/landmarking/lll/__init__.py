@@ -2,19 +2,25 @@
 
 One module per part (a reader finds each algorithm by its file name):
 
-- :mod:`.estimator`: :class:`LocallyLinearLandmarks`, the scikit-learn estimator;
-- :mod:`.fit`: :func:`locally_linear_landmarks`, the function behind it (every stage,
-  end to end), and its :class:`LLLResult`;
-- :mod:`~landmarking.lll.lll`: the numerics of the NumPy path: the weights Z
-  (``reconstruction_weights``), the reduced problem A~, B~ and its eigenvectors;
-- :mod:`.out_of_sample`: :func:`lll_out_of_sample`, the map of new points;
+- :mod:`.estimator`: :class:`~landmarking.LocallyLinearLandmarks`, the
+  scikit-learn estimator;
+- :mod:`.fit`: :func:`~landmarking.locally_linear_landmarks`, the function behind
+  it (every stage, end to end), its :class:`LLLResult` and the parameter rules;
+- :mod:`._numpy`: the NumPy backend: the weights Z (``reconstruction_weights``),
+  the reduced problem A~, B~ and its eigenvectors;
+- :mod:`.out_of_sample`: :func:`~landmarking.lll_out_of_sample`, the map of new
+  points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
 - :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
-- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refined` (the exact
-  eigenvectors from an LLL start), :mod:`.model_selection` (:func:`sweep_lll`).
+- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refine` (the exact
+  eigenvectors from an LLL start), :mod:`.model_selection`
+  (:func:`~landmarking.sweep_lll`).
 
-The public names below are resolved on first access (PEP 562), so importing this
-package imports none of its modules.
+The public names below are the method's own (the result of
+``locally_linear_landmarks`` and the warning of a poor fit); the estimator and the
+functions ``locally_linear_landmarks``, ``lll_out_of_sample`` and ``sweep_lll`` are
+imported from ``landmarking``, each name from one place. They are resolved on
+first access (PEP 562), so importing this package imports none of its modules.
 """
 
 from typing import TYPE_CHECKING
@@ -23,11 +29,8 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "LocallyLinearLandmarks": ".estimator",
-    "locally_linear_landmarks": ".fit",
     "LLLResult": ".fit",
-    "lll_out_of_sample": ".out_of_sample",
-    "sweep_lll": ".model_selection",
+    "LandmarkSpanWarning": ".diagnostics",
 }
 
 __all__ = list(_EXPORTS)
@@ -35,10 +38,8 @@ __all__ = list(_EXPORTS)
 # Static tools (type checkers, IDEs) read these ordinary imports; at run time the
 # names are loaded lazily by __getattr__, so they look unused to ruff (F401).
 if TYPE_CHECKING:
-    from .estimator import LocallyLinearLandmarks  # noqa: F401
-    from .fit import LLLResult, locally_linear_landmarks  # noqa: F401
-    from .model_selection import sweep_lll  # noqa: F401
-    from .out_of_sample import lll_out_of_sample  # noqa: F401
+    from .diagnostics import LandmarkSpanWarning  # noqa: F401
+    from .fit import LLLResult  # noqa: F401
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

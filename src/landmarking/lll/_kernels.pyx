@@ -1,4 +1,4 @@
-"""Compiled kernels of Locally Linear Landmarks (see :mod:`~landmarking.lll.lll`).
+"""Compiled kernels of Locally Linear Landmarks (see :mod:`~landmarking.lll._numpy`).
 
 - :func:`nearest_gram_weights`: for a chunk of points whose cross products with
   every landmark are given, the K_Z nearest landmarks and the affine

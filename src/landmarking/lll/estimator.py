@@ -57,7 +57,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         landmark embedding, points placed with the Nystroem formula.
     reg : float, default=1e-3
         Relative ridge of the local Gram matrices (see
-        :func:`~landmarking.lll.lll.reconstruction_weights`).
+        :func:`~landmarking.lll._numpy.reconstruction_weights`).
     symmetrize : {"union", "mean"}, default="union"
     neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
@@ -114,7 +114,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     embedding_ : ndarray of shape (n_samples, n_components)
         X = X~ Z for the training points; float32 for float32 input. Z, the
         reduced problem and X~ are computed in float64 on purpose (see
-        :func:`~landmarking.lll.lll.reconstruction_weights`).
+        :func:`~landmarking.lll._numpy.reconstruction_weights`).
     eigenvalues_ : ndarray of shape (n_components,)
     weights_ : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks_)
         Z transposed: each point's K_Z reconstruction weights.

@@ -2,11 +2,11 @@
 
 The public function behind
 :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` (scikit-learn's
-order: the numerical helpers of :mod:`~landmarking.lll.lll`, this function, the thin
+order: the numerical helpers of :mod:`~landmarking.lll._numpy`, this function, the thin
 estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
 array or an estimator), the weights Z, the graph
 (:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
-eigenvectors (:mod:`~landmarking.lll.lll`), the optional refinement (:mod:`.refined`) and the
+eigenvectors (:mod:`~landmarking.lll._numpy`), the optional refinement (:mod:`.refine`) and the
 reconstruction check (:mod:`.diagnostics`). The paper's two baselines are
 ``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
 landmarks alone (:mod:`landmarking.spectral`), placed with Z or the Nystroem
@@ -43,13 +43,13 @@ from ..neighbors import _resolve_method as resolve_search
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine import RefineResult, refine_spectral_embedding
+from ._numpy import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
 from .cell_graph import cell_graph
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
-from .lll import check_reg, solve_reduced_problem
 from .out_of_sample import lll_map_rows
-from .refined import fit_landmark_embedding
+from .refine import fit_landmark_embedding
 
 __all__ = ["locally_linear_landmarks", "LLLResult", "LLL_METHODS", "PARAMETER_RULES"]
 
@@ -65,10 +65,9 @@ LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
 CELLS_MIN_PROBES = 3
 #: ... and a cell holds at most this many points on average (a cell's points
 #: are searched together against the points of the cells they bring: few
-#: landmarks make each search large). MNIST 60,000, 1,000 landmarks, 10-D: the
-#: fit 5.5-6.6 s with the cells against 9.3-9.4 s with the HNSW graph, the same
-#: 10-NN accuracy (0.903); 1,020,000 deformed digits with 10,000 landmarks: the
-#: graph 108 s against 317 s.
+#: landmarks make each search large). On MNIST 60,000 with 1,000 landmarks and on
+#: a million deformed digits with 10,000 the cells' graph is quicker than the HNSW
+#: graph at the same 10-NN accuracy (docs/results/lll.md; CHANGELOG.md).
 CELLS_MAX_MEAN_SIZE = 1000
 
 

@@ -14,9 +14,8 @@ M), written for a neighbour list that is already known: the local bases in
 batches of points instead of one point at a time, M assembled as a sparse matrix,
 and, above :data:`DENSE_MAX` points, its eigenvectors by shift-invert Lanczos
 (ARPACK on a sparse LU of M) instead of a dense eigensolver, which costs O(n^3).
-On one core the dense solver and Lanczos tie at 500 points (0.036 s for the whole
-start); at 1,000 points they take 0.14 s and 0.04 s, at 1,500 0.40 s and 0.09 s,
-at 2,000 1.1 s and 0.14 s.
+On one core the dense solver and Lanczos tie at about 500 points, and Lanczos
+pulls ahead as n grows (the timings: CHANGELOG.md, "Measurements retired from source comments").
 """
 
 import numpy as np

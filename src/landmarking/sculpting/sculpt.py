@@ -48,7 +48,7 @@ from ..neighbors import Metric, nearest_neighbors
 from ._loop import Relations, neighbor_distance_error, sculpt
 from .ltsa import ltsa_embedding
 
-__all__ = ["manifold_sculpting", "SculptingResult", "SculptingWarning"]
+__all__ = ["manifold_sculpting", "SculptingResult", "SculptingWarning", "PARAMETER_RULES"]
 
 PREPROCESS_CHOICES = ("pca", "none", "ltsa")
 MOVE_RULES = ("total", "point")

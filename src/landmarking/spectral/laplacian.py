@@ -45,17 +45,17 @@ from .nystrom import nystrom_out_of_sample
 from .refine import refine_spectral_embedding
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "resolve_eigen_solver",
-           "low_frequency_bound", "EIGEN_SOLVERS"]
+           "low_frequency_bound", "EIGEN_SOLVERS", "PARAMETER_RULES"]
 
 EIGEN_SOLVERS = ("auto", "dense", "arpack", "lobpcg", "amg")
 
 #: Graphs up to this size are solved densely by ``eigen_solver="auto"``.
 DENSE_LIMIT = 2500
 #: The tolerance ``eigen_solver="auto"`` gives ARPACK when ``tol`` is None: the
-#: eigenvector residuals |S u - mu u| end near 1e-6. ARPACK was 2-3.5x faster
-#: than LOBPCG on the 10-NN graphs of MNIST (60,000 digits: 0.60 s against 2.14 s;
-#: 200,000: 5.1 s against 7.9 s), and LOBPCG at scipy's default tolerance stopped
-#: at residuals of 8e-4 and 3e-3 (benchmarks/spectral_solvers.py).
+#: eigenvector residuals |S u - mu u| end near 1e-6. ARPACK was quicker than
+#: LOBPCG on the 10-NN graphs of MNIST, and LOBPCG at scipy's default tolerance
+#: stopped at residuals of 8e-4 and 3e-3 (benchmarks/spectral_solvers.py; the
+#: table is in docs/results/spectral.md).
 AUTO_ARPACK_TOL = 1e-6
 
 
@@ -125,8 +125,8 @@ def low_frequency_bound(W: SparseMatrix, *, stop_above: float | None = None) -> 
     graph of high-dimensional data is a small world with a large lambda_1.
     Measured on 10-NN graphs: a Swiss roll of 300,000 points 5.4e-5 (lambda_1 =
     6.9e-6); MNIST's 60,000 digits 0.11 (lambda_1 = 4.8e-3). Cost: two
-    breadth-first searches and one product with W (0.07 s on MNIST's graph, 2
-    shared cores, against 3.8 s for its 10-D ARPACK solve in the same state).
+    breadth-first searches and one product with W, a small part of the
+    eigensolver's time (docs/results/spectral.md).
 
     Parameters
     ----------
@@ -379,6 +379,17 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
     return Y
 
 
+#: The parameters of :class:`LaplacianEigenmaps` and their rules, in the order they
+#: are checked (the estimator's ``_parameter_rules``).
+PARAMETER_RULES = {
+    **GRAPH_PARAMETER_RULES,
+    "n_components": Integer(),
+    "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
+    "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
+                     "{name} must be None or a number >= 0, got {value!r}."),
+}
+
+
 class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                          BaseEstimator):
     """Exact Laplacian eigenmaps on a Gaussian k-nearest-neighbour graph.
@@ -410,7 +421,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         without pyamg, the ``amg`` extra, always ARPACK; resolved into
         ``eigen_solver_``); ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
-        (:func:`~landmarking.lll.refined.lll_refined_embedding`, with
+        (:func:`~landmarking.lll.refine.lll_refined_embedding`, with
         guard columns): the exact eigenvectors.
     tol : float or None, default=None
         Tolerance of the iterative eigensolvers.
@@ -463,13 +474,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
     (500, 2)
     """
 
-    _parameter_rules = {
-        **GRAPH_PARAMETER_RULES,
-        "n_components": Integer(),
-        "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
-        "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
-                         "{name} must be None or a number >= 0, got {value!r}."),
-    }
+    _parameter_rules = PARAMETER_RULES
 
     def __init__(self, *, n_components: int = 2, n_neighbors: int = 10,
                  bandwidth: float | Literal["auto"] = "auto",
@@ -540,7 +545,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                 if self.eigen_solver == "lll-refine":
                     # Loaded here, not at the top: LLL's modules, which the other
                     # solvers never need (import landmarking stays light).
-                    from ..lll.refined import lll_refined_embedding
+                    from ..lll.refine import lll_refined_embedding
 
                     self.embedding_, self.eigenvalues_, self.refine_result_ = \
                         lll_refined_embedding(X, W, self.n_components, tol=self.tol,

@@ -1,4 +1,5 @@
-"""Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML 2013): the numerics.
+"""The NumPy backend of Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML
+2013): the numerics on the host.
 
 A fast approximate solver for Laplacian eigenmaps. Each point y_n is written as
 an affine combination of its K_Z nearest landmarks, Y ~ Y~ Z (Z sparse, columns
@@ -10,7 +11,8 @@ x_0 = X~ z_0 (:func:`~landmarking.lll.out_of_sample.lll_out_of_sample`).
 In code Z is stored transposed, as a sparse (N x L) matrix with one row of K_Z
 weights per point.
 
-This module holds the NumPy path of the two large computations,
+This module (named ``_numpy`` like GP's NumPy backend, :mod:`landmarking.gp._numpy`)
+holds the NumPy path of the two large computations,
 :func:`reconstruction_weights` (Z) and :func:`reduced_problem` (A~, B~), and
 :func:`solve_reduced_problem`, the small eigenproblem every path shares. Their
 compiled loops live in :mod:`._kernels`; the torch path, for ``device=...``,
@@ -255,8 +257,8 @@ class _LandmarkAxes:
         # less the centre, which lose no digits to a large common offset.
         self.gram = centred @ centred.T if n_land <= GRAM_LIMIT else np.empty((0, 0))
         # The axes' small eigenproblem on one BLAS thread: the same axes on any
-        # thread count, and no threads spinning on a busy machine (a 500 x 500
-        # eigh took 7.5 s on two loaded cores, 0.16 s on one).
+        # thread count, and no threads spinning on a busy machine (a small eigh
+        # on two loaded cores took many times its time on one: CHANGELOG.md).
         with ThreadpoolController().limit(limits=1, user_api="blas"):
             self.axes = _search_axes(centred)
         self.projects = self.axes is not None
@@ -370,7 +372,7 @@ def _weights_of_block(block, local):
     scan = local.axes is not None and not sparse.issparse(block)
     # On several threads, each of the kernel's threads makes its own product on
     # one BLAS thread (see bounded_candidate_weights). The BLAS libraries are
-    # looked up once per block (3.5 ms in a fit), and only then.
+    # looked up once per block (a look-up is not free), and only then.
     blas = ThreadpoolController() if scan and kernel_threads() > 1 else None
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
@@ -583,9 +585,9 @@ def solve_reduced_problem(A: np.ndarray | SparseMatrix, B: np.ndarray | SparseMa
     Dense LAPACK for arrays; for sparse matrices (more than :data:`DENSE_LIMIT`
     landmarks) LOBPCG with the trivial eigenvector, the constant (A~ 1 = 0: the
     rows of Z sum to one), kept out as a constraint and A~'s diagonal as
-    preconditioner (1-2 s on 6,000 landmarks of MNIST, where shift-invert ARPACK
-    took a minute), to relative residuals of :data:`LOBPCG_TOL`; shift-invert
-    ARPACK when LOBPCG does not get there.
+    preconditioner (much quicker than shift-invert ARPACK on thousands of
+    landmarks: CHANGELOG.md), to relative residuals of
+    :data:`LOBPCG_TOL`; shift-invert ARPACK when LOBPCG does not get there.
 
     Returns
     -------

@@ -22,8 +22,8 @@ from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_positive_int
 from ..spectral.refine import RefineResult, refine_spectral_embedding
+from ._numpy import reconstruction_weights, reduced_problem, solve_reduced_problem
 from .landmark_selection import select_landmarks
-from .lll import reconstruction_weights, reduced_problem, solve_reduced_problem
 
 __all__ = ["lll_start", "lll_refined_embedding", "fit_landmark_embedding"]
 
@@ -130,9 +130,9 @@ def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: Arra
     if G.shape[0] <= DIRECT_LIMIT:
         sol = spsolve(G.tocsc(), rhs)
         return np.asarray(sol).reshape(previous.shape)
-    # Many landmarks: the sparse LU of G fills in (minutes at 10,000 landmarks of
-    # MNIST); conjugate gradients from the previous coordinates, which the refined
-    # embedding moved only a little, with G's diagonal as preconditioner.
+    # Many landmarks: the sparse LU of G fills in (CHANGELOG.md); conjugate
+    # gradients from the previous coordinates, which the refined embedding moved
+    # only a little, with G's diagonal as preconditioner.
     M = sparse.diags(1.0 / G.diagonal())
     out = np.empty_like(previous)
     for j in range(previous.shape[1]):
