@@ -1,11 +1,33 @@
-"""The k-NN graph of MNIST in a fresh process: one NEW interpreter per row.
+"""A new user's first call, in a fresh process: one NEW interpreter per cell.
 
 A user's script is a new process, so what it pays is the first call there: any
-compilation that is not reused across processes counts. Each row starts a new
-Python interpreter (``sys.executable``) that loads the digits, times the first
-call of the search (the library's imports inside it included), then the same
-call again (warm), and compares the lists with the exact ones (computed once
-by the parent, by ``method="exact"``, before the rows). Rows:
+compilation that is not reused across processes counts.
+
+The default output is the small-fit table: import and first ``fit`` of each
+estimator's default on small data, each cell a new interpreter, rows alternating
+with their scikit-learn peer, ``--runs`` times each:
+
+- ``GPLandmarks(n_landmarks=100)`` and ``(n_landmarks=20)`` on scikit-learn's
+  1,797 digits (8 x 8), peer ``KMeans(100)``;
+- ``LaplacianEigenmaps()`` on a Swiss roll of 3,000 points, peer
+  ``SpectralEmbedding()``;
+- ``LocallyLinearLandmarks(n_landmarks=100)`` on the same roll, peer
+  ``LocallyLinearEmbedding()``;
+- ``ManifoldSculpting()`` on 1,000 roll points (``benchmarks/sculpting.py
+  --first-call`` times the star roll).
+
+"empty cache" points ``NUMBA_CACHE_DIR`` at a new, empty folder (a fresh install,
+or a container whose cache is not kept); "warm cache" is the next process, with
+the cache the first one filled. Each row also says whether a process imported
+numba at all (when none did, nothing compiles at run time)::
+
+    python benchmarks/first_call.py [--runs 3]
+
+``--rows``: the k-NN graph of MNIST in a fresh process. Each row starts a new
+Python interpreter that loads the digits, times the first call of the search (the
+library's imports inside it included), then the same call again (warm), and
+compares the lists with the exact ones (computed once by the parent, by
+``method="exact"``, before the rows). Rows:
 
 - ``approximate``: ``nearest_neighbors(X, k, method="approximate")`` (usearch's
   HNSW graph on the principal axes, exact re-rank; the ``ann`` extra);
@@ -40,7 +62,8 @@ per process, several minutes):
     flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py \
         --rows "" --embeddings le,lll --n 200000
 
-    flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py
+    flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py \\
+        --rows approximate,approximate,exact,pynndescent,pynndescent
     flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py \\
         --rows approximate --libraries
     flock /tmp/landmarking-heavy.lock .venv/bin/python benchmarks/first_call.py \\
@@ -53,8 +76,10 @@ first_call.json to --out.
 import argparse
 import inspect
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -131,6 +156,20 @@ _EMBED = {
         from landmarking.lll.estimator import LocallyLinearLandmarks
         def fit():
             model = LocallyLinearLandmarks(n_components=10, n_landmarks=1000, random_state=0)
+            return model.fit_transform(X), model.transform
+    """,
+    "lll-cells": """
+        from landmarking.lll.estimator import LocallyLinearLandmarks
+        def fit():
+            model = LocallyLinearLandmarks(n_components=10, n_landmarks=1000,
+                                           neighbors_method="cells", random_state=0)
+            return model.fit_transform(X), model.transform
+    """,
+    "lll-cells-refine": """
+        from landmarking.lll.estimator import LocallyLinearLandmarks
+        def fit():
+            model = LocallyLinearLandmarks(n_components=10, n_landmarks=1000,
+                                           neighbors_method="cells", refine=3, random_state=0)
             return model.fit_transform(X), model.transform
     """,
     "sklearn-amg": """
@@ -242,7 +281,9 @@ def parse_args():
     p.add_argument("--n", type=int, default=60000,
                    help="training digits; above 60,000, shifted copies (mnist_digits)")
     p.add_argument("--k", type=int, default=10, help="neighbours per digit")
-    p.add_argument("--rows", default="approximate,approximate,exact,pynndescent,pynndescent")
+    p.add_argument("--rows", default="",
+                   help="k-NN rows, e.g. approximate,exact,pynndescent")
+    p.add_argument("--runs", type=int, default=3, help="runs of each small-fit cell")
     p.add_argument("--embeddings", default="",
                    help="estimator rows, e.g. le,lll,sklearn-amg (issue 25's targets)")
     p.add_argument("--n-test", type=int, default=10000,
@@ -319,6 +360,102 @@ def embedding_rows(args, rows, out, results):
         (out / "first_call.json").write_text(json.dumps(results, indent=1))
 
 
+#: The small-fit data, each built before the timer starts.
+_SMALL_DATA = {
+    "digits": "from sklearn.datasets import load_digits\nX = load_digits().data",
+    "roll 3,000": ("from sklearn.datasets import make_swiss_roll\n"
+                   "X = make_swiss_roll(3000, random_state=0)[0]"),
+    "roll 1,000": ("from sklearn.datasets import make_swiss_roll\n"
+                   "X = make_swiss_roll(1000, random_state=0)[0]"),
+}
+
+#: (row, data, the import and construction that are timed with the fit, peer).
+_SMALL_ROWS = [
+    ("GPLandmarks(n_landmarks=100)", "digits",
+     "from landmarking import GPLandmarks\nmodel = GPLandmarks(n_landmarks=100, random_state=0)",
+     "KMeans(100)"),
+    ("GPLandmarks(n_landmarks=20)", "digits",
+     "from landmarking import GPLandmarks\nmodel = GPLandmarks(n_landmarks=20, random_state=0)",
+     None),
+    ("LaplacianEigenmaps()", "roll 3,000",
+     "from landmarking import LaplacianEigenmaps\nmodel = LaplacianEigenmaps(random_state=0)",
+     "SpectralEmbedding()"),
+    ("LocallyLinearLandmarks(n_landmarks=100)", "roll 3,000",
+     "from landmarking import LocallyLinearLandmarks\n"
+     "model = LocallyLinearLandmarks(n_landmarks=100, random_state=0)",
+     "LocallyLinearEmbedding()"),
+    ("ManifoldSculpting()", "roll 1,000",
+     "from landmarking import ManifoldSculpting\nmodel = ManifoldSculpting(random_state=0)",
+     None),
+]
+
+_PEERS = {
+    "KMeans(100)": "from sklearn.cluster import KMeans\nmodel = KMeans(100, random_state=0)",
+    "SpectralEmbedding()": ("from sklearn.manifold import SpectralEmbedding\n"
+                            "model = SpectralEmbedding(random_state=0)"),
+    "LocallyLinearEmbedding()": ("from sklearn.manifold import LocallyLinearEmbedding\n"
+                                 "model = LocallyLinearEmbedding(random_state=0)"),
+}
+
+_SMALL_CHILD = """
+import json, os, sys, time, warnings
+warnings.simplefilter("ignore")
+{data}
+start = time.perf_counter()
+{estimator}
+model.fit(X)
+seconds = time.perf_counter() - start
+print(json.dumps(dict(seconds=seconds, numba="numba" in sys.modules,
+                      load=os.getloadavg()[0])))
+"""
+
+
+def small_cell(data, estimator, numba_cache):
+    """Import + fit seconds in a new interpreter whose numba cache is ``numba_cache``."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=numba_cache)
+    code = _SMALL_CHILD.format(data=_SMALL_DATA[data], estimator=estimator)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"a cell failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def small_fit_rows(args, out, results):
+    """Empty cache, warm cache and the scikit-learn peer, each cell a new process."""
+    print()
+    print("| fit (small data) | empty cache s | warm cache s | numba imported | peer | "
+          "peer s | empty / peer | warm / peer | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, data, estimator, peer in _SMALL_ROWS:
+        empty, warm, peer_seconds, loads, numba = [], [], [], [], False
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as cache:
+                first = small_cell(data, estimator, cache)
+                second = small_cell(data, estimator, cache)
+            empty.append(first["seconds"])
+            warm.append(second["seconds"])
+            loads.append(first["load"])
+            numba = numba or first["numba"] or second["numba"]
+            if peer:
+                with tempfile.TemporaryDirectory() as cache:
+                    peer_seconds.append(small_cell(data, _PEERS[peer], cache)["seconds"])
+        if peer:
+            best = min(peer_seconds)
+            peer_cells = (f"{peer} | {best:.2f} | {min(empty) / best:.2f} | "
+                          f"{min(warm) / best:.2f}")
+        else:
+            peer_cells = "none | | |"
+        print(f"| {name}, {data} | {min(empty):.2f} ({max(empty):.2f}) | "
+              f"{min(warm):.2f} ({max(warm):.2f}) | {'yes' if numba else 'no'} | "
+              f"{peer_cells} | {min(loads):.2f}-{max(loads):.2f} |", flush=True)
+        results.append(dict(row=name, data=data, empty=empty, warm=warm, peer=peer,
+                            peer_seconds=peer_seconds, numba=numba, loads=loads))
+        (out / "first_call_small.json").write_text(json.dumps(results, indent=1))
+    print(f"(the fastest of {args.runs} runs, the slowest in brackets; ratios of the "
+          "fastest)")
+
+
 def main():
     full_speed_blas()
     args = parse_args()
@@ -333,6 +470,8 @@ def main():
     if skipped:
         print(f"not installed, left out: {', '.join(sorted(set(skipped)))}")
     results = []
+    if not rows and not embeddings:
+        small_fit_rows(args, out, results)
     if rows:
         neighbour_rows(args, [r for r in rows if r not in skipped], out, results)
     if embeddings:

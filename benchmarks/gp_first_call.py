@@ -3,9 +3,9 @@
 A user's script is a new process. Each run starts a fresh Python
 (``sys.executable``) that loads MNIST's 50,000 training digits, then times
 ``GPLandmarks(n_landmarks=100, n_jobs=2).fit(X)`` (the default: blocks of 50 with
-100 steps) twice with two seeds: the first call pays for loading numba's cached
-code and starting its threads (``make install`` compiled it), the second is warm.
-The machine line (load, BLAS) is printed before and after.
+100 steps) twice with two seeds: the first call pays for loading the compiled
+kernels and the libraries they call, the second is warm. The machine line (load,
+BLAS) is printed before and after.
 
 Usage::
 

@@ -4,9 +4,7 @@ Issues 2 and 12. In one run it measures
 
 0. the memory-bandwidth limit of a step: the seconds to read one batch-sized
    block (b x d of the training images' dtype) that is not in cache, with a
-   one-line NumPy read, over 50 consecutive blocks; the compiled numba kernel's
-   cold first call (compiled from scratch, in a subprocess) and its load from
-   numba's cache;
+   one-line NumPy read, over 50 consecutive blocks;
 
 1. GP landmarks at the paper's settings (1000 steps, batch 1000) on 50,000 MNIST
    training images (pixels / 255): total seconds, seconds per landmark against the
@@ -18,9 +16,10 @@ Issues 2 and 12. In one run it measures
 3. a literal transcription of Algorithm 1 (M formed as a b x b matrix, eq. 10
    evaluated from it) against the library on a smaller setting: the speed ratio;
 4. with ``--widths auto variance``, both kernel-width rules side by side;
-5. today's NumPy step (issue 2's, kept for CSR input and as the reference) on the
-   first ``--numpy-landmarks`` landmarks: seconds per step against the compiled
-   step, and the largest relative difference of the landmarks.
+5. the NumPy reference step (the step of CSR input, and what the compiled step is
+   tested against) on the first ``--numpy-landmarks`` landmarks: seconds per step
+   against the compiled step, and the largest relative difference of the
+   landmarks.
 
 The GP fit, KMeans and the NumPy-step fit run back to back; the load average is
 printed beside the numbers. Run timed figures under the benchmark lock::
@@ -46,9 +45,22 @@ objective (the mean log posterior variance of the landmarks, in order, on images
 
     python benchmarks/gp_mnist_speed.py --blocks --block-size 10 --block-steps 300 --seeds 0 1 2
     python benchmarks/gp_mnist_speed.py --sweep --sweep-blocks 1 2 5 10 20 50 --sweep-steps 100 300
+
+Against another checkout, ``--compare-with SRC`` (its ``src`` folder, e.g. main's):
+the default fit (``GPLandmarks(n_landmarks=100)``: blocks of 50, 100 steps, every
+core) and the sequential fit (``block_size=1``, 1000 steps, ``--compare-sequential``
+landmarks) on MNIST 50,000 (float32, a fixed kernel width), each in a new
+interpreter with this checkout's sources and then with SRC's, back to back, after
+a warm-up fit in the same interpreter (numba's cache, if SRC uses numba, is warm
+from the first round on). Wall and CPU seconds, the load average before each fit,
+and per fit kind the ratio of the medians (this checkout / SRC) and the largest
+difference of the landmarks, relative to their largest value::
+
+    python benchmarks/gp_mnist_speed.py --compare-with ../main/src --repeats 3
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -66,21 +78,64 @@ from landmarking.gp import _numpy as gp_module
 from landmarking.gp.objective import step_size
 from landmarking.kernels import gaussian_features
 
-_COLD = ("import time, numba, numpy, landmarking; t = time.perf_counter(); "
-         "from landmarking.gp import _kernels as K; "
-         "[f(d) for f in (K.compiled_batch_step, K.compiled_visit_steps) "
-         "for d in (numpy.float32, numpy.float64)]; print(time.perf_counter() - t)")
+# One warm fit in a new interpreter (``--compare-with``): a warm-up fit, then the
+# timed one; prints its seconds (wall, CPU), the load average before it and a file
+# with its landmarks.
+_COMPARED_FIT = """
+import json, os, sys, time
+import numpy as np
+from landmarking import GPLandmarks
+from landmarking.datasets import load_mnist
+X = load_mnist(split="train")[0][:50000]
+params = json.loads(sys.argv[1])
+warm = dict(params, n_landmarks=min(params["n_landmarks"], 4), n_steps=20)
+GPLandmarks(random_state=1, kernel_width=40.0, **warm).fit(X[:5000])
+load = os.getloadavg()[0]
+wall, cpu = time.perf_counter(), time.process_time()
+gp = GPLandmarks(random_state=0, kernel_width=40.0, **params).fit(X)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+np.save(sys.argv[2], gp.landmarks_)
+print(json.dumps(dict(wall=wall, cpu=cpu, load=load)))
+"""
 
 
-def kernel_start_seconds():
-    """(compile from scratch, load from numba's cache) of the step kernel, each in
-    a fresh interpreter with numba and landmarking already imported."""
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        times = [float(subprocess.run([sys.executable, "-c", _COLD], env=env, check=True,
-                                      capture_output=True, text=True).stdout)
-                 for _ in range(2)]
-    return times[0], times[1]
+def compare_with(args):
+    """This checkout's default and sequential fits against SRC's, back to back."""
+    fits = {"default (blocks of 50)": dict(n_landmarks=100),
+            f"sequential ({args.compare_sequential} landmarks)":
+                dict(n_landmarks=args.compare_sequential, block_size=1, n_steps=1000)}
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    sources = {"this": here, "other": str(Path(args.compare_with).resolve())}
+    print(f"this checkout: {here}; other: {sources['other']}")
+    print(f"before: {machine_line()}", flush=True)
+    results = {(fit, which): [] for fit in fits for which in sources}
+    landmarks = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for repeat in range(args.repeats):
+            for fit, params in fits.items():
+                for which, src in sources.items():
+                    path = Path(folder) / f"{len(landmarks)}.npy"
+                    env = dict(os.environ, PYTHONPATH=src)
+                    out = subprocess.run([sys.executable, "-c", _COMPARED_FIT, json.dumps(params),
+                                          str(path)], env=env, check=True, capture_output=True,
+                                         text=True).stdout
+                    row = json.loads(out.strip().splitlines()[-1])
+                    results[(fit, which)].append(row)
+                    landmarks[(fit, which)] = np.load(path)
+                    print(f"round {repeat + 1}: {fit:<28} {which:<5} wall {row['wall']:7.2f} s  "
+                          f"CPU {row['cpu']:7.2f} s  (load {row['load']:.2f})", flush=True)
+    print(f"after: {machine_line()}")
+    print("\n| fit | this: wall s (median) | other: wall s | ratio | this: CPU s | other: CPU s "
+          "| ratio | landmarks differ by |")
+    print("|---|---|---|---|---|---|---|---|")
+    for fit in fits:
+        this, other = results[(fit, "this")], results[(fit, "other")]
+        w = [np.median([r["wall"] for r in rows]) for rows in (this, other)]
+        c = [np.median([r["cpu"] for r in rows]) for rows in (this, other)]
+        a, b = landmarks[(fit, "this")], landmarks[(fit, "other")]
+        diff = np.abs(a - b).max() / np.abs(b).max()
+        print(f"| {fit} | {w[0]:.2f} | {w[1]:.2f} | {w[0] / w[1]:.3f} | {c[0]:.2f} | {c[1]:.2f} "
+              f"| {c[0] / c[1]:.3f} | {diff:.1e} |")
 
 
 def bandwidth(X, batch_size, repeats=3):
@@ -100,13 +155,13 @@ def bandwidth(X, batch_size, repeats=3):
 
 
 def numpy_step_fit(X, **params):
-    """GPLandmarks with today's NumPy step (the path CSR input takes)."""
-    compiled = gp_module._batch_step
-    gp_module._batch_step = lambda n_features, batch_size: gp_module._numpy_step
+    """GPLandmarks with the NumPy reference step (the path CSR input takes)."""
+    compiled = gp_module._compiled_steps
+    gp_module._compiled_steps = lambda n_threads: None
     try:
         return GPLandmarks(**params).fit(X)
     finally:
-        gp_module._batch_step = compiled
+        gp_module._compiled_steps = compiled
 
 
 def literal_algorithm1(X, n_landmarks, eta, n_steps, batch_size, seed, s0=10.0, tau=0.51):
@@ -348,8 +403,16 @@ def main():
     parser.add_argument("--lambdas", type=float, nargs="+", default=[0.01, 0.1, 1.0])
     parser.add_argument("--sweep-blocks", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50])
     parser.add_argument("--sweep-steps", type=int, nargs="+", default=[100, 300, 1000])
+    parser.add_argument("--compare-with", metavar="SRC",
+                        help="another checkout's src folder: time its default and sequential "
+                             "fits against this one's, back to back (see the docstring)")
+    parser.add_argument("--compare-sequential", type=int, default=100,
+                        help="landmarks of the sequential fit of --compare-with")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of --compare-with")
     args = parser.parse_args()
     full_speed_blas()
+    if args.compare_with:
+        return compare_with(args)
     if args.blocks or args.sweep:
         return blocks_main(args)
 
@@ -360,13 +423,9 @@ def main():
     X_train = splits[0][0]
     print(f"MNIST: {n_train} training images, {n_landmarks} landmarks, 1000 steps, batch 1000")
     print(f"before: {machine_line()}")
-    cold, cached = kernel_start_seconds()
-    print(f"step kernel: first call compiles in {cold:.2f} s (both precisions); "
-          f"later processes load it from numba's cache in {cached:.2f} s")
-    from landmarking.gp import _kernels as _gp_kernels  # loaded before the timed fits
-
-    for compile_kernel in (_gp_kernels.compiled_batch_step, _gp_kernels.compiled_visit_steps):
-        compile_kernel(X_train.dtype)
+    # The kernels are compiled ahead of time: a small fit first loads them and the
+    # thread pool lookups, so that the timed fits are warm.
+    GPLandmarks(n_landmarks=2, n_steps=20, block_size=1, random_state=0).fit(X_train[:3000])
 
     b, d = 1000, X_train.shape[1]
     read = bandwidth(X_train, b)
@@ -427,8 +486,8 @@ def main():
     print(f"GP seconds per step (all {n_landmarks} landmarks): {per_step * 1e6:.0f} us = "
           f"{per_step / limit:.2f} x the bandwidth limit ({limit * 1e6:.0f} us)")
     if n_ref:
-        print(f"first {n_ref} landmarks: compiled step {fast_step * 1e6:.0f} us, today's "
-              f"NumPy step {numpy_step * 1e6:.0f} us (NumPy / compiled "
+        print(f"first {n_ref} landmarks: compiled step {fast_step * 1e6:.0f} us, the "
+              f"NumPy reference step {numpy_step * 1e6:.0f} us (NumPy / compiled "
               f"{numpy_step / fast_step:.2f}); largest landmark difference, relative to "
               f"the largest value: {diff:.1e}")
 

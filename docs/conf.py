@@ -5,8 +5,8 @@ generated here at build time: the API reference (``api.rst``, one autosummary
 table per public module over its ``__all__``), the command line reference (each
 subcommand's ``--help``), the changelog (``../CHANGELOG.md`` when it exists,
 else the git log) and the user-guide entry of ``reliability.md`` when that page
-exists. The figures of the Benchmarks page are in ``figures/``, copied from the
-benchmark scripts' quick runs.
+exists. The figures of the Results pages (``results/*.md``) are in ``figures/``,
+copied from the benchmark scripts' quick runs or drawn from their tables.
 """
 
 import importlib

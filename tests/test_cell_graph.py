@@ -116,3 +116,36 @@ def test_lll_on_the_cell_graph():
     with pytest.raises(ValueError, match="neighbors_method='cells' searches dense data"):
         LocallyLinearLandmarks(n_landmarks=30, neighbors_method="cells").fit(
             sparse.csr_matrix(X[:500]))
+    with pytest.raises(ValueError, match="method='le-z' does not use"):
+        LocallyLinearLandmarks(n_landmarks=30, method="le-z",
+                               neighbors_method="cells").fit(X[:500])
+
+
+@pytest.mark.parametrize("n, n_landmarks, k_z, expected", [
+    (9_999, 500, 5, "exact"),          # below APPROXIMATE_MIN_SAMPLES
+    (10_000, 500, 5, "cells"),
+    (10_000, 500, 2, "approximate"),   # too few cells per point
+    (10_000, 9, 5, "approximate"),     # cells of 1,111 points on average
+])
+def test_auto_takes_the_cells_for_large_dense_data(n, n_landmarks, k_z, expected):
+    from scipy import sparse
+
+    from landmarking.lll.fit import graph_search
+
+    X = np.zeros((n, 4))
+    assert graph_search(X, "auto", 10, n_landmarks, k_z) == expected
+    # Three features or fewer: the exact KD-tree (neighbors' own "auto").
+    assert graph_search(X[:, :3], "auto", 10, n_landmarks, k_z) == "exact"
+    assert graph_search(sparse.csr_matrix(X), "auto", 10, n_landmarks, k_z) == "exact"
+    assert graph_search(X, "exact", 10, n_landmarks, k_z) == "exact"
+
+
+def test_the_resolved_search_is_recorded():
+    X, _ = make_swiss_roll(1000, random_state=4)
+    model = LocallyLinearLandmarks(n_landmarks=50, random_state=0).fit(X)
+    assert model.neighbors_method == "auto" and model.neighbors_method_ == "exact"
+    model = LocallyLinearLandmarks(n_landmarks=50, neighbors_method="cells",
+                                   random_state=0).fit(X)
+    assert model.neighbors_method_ == "cells"
+    model = LocallyLinearLandmarks(n_landmarks=50, method="le-z", random_state=0).fit(X)
+    assert model.neighbors_method_ is None

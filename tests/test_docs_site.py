@@ -1,7 +1,8 @@
 """The built documentation site, checked as a reader would, in headless Chromium.
 
 Visits the index, a user-guide page, the API page of GPLandmarks, a gallery
-example and the Benchmarks page (with the benchmarks' plots), and checks on
+example, the Benchmarks page and the GP and LLL results pages (with the
+benchmarks' plots), and checks on
 each: the title, that every internal link leads to a file of the site (and to
 its anchor), and that every image loaded (natural width > 0).
 
@@ -33,6 +34,8 @@ PAGES = [
     ("generated/landmarking.GPLandmarks.html", "landmarking.GPLandmarks"),
     ("auto_examples/plot_two_circles.html", "GP landmarks on two circles"),
     ("benchmarks.html", "Benchmarks"),
+    ("results/gp.html", "GP manifold landmarks"),
+    ("results/lll.html", "Locally Linear Landmarks"),
 ]
 
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",

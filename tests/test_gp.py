@@ -6,9 +6,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
-from landmarking.gp import _numpy, batches, objective
-from landmarking.gp._numpy import _CompiledStep, _numpy_step
-from landmarking.gp.batches import _batch_order, _batches
+from landmarking.gp import _kernels, _numpy, _tables, objective
+from landmarking.gp._numpy import move_landmarks, reference_step
 from landmarking.gp.learn import _initial_point
 from landmarking.gp.objective import (
     RIDGE,
@@ -16,6 +15,7 @@ from landmarking.gp.objective import (
     gp_objective_and_gradient,
     step_size,
 )
+from landmarking.gp.sampling import batch_bounds, batch_order
 from landmarking.kernels import gaussian_features, squared_distances
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spaces import is_feasible, project
@@ -89,7 +89,7 @@ def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
     for c, start in enumerate(starts):
         rows = start + np.random.default_rng([seed, 0xB47C, c]).permutation(
             min(chunk_size, len(X) - start))
-        bounds = _batches(len(rows), batch_size)
+        bounds = batch_bounds(len(rows), batch_size)
         chunks.append([rows[bounds[j]:bounds[j + 1]] for j in range(len(bounds) - 1)])
         batches.append(len(bounds) - 1)
     mean, std = X.mean(axis=0), X.std(axis=0)
@@ -97,7 +97,7 @@ def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
     for k in range(n_landmarks):
         rng = np.random.default_rng([seed, k])
         t = _initial_point(k, "gaussian", mean, std, rng, space)
-        order = _batch_order(rng, batches, n_steps)
+        order = batch_order(rng, batches, n_steps)
         for s, (c, j) in enumerate(order, start=1):
             B = X[chunks[c][j]]
             Phi = (gaussian_features(B, np.array(landmarks), eta) if landmarks
@@ -273,7 +273,7 @@ def test_float32_stays_float32():
 
 def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
     X, _ = make_concentric_circles(300, random_state=0)
-    real = _numpy._optimise_landmark
+    real = _numpy.optimise
     calls = []
 
     def interrupting(*args, **kwargs):
@@ -282,7 +282,7 @@ def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_numpy, "_optimise_landmark", interrupting)
+    monkeypatch.setattr(_numpy, "optimise", interrupting)
     gp = GPLandmarks(n_landmarks=5, random_state=0, **FAST)
     with pytest.raises(KeyboardInterrupt):
         gp.fit(X)
@@ -334,28 +334,44 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-# --- the compiled step against today's NumPy step ------------------------------------
+# --- the compiled step against the NumPy reference step -------------------------------
 
 def _numpy_step_only(monkeypatch):
-    monkeypatch.setattr(_numpy, "_batch_step", lambda n_features, batch_size: _numpy_step)
+    monkeypatch.setattr(_numpy, "_compiled_steps", lambda n_threads: None)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-9), (np.float32, 1e-4)])
 def test_compiled_step_matches_numpy_step_on_one_batch(dtype, rtol):
+    # One landmark (the sequential step, B = 1), one step on one batch of scattered
+    # rows: its sums and its move against the NumPy reference.
     rng = np.random.default_rng(11)
     Xc = rng.uniform(0, 1, size=(400, 30)).astype(dtype)
     xsq = np.einsum("ij,ij->i", Xc, Xc)
     landmarks = Xc[:5].astype(np.float64) + 0.05
-    Phi = gaussian_features(Xc, landmarks.astype(dtype), 2.0)
-    rows = rng.permutation(400)[:150]
+    Phi = np.ascontiguousarray(gaussian_features(Xc, landmarks.astype(dtype), 2.0))
+    rows = rng.permutation(400)[:150].astype(np.int64)
     Phi_B = Phi[rows].astype(np.float64)
     factor = _CholeskyFactor.of_gram(Phi_B.T @ Phi_B, RIDGE * 150)
     t = Xc[7].astype(np.float64) + 0.1
-    fast = _CompiledStep(30, 150)(Xc, xsq, rows, Phi, factor, t, 2.0)
-    slow = _numpy_step(Xc, xsq, rows, Phi, factor, t, 2.0)
-    for a, b in zip(fast, slow, strict=True):
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-12)
-    assert fast[1] > 0 and fast[1] < fast[2]  # f = phi^T M phi < phi^T phi
+    perm = np.concatenate([rows, np.setdiff1d(np.arange(400), rows)])
+    table = np.ascontiguousarray(Phi[perm])  # the table in the batches' order
+    bounds = np.array([0, 150, 400], dtype=np.int64)
+    Ls = np.zeros((2, 5, 5))
+    Ls[0] = factor.L
+    T = t[None].copy()
+    sums = np.empty((1, 1, 3))
+    _kernels.visit_steps(Xc, xsq, perm, np.arange(400, dtype=np.int64), bounds,
+                         np.zeros(1, dtype=np.int64), table, 5, Ls, T, 2.0, 1, 10.0, 0.51,
+                         1.0, 0, objective.MIN_RELATIVE_F,
+                         _kernels.step_work(1, 250, 30, 5, dtype), sums)
+    S, f, phi_sq, nearest, active = reference_step(Xc[rows], xsq[rows], Phi_B, factor.L,
+                                                   t[None], 2.0)
+    np.testing.assert_allclose(sums[0, 0], [f[0], phi_sq[0], nearest[0]], rtol=rtol,
+                               atol=1e-12)
+    expected = move_landmarks(t[None].copy(), S, active, step_size(1, 10.0, 0.51), 1.0,
+                              nearest, "euclidean")
+    np.testing.assert_allclose(T, expected, rtol=rtol, atol=1e-12)
+    assert active[0] and 0 < sums[0, 0, 0] < sums[0, 0, 1]  # 0 < f = phi^T M phi < phi^T phi
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-8), (np.float32, 1e-4)])
@@ -403,7 +419,7 @@ def test_chunks_in_permutation_order_give_the_scattered_rows_landmarks(monkeypat
     params = dict(n_landmarks=5, n_steps=150, batch_size=120, kernel_width=60.0,
                   random_state=2)
     ordered = GPLandmarks(**params).fit(X)
-    monkeypatch.setattr(batches, "IN_ORDER_BYTES", 0)
+    monkeypatch.setattr(_tables, "IN_ORDER_BYTES", 0)
     scattered = GPLandmarks(**params).fit(X)
     scale = np.abs(scattered.landmarks_).max()
     np.testing.assert_allclose(ordered.landmarks_, scattered.landmarks_, rtol=0,
@@ -412,10 +428,8 @@ def test_chunks_in_permutation_order_give_the_scattered_rows_landmarks(monkeypat
 
 @pytest.mark.parametrize("space", ["euclidean", "nonnegative", "sphere"])
 def test_compiled_move_matches_python_move_and_projection(space):
-    # The compiled twin of the move (numba) against the one formula every backend
+    # The compiled twin of the move (Cython) against the one formula every backend
     # calls (objective.moved_landmark with NumPy's primitives).
-    from landmarking.gp._kernels import SPACE_CODES, _move
-
     rng = np.random.default_rng(15)
     # The last case moves every entry below zero: on the sphere, the axis of the
     # largest entry (spaces.project), not a division by zero.
@@ -433,7 +447,8 @@ def test_compiled_move_matches_python_move_and_projection(space):
                                            objective.NUMPY_OPS)
         np.testing.assert_array_equal(formula, expected)
         moved = t.copy()
-        _move(moved, weighted.copy(), f, fraction, max_step, nearest, SPACE_CODES[space])
+        _kernels.move(moved, weighted.copy(), f, fraction, max_step, nearest,
+                      _kernels.SPACE_CODES[space])
         np.testing.assert_allclose(moved, expected, rtol=1e-12, atol=1e-15)
     if space == "sphere":
         np.testing.assert_array_equal(moved, [0.0, 1.0, 0.0])

@@ -24,8 +24,8 @@ from landmarking._torch_kernels import gaussian_features_torch
 from landmarking.datasets import make_noisy_swiss_roll, make_sphere_orthant
 from landmarking.gp import _torch as _gp_torch
 from landmarking.gp import objective
-from landmarking.gp.blocks import greedy_order
 from landmarking.gp.learn import learn_gp_landmarks
+from landmarking.gp.objective import greedy_order
 from landmarking.io import read_result
 from landmarking.kernels import gaussian_features
 
@@ -162,21 +162,22 @@ def test_torch_cpu_coincident_starts_stay_finite():
 
 
 def test_inverse_factors_on_the_device_invert_the_numpy_factors():
-    from landmarking._blocks import chunk_bounds
-    from landmarking.gp.batches import _BatchGram, _Chunks
+    from landmarking.gp._tables import BatchFactors, KernelTables
     from landmarking.gp.objective import RIDGE
+    from landmarking.gp.sampling import draw_sample
 
     X = _roll(700)
     landmarks = np.vstack([X[:4] + 0.05, X[:1]])  # the last one duplicates the first
     eta = 3.0
-    layout = _Chunks(X, chunk_bounds(X, 300), 120, landmarks, eta, 0, 2**30)
+    sample = draw_sample(X, batch_size=120, steps=10, seed=0, chunk_size=300)
+    layout, tables = sample.layout, KernelTables(sample, landmarks, eta, 2**30)
     fit = _gp_torch._DeviceFit(torch, TORCH_CPU, X, layout, len(landmarks), eta,
                                "euclidean", 10, 10.0, 0.51, False)
     for k, t in enumerate(landmarks):
         fit.add_column(k, t)
-    numpy_factors = _BatchGram(layout.n_batches, len(landmarks), layout.batch_sizes(), 2**30)
-    for c in range(len(layout.bounds) - 1):
-        _, _, Phi_c = layout.visit(c, len(landmarks))
+    numpy_factors = BatchFactors(layout.n_batches, len(landmarks), layout.batch_sizes(), 2**30)
+    for c in range(layout.n_chunks):
+        _, _, Phi_c = tables.visit(c, len(landmarks))
         for j in range(layout.batches_per_chunk[c]):
             g = layout.batch_id(c, j)
             L = numpy_factors.factor(g, Phi_c, layout.batch_positions(c, j), len(landmarks)).L
@@ -322,7 +323,7 @@ def test_torch_cpu_coincident_starts_in_a_block_drop_like_the_numpy_blocks():
 
 
 def test_device_factor_with_drops_is_the_numpy_factor():
-    from landmarking.gp.blocks import pivots_with_drops
+    from landmarking.gp.objective import pivots_with_drops
 
     rng = np.random.default_rng(5)
     Phi = np.exp(-rng.uniform(0, 3, size=(40, 5)))
@@ -331,7 +332,7 @@ def test_device_factor_with_drops_is_the_numpy_factor():
     G = Phi.T @ Phi
     phi_sq = np.diag(G).copy()
     f, active, L = pivots_with_drops(G, phi_sq)
-    steps = _gp_torch._BlockSteps(SimpleNamespace(torch=torch, n_features=2, device=TORCH_CPU),
+    steps = _gp_torch._Steps(SimpleNamespace(torch=torch, n_features=2, device=TORCH_CPU),
                                   5)
     f_t, active_t, L_t = (v.numpy() for v in steps._factor_with_drops(torch.as_tensor(G),
                                                                         torch.as_tensor(phi_sq)))
@@ -462,7 +463,7 @@ def test_out_of_device_memory_names_the_parameter_to_lower(monkeypatch):
     def exhausted(self):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(_gp_torch._DeviceFit, "step", exhausted)
+    monkeypatch.setattr(_gp_torch._Steps, "step", exhausted)
     gp = GPLandmarks(n_landmarks=2, n_steps=20, batch_size=50, device=TORCH_CPU)
     with pytest.raises(MemoryError, match="out of memory on cpu.*batch_size.*device='cpu'"):
         gp.fit(_roll(200))

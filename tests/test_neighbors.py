@@ -618,3 +618,32 @@ def test_large_sets_are_built_and_searched_in_cell_order():
     later = cells[order[int(nb._RANDOM_SHARE * n):]]
     assert np.count_nonzero(np.diff(later)) == len(index.cell_centres_) - 1  # cell by cell
     _check_approximate_lists(X, floor=0.99, n_queries=500)
+
+
+def test_auto_searches_low_dimensional_data_with_an_exact_tree():
+    # From APPROXIMATE_MIN_SAMPLES points on, data of at most TREE_MAX_FEATURES
+    # features get scikit-learn's KD-tree: the exact lists, on any thread count.
+    from sklearn.datasets import make_swiss_roll
+
+    from landmarking._parallel import thread_limits
+    from landmarking.neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
+
+    X = make_swiss_roll(APPROXIMATE_MIN_SAMPLES, noise=0.05, random_state=0)[0]
+    assert X.shape[1] <= TREE_MAX_FEATURES
+    d_exact, i_exact = exact_knn(X, 8)
+    for threads in (1, 2):
+        with thread_limits(threads):
+            d, i = nearest_neighbors(X, 8, method="auto")
+        np.testing.assert_array_equal(i, i_exact)
+        np.testing.assert_allclose(d, d_exact, rtol=1e-12, atol=1e-12)
+    index = NeighborIndex(method="auto").fit(X)
+    assert index.method_ == "tree"
+    d, i = index.query(X[:50] + 0.01, 4)
+    d_ref, i_ref = exact_knn(X, 4, query=X[:50] + 0.01)
+    np.testing.assert_array_equal(i, i_ref)
+    # One feature more, or fewer points, keep the previous choices.
+    assert NeighborIndex(method="auto").fit(X[:APPROXIMATE_MIN_SAMPLES - 1]).method_ == "blocked"
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        bad = X.copy()
+        bad[3, 1] = np.nan
+        nearest_neighbors(bad, 8, method="auto")

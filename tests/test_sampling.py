@@ -105,7 +105,7 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     # Rows stored by label in 2,000-row chunks (each nearly one label), as real
     # stores often are. The statistic is on the rows the fit's steps drew.
     from landmarking import GPLandmarks
-    from landmarking.gp import estimator, learn
+    from landmarking.gp import estimator, sampling
 
     labels = np.repeat(np.arange(10), 2000)
     X = (labels[:, None] + np.random.default_rng(5).random((20_000, 4))).astype(np.float32)
@@ -113,11 +113,11 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
                           chunks=(2000, 4), dtype="float32")
     z[:] = X
     seen = {}
-    draw, order = learn.draw_sample, learn._batch_order
+    draw, order = sampling.draw_sample, sampling.batch_order
     # The estimator draws the sample (its kernel width comes from it) and hands it on.
     monkeypatch.setattr(estimator, "draw_sample",
                         lambda *a, **k: seen.setdefault("sample", draw(*a, **k)))
-    monkeypatch.setattr(learn, "_batch_order",
+    monkeypatch.setattr(sampling, "batch_order",
                         lambda *a: seen.setdefault("orders", []).append(order(*a))
                         or seen["orders"][-1])
     gp = GPLandmarks(n_landmarks=3, n_steps=15, batch_size=500, kernel_width=1.0,

@@ -1,6 +1,6 @@
 """Fig. 5 of the GP paper drawn like gp_mnist_classification.py's plot, from the full run's table.
 
-Run by the plot directive of docs/benchmarks.md, from the docs folder."""
+Run by the plot directive of docs/results/gp.md, from the docs folder."""
 
 import csv
 

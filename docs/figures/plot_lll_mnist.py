@@ -1,6 +1,6 @@
 """Fig. 2 of the LLL paper drawn like lll_mnist.py's plot, from the full run's table.
 
-Run by the plot directive of docs/benchmarks.md, from the docs folder."""
+Run by the plot directive of docs/results/lll.md, from the docs folder."""
 
 import csv
 

@@ -1,6 +1,6 @@
 """Fig. 5 of the LLL paper drawn like lll_out_of_sample.py's plot, from its printed grid.
 
-Run by the plot directive of docs/benchmarks.md, from the docs folder."""
+Run by the plot directive of docs/results/lll.md, from the docs folder."""
 
 import csv
 

@@ -8,8 +8,8 @@ compiled for, so that a fresh install (``make install`` runs it), a CI job or a
 container image pays numba's compile once, at build time, instead of in the
 user's first fit. It prints the seconds per step; run it again and they fall to
 the cache-load time. The kernels compiled ahead of time (Cython, ``*.pyx``: the
-neighbour searches and graph passes, among others) are built at install time and
-need no step here.
+neighbour searches, graph passes and the GP step, among others) are built at
+install time and need no step here.
 """
 
 import time
@@ -38,18 +38,7 @@ def _steps():
             # compiles here.
             reconstruction_weights(data, X[:10], 5)
 
-    def gp():
-        from .gp.estimator import GPLandmarks
-
-        for data in (X, X32):
-            # refine=1 takes steps one at a time (the other compiled kernel)
-            GPLandmarks(n_landmarks=3, n_steps=5, batch_size=50, refine=1,
-                        random_state=0).fit(data)
-            # blocks, the default from 50 landmarks: the block step's kernels
-            GPLandmarks(n_landmarks=4, n_steps=5, batch_size=50, block_size=2,
-                        random_state=0).fit(data)
-
-    return [("LocallyLinearLandmarks", lll), ("GPLandmarks", gp)]
+    return [("LocallyLinearLandmarks", lll)]
 
 
 def warm_up(verbose=True):

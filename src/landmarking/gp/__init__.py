@@ -3,18 +3,23 @@
 Where each part lives (imports run downward, in this order):
 
 - :mod:`.objective`: the paper's formulae, once for every backend: the objective
-  and its gradient, the step schedule, the move of a step and the stopping rule;
-- :mod:`.batches`: the minibatch layout (chunks, batches, the order of batches)
-  and the host's kernel tables and batch factors;
-- :mod:`._kernels`: the compiled (numba) steps of the NumPy backend;
-- :mod:`.blocks` and :mod:`._block_kernels`: blocks of landmarks learned together
-  (``block_size``): the joint objective, its step (NumPy and compiled) and the
-  greedy order;
-- :mod:`._numpy` and :mod:`._torch`: the two backends (the torch one is the only
-  GP module that uses torch);
-- :mod:`.backend`: :func:`~.backend.gp_backend`, the one place that picks a backend
-  from the ``device``;
-- :mod:`.learn`: :func:`learn_gp_landmarks`, the one driver of a fit;
+  and its gradient, the joint objective of a block of landmarks, the step
+  schedule, the move of a step, the factor with drops, the greedy order and the
+  stopping rule;
+- :mod:`.sampling`: the fit's sample of the rows, drawn once, and the layout of
+  its minibatches (chunks, batches, the order of batches);
+- :mod:`._tables`: the NumPy backend's kernel tables and batch factors;
+- :mod:`._kernels`: the compiled step of the NumPy backend (Cython, compiled ahead
+  of time), for a block of B >= 1 landmarks: the sequential fit is B = 1;
+- :mod:`._numpy` and :mod:`._torch`: the two backends, each with one step for
+  blocks and single landmarks alike (the NumPy one also with the reference step
+  and the one host driver of the steps; the torch one is the only GP module that
+  uses torch);
+- :mod:`.backend`: the backend interface (:class:`~.backend.GPBackend`, a
+  ``typing.Protocol``) and :func:`~.backend.gp_backend`, the one place that picks a
+  backend from the ``device``;
+- :mod:`.learn`: :func:`learn_gp_landmarks`, the one driver of a fit (it keeps
+  the Gram matrix of the kernel columns for the blocks' greedy orders);
 - :mod:`.refine`: :func:`refine_gp_landmarks`, the joint refinement;
 - :mod:`.diagnostics`: :class:`KernelWidthWarning` and its check;
 - :mod:`.estimator`: :class:`GPLandmarks`.

@@ -6,9 +6,9 @@ interface every backend offers. The symbols are those of :mod:`.objective`, whos
 formulae the steps apply on tensors (the move through :func:`.objective.moved_landmark`
 with torch's primitives, the stopping rule through :func:`.objective.window_stops`).
 This is the only GP module that uses torch. Everything random comes from the NumPy
-generators the driver draws for both backends: the batch layout of
-:class:`.batches._Chunks` (a permutation of each chunk's rows drawn from
-``(seed, c)``), each landmark's start and its order of batches from ``(seed, k)``.
+generators the driver draws for both backends: the sample's batch layout
+(:class:`.sampling.BatchLayout`), each landmark's start and its order of batches
+from ``(seed, k)``.
 On ``torch.device("cpu")`` the landmarks therefore equal the NumPy path's to
 rounding (1e-4 relative, ``tests/test_gpu.py``).
 
@@ -27,9 +27,11 @@ What lives on the device
 
 A step
 ------
-A step reads its batch, its step size and its factor through indices held on the
-device (the batch order of the landmark and a step counter) and writes the new
-landmark in place. Its shapes never change: batches are padded to the largest
+One step for a block of B landmarks (:class:`_Steps`; the sequential fit is
+B = 1, the same step): the B landmarks in one tensor, the drop rule of degenerate
+pivots as tensors. A step reads its batch, its step size and its factor through
+indices held on the device (the batch order of the block and a step counter) and
+writes the new landmarks in place. Its shapes never change: batches are padded to the largest
 with a sentinel row (squared norm +inf, so kernel value 0), Phi and the factors
 have K columns (zero columns and an identity block project nothing out). No value comes back to the
 host inside a step: the clipping of the move, the "no move when f is tiny" rule
@@ -37,14 +39,10 @@ and the stopping rule of ``n_steps="auto"`` are tensors. The host reads one flag
 per ``AUTO_WINDOW`` steps with ``n_steps="auto"``, and the landmark when it is done.
 
 Because nothing in a step depends on the host, a block of ``AUTO_WINDOW`` steps is
-captured once per fit as a CUDA graph on a CUDA device and replayed: one launch
-per 50 steps instead of about 30 per step. On the CPU (and for sparse input, or
-if capture fails) the same step function runs eagerly.
-
-Blocks of landmarks (``block_size > 1``, :mod:`.blocks`) step the same way
-(:class:`_BlockSteps`): the B landmarks in one tensor, the drop rule of degenerate
-pivots as tensors, no host read inside a step, and a CUDA graph per block size.
-The block's kernel columns are computed together for its greedy order and kept.
+captured once per block size as a CUDA graph on a CUDA device and replayed: one
+launch per 50 steps. On the CPU (and for sparse input, or if capture fails) the
+same step function runs eagerly. A block's kernel columns are computed together
+for its greedy order and kept.
 
 On the CPU the step loop runs torch on one thread (restored when the loop ends),
 as the NumPy path limits BLAS: a step is too small to gain from threads, and
@@ -68,8 +66,7 @@ from .._blocks import row_blocks, working_dtype
 from .._torch import device_memory, import_torch, to_tensor
 from .._torch_kernels import squared_distances_torch
 from . import objective
-from .batches import _row_norms
-from .blocks import extended_gram, reordered_gram
+from ._tables import _row_norms
 from .objective import (
     RIDGE,
     batch_objective,
@@ -93,11 +90,11 @@ CUDA_GRAPHS = True
 
 
 class _DeviceFit:
-    """The tensors of a fit on the device and the step that reads them.
+    """The tensors of a fit on the device, which the steps (:class:`_Steps`) read.
 
     Everything a step reads is allocated here once, at its final size, so that a
-    CUDA graph captured from :meth:`block` stays valid for the whole fit: the
-    per-landmark inputs (start, batch order) are copied into these tensors.
+    CUDA graph captured from :meth:`_Steps.block` stays valid for the whole fit:
+    the per-block inputs (starts, batch order) are copied into these tensors.
     """
 
     def __init__(self, torch, device, X, layout, n_landmarks, eta, space, max_steps,
@@ -120,7 +117,6 @@ class _DeviceFit:
         self.L_inv = torch.eye(K, **f64).repeat(self.n_batches, 1, 1)
         self.a = torch.as_tensor(step_size(np.arange(1, max_steps + 1), s0, tau), **f64)
         self.order = torch.zeros(max_steps, dtype=torch.int64, device=device)
-        self.t = torch.zeros(self.n_features, **f64)
         self.s = torch.zeros(1, dtype=torch.int64, device=device)
         # n_steps="auto": the sum over the current window, the previous window's
         # mean, windows done, and whether the rule has stopped the landmark.
@@ -247,8 +243,9 @@ class _DeviceFit:
         return total.cpu().numpy()
 
     def start(self, position, t0, order):
-        """Set the start (into ``position``: ``t``, or a block's ``T``) and the batch
-        order ((chunk, batch) per step) of a landmark or a block."""
+        """Set the start (into ``position``, the ``T`` of the block size's
+        :class:`_Steps`) and the batch order ((chunk, batch) per step) of a block
+        (one landmark: B = 1)."""
         ids = np.asarray([self.first_batch[c] + j for c, j in order], dtype=np.int64)
         self.order[:len(ids)] = self.torch.as_tensor(ids, device=self.device)
         position.copy_(self.torch.as_tensor(t0, dtype=self.torch.float64))
@@ -258,44 +255,13 @@ class _DeviceFit:
         self.windows.zero_()
         self.done.zero_()
 
-    # ------------------------------------------------------------------ the step
+    # ------------------------------------------------------------------ a step's inputs
 
     def _batch(self, rows):
+        """The batch's rows of X (a sparse X densified)."""
         if self.sparse:
             return self.X.index_select(0, rows).to_dense()
         return self.X.index_select(0, rows)
-
-    def step(self):
-        """One step of Algorithm 1 on the batch ``order[s]``; all on the device."""
-        torch = self.torch
-        g = self.order.index_select(0, self.s)
-        rows = self.index.index_select(0, g)[0]
-        XB = self._batch(rows)
-        t = self.t
-        # Kernel values relative to the batch's nearest point (the sentinel: +inf, 0).
-        d2 = torch.add(self.xsq_steps.index_select(0, rows),
-                       (XB @ t.to(self.dtype)).double(), alpha=-2.0)
-        d2 += t @ t
-        d2.clamp_min_(0)
-        nearest = d2.min()
-        phi = d2.sub_(nearest).mul_(-1.0 / self.eta).exp_()
-        # u = M phi with the batch's factor, the weights phi_i u_i, f = phi^T M phi.
-        Phi_B = self.Phi.index_select(0, rows).double()
-        L_inv = self.L_inv.index_select(0, g)[0]
-        coef = L_inv.T @ (L_inv @ (Phi_B.T @ phi))
-        weights = phi * (phi - Phi_B @ coef)
-        f = weights.sum()
-        m = (weights.to(self.dtype) @ XB).double()
-        # t <- Proj(t + a_s (m / f - t)) (objective.moved_landmark), where
-        # objective.takes_step allows it: a tensor condition, no host read.
-        a = self.a.index_select(0, self.s)[0]
-        moved = moved_landmark(t, m, f, a, self.max_step, nearest, self.space, self.ops)
-        t.copy_(torch.where(takes_step(f, phi @ phi), moved, t))
-        if self.auto:
-            b = self.count.index_select(0, g)[0]
-            self.window_sum.add_(batch_objective(f.clamp_min(0), nearest, self.eta, b,
-                                                 torch.exp))
-        self.s.add_(1)
 
     def window_end(self):
         """The rule of ``n_steps="auto"`` (:func:`.objective.window_stops`) at the end
@@ -307,26 +273,19 @@ class _DeviceFit:
         self.window_sum.zero_()
         self.windows.add_(1)
 
-    def block(self):
-        """AUTO_WINDOW steps (and the stopping rule with ``n_steps="auto"``)."""
-        for _ in range(objective.AUTO_WINDOW):
-            self.step()
-        if self.auto:
-            self.window_end()
 
+class _Steps:
+    """The step on the device, for a block of B >= 1 landmarks (the sequential fit is
+    B = 1): the landmarks ``T`` (B x d, float64, allocated once per block size so
+    that a captured graph stays valid) moved together on each batch, reading the
+    batch order, step counter and factors of the :class:`_DeviceFit`.
 
-class _BlockSteps:
-    """The block step of :mod:`.blocks` on the device: B landmarks ``T`` (B x d,
-    float64, allocated once per block size so that a captured graph stays valid)
-    moved together on each batch, reading the batch order, step counter and
-    factors of the :class:`_DeviceFit`.
-
-    Each step is :func:`.blocks.block_step_numpy` and :func:`.blocks.move_block`
+    Each step is :func:`._numpy.reference_step` and :func:`._numpy.move_landmarks`
     with batched tensor operations: the distances of the batch to all B landmarks
     as one (b x d) by (d x B) product, the projection out of the earlier span as
     products with the batch's inverse factor (zero columns of Phi and the identity
     beyond the k earlier landmarks project nothing out), the B x B Gram matrix G
-    and its factor with the drops of :func:`.blocks.pivots_with_drops` (B
+    and its factor with the drops of :func:`.objective.pivots_with_drops` (B
     iterations of small tensor operations: a column whose pivot is too small
     becomes an identity row and column, so no value comes back to the host), two
     B x B triangular solves, ``X_b^T W``, and the B moves at once through
@@ -345,7 +304,7 @@ class _BlockSteps:
                                    project=partial(_project, torch))
 
     def _factor_with_drops(self, G, phi_sq):
-        """:func:`.blocks.pivots_with_drops` as tensors: (pivots f, active mask, L),
+        """:func:`.objective.pivots_with_drops` as tensors: (pivots f, active mask, L),
         L the lower factor of G with each dropped column's row and column replaced
         by the identity's (so that solves with L leave dropped columns at zero).
 
@@ -403,13 +362,13 @@ class _BlockSteps:
         g = fit.order.index_select(0, fit.s)
         rows = fit.index.index_select(0, g)[0]
         S, f, _, nearest, active = self._targets(fit._batch(rows), rows, g)
-        # move_block: each active landmark's sequential move with m = S_j, f = 1.
+        # move_landmarks: each active landmark's move with m = S_j, f = 1.
         a = fit.a.index_select(0, fit.s)[0]
         moved = moved_landmark(self.T, S, 1.0, a, fit.max_step, nearest[:, None], fit.space,
                                self.ops)
         self.T.copy_(torch.where(active[:, None], moved, self.T))
         if fit.auto:
-            # The block's batch objective: the sum of its landmarks' (optimise_block).
+            # The block's batch objective: the sum of its landmarks' (_numpy.optimise).
             b = fit.count.index_select(0, g)[0]
             fit.window_sum.add_(batch_objective(f.clamp_min(0), nearest, fit.eta, b,
                                                 torch.exp).sum())
@@ -424,9 +383,8 @@ class _BlockSteps:
 
 
 class _Runner:
-    """Runs windows of steps of ``steps`` (the :class:`_DeviceFit` itself, or a
-    :class:`_BlockSteps`): replays of a CUDA graph of its ``block`` on a CUDA
-    device, else eager calls."""
+    """Runs windows of steps of ``steps`` (a :class:`_Steps`): replays of a CUDA
+    graph of its ``block`` on a CUDA device, else eager calls."""
 
     def __init__(self, fit, steps, max_steps, cuda_graphs):
         self.fit, self.steps, self.graph = fit, steps, None
@@ -478,64 +436,56 @@ class _Runner:
 
 
 class _TorchFit:
-    """A fit on a torch device: the backend interface of
-    :func:`.learn.learn_gp_landmarks` over a :class:`_DeviceFit`, one landmark at a
-    time or in blocks (:class:`_BlockSteps`).
+    """A fit on a torch device: the interface of :class:`.backend.FitState` over a
+    :class:`_DeviceFit`, in blocks of B
+    landmarks (one landmark at a time: B = 1) stepped by :class:`_Steps`.
 
-    A runner (and its CUDA graph) is made on first use for each shape of step: the
-    sequential step, and a block step per block size (the last block may be
-    smaller). After a block, the Gram matrix of the kernel columns is kept on the
-    host and extended block by block, as the NumPy backend does.
+    A runner (and its CUDA graph) is made on first use for each block size (the
+    last block may be smaller).
     """
 
     def __init__(self, fit, landmarks, max_steps):
         self.fit, self.landmarks, self.max_steps = fit, landmarks, max_steps
         self.runners = {}
         self.runner, self.position = None, None
-        self.running_gram = None
         # Columns of Phi already computed by block_gram, waiting for add_column.
         self.ready = range(0)
 
     def _runner(self, B):
-        """The runner of the sequential step (B None) or of blocks of B."""
+        """The runner of blocks of B."""
         if B not in self.runners:
-            steps = self.fit if B is None else _BlockSteps(self.fit, B)
-            self.runners[B] = _Runner(self.fit, steps, self.max_steps, CUDA_GRAPHS)
+            self.runners[B] = _Runner(self.fit, _Steps(self.fit, B), self.max_steps,
+                                      CUDA_GRAPHS)
         return self.runners[B]
 
     def start(self, k, t0, order):
-        """Landmark k starts at t0 and steps on ``order`` ((chunk, batch) per step);
-        with t0 of shape (B, d), landmarks k to k + B - 1 as one block."""
+        """Landmarks k to k + B - 1 (one landmark: B = 1) start at t0 (B, d) and step
+        on ``order`` ((chunk, batch) per step)."""
         # The runner first: a graph capture runs warm-up steps on the state.
-        self.runner = self._runner(len(t0) if np.ndim(t0) == 2 else None)
-        self.position = self.runner.steps.T if np.ndim(t0) == 2 else self.fit.t
+        self.runner = self._runner(len(t0))
+        self.position = self.runner.steps.T
         self.fit.start(self.position, t0, order)
 
     def run(self, step_bar=None):
-        """The steps of the landmark (or block) started; returns (its position, or
-        the block's (B, d), and the steps run)."""
+        """The steps of the landmarks started; returns (their positions (B, d), the
+        steps run)."""
         with _one_cpu_thread(self.fit.torch, self.fit.device):
             taken = self.runner.run(self.max_steps, step_bar)
         return self.position.cpu().numpy(), taken
 
-    def block_gram(self, k, end):
-        """Phi^T Phi (end x end, float64) over all rows after the block k..end-1:
-        the block's kernel columns computed together on the device (one product
-        for the block), their cross products extending the Gram matrix kept from
-        the blocks before."""
+    def block_gram(self, k, end, first):
+        """Phi[:, :end]^T Phi[:, first:end] (end x (end - first), float64) over all
+        rows, after the block k..end-1's kernel columns are computed together on the
+        device (one product for the block)."""
         fit = self.fit
         fit.kernel_columns(k, self.landmarks[k:end])
         self.ready = range(k, end)
-        if self.running_gram is None or len(self.running_gram) != k:
-            self.running_gram = fit.gram(k)
-        self.running_gram = extended_gram(self.running_gram, fit.cross_gram(k, end))
-        return self.running_gram
+        return fit.cross_gram(first, end)
 
     def reorder(self, k, order):
         """The landmarks k, k + 1, ... of a finished block were put in ``order``: so
-        are their kernel columns on the device and the kept Gram matrix."""
+        are their kernel columns on the device."""
         self.fit.reorder_columns(k, order)
-        self.running_gram = reordered_gram(self.running_gram, k, order)
 
     def add_column(self, k, t):
         """Landmark k is finished at t: its kernel column (unless its block's
@@ -546,32 +496,24 @@ class _TorchFit:
             self.fit.add_column(k, t)
 
     def gram(self, k):
-        """Phi^T Phi (k x k, float64) over all rows, on the host (after blocks, the
-        Gram matrix kept from them)."""
-        if self.running_gram is not None and len(self.running_gram) == k:
-            return self.running_gram.copy()
+        """Phi^T Phi (k x k, float64) over all rows, on the host."""
         return self.fit.gram(k)
 
 
-def table_bytes():
-    """The host layout keeps no kernel table: it lives on the device."""
-    return 0
-
-
 @contextmanager
-def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_steps, s0, tau,
+def torch_fit(sample, landmarks, n_previous, *, device, eta, space, max_steps, s0, tau,
               auto, n_jobs=None):
-    """The backend interface of a sequential fit on ``device`` (a context: an
-    exhausted device raises a ``MemoryError`` naming what to lower).
+    """A fit on ``device`` (:meth:`.backend.GPBackend.fit`; a context: an exhausted
+    device raises a ``MemoryError`` naming what to lower).
 
     Parameters
     ----------
-    X : validated data (dense or CSR, any container :func:`landmarking._blocks.row_blocks`
-        reads)
-    chunks : :class:`.batches._Chunks`, the batch layout; its landmark table holds
-        ``n_previous`` finished landmarks, whose kernel columns are computed here.
+    sample : :class:`.sampling.Sample`, the fit's rows (dense or CSR, any container
+        :func:`landmarking._blocks.row_blocks` reads) and the layout of its batches.
+    landmarks : the fit's landmark table (n_landmarks, d); its first ``n_previous``
+        rows are finished landmarks, whose kernel columns are computed here.
     device : torch.device
-    batch_size, eta, space, max_steps, s0, tau, auto : the fit's settings.
+    eta, space, max_steps, s0, tau, auto : the fit's settings.
     n_jobs : ignored: the NumPy block step's threads; on the CPU the torch steps run
         on one thread (:func:`_one_cpu_thread`), on a GPU on the device.
 
@@ -582,20 +524,21 @@ def torch_fit(X, chunks, n_previous, *, device, batch_size, eta, space, max_step
     batch factors (n_batches x n_landmarks^2 float64).
     """
     torch = import_torch(device)
+    X, layout = sample.X, sample.layout
     n_samples = X.shape[0]
-    n_landmarks = len(chunks.landmarks)
+    n_landmarks = len(landmarks)
     itemsize = working_dtype(X).itemsize
     lower = (f"the device memory the fit needs: X ({_size(X, itemsize)} on the device; "
              f"float32 data halves it), the kernel table (n_landmarks: "
              f"{_gib(n_samples * n_landmarks * itemsize)}) or the batch factors "
-             f"({_gib(chunks.n_batches * n_landmarks**2 * 8)}; a larger batch_size "
+             f"({_gib(layout.n_batches * n_landmarks**2 * 8)}; a larger batch_size "
              "means fewer)")
     with device_memory(device, lower=lower), torch.inference_mode():
-        fit = _DeviceFit(torch, device, X, chunks, n_landmarks, eta, space, max_steps, s0,
+        fit = _DeviceFit(torch, device, X, layout, n_landmarks, eta, space, max_steps, s0,
                          tau, auto)
         for k in range(n_previous):
-            fit.add_column(k, chunks.landmarks[k])
-        yield _TorchFit(fit, chunks.landmarks, max_steps)
+            fit.add_column(k, landmarks[k])
+        yield _TorchFit(fit, landmarks, max_steps)
 
 
 def _project(torch, t, space):

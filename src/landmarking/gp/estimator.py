@@ -36,14 +36,24 @@ from .._validation import (
 )
 from ..kernels import resolve_kernel_width
 from .backend import gp_backend
-from .blocks import AUTO_BLOCK_SIZE, BLOCK_STEPS, SEQUENTIAL_STEPS
 from .diagnostics import warn_if_kernel_width_is_off
-from .learn import learn_gp_landmarks
+from .learn import _learn
 from .objective import max_steps
-from .refine import refine_gp_landmarks
+from .refine import _refine
 from .sampling import draw_sample
 
 __all__ = ["GPLandmarks"]
+
+#: ``GPLandmarks(block_size="auto")``: blocks of this many landmarks when a run
+#: learns at least this many, else one landmark at a time. Measured (the guide's
+#: "Blocks of landmarks", ``benchmarks/gp_block_default.py``): at 50 landmarks and
+#: more, blocks of 50 match or beat the sequential fit on MNIST, faces and 20
+#: Newsgroups; with 12 and 25 landmarks on 20 Newsgroups they lose topic purity.
+AUTO_BLOCK_SIZE = 50
+#: ``n_steps=None``: steps per landmark of the sequential fit (the paper's S) ...
+SEQUENTIAL_STEPS = 1000
+#: ... and per block: a block of 50 reaches the sequential fit's accuracy in 100.
+BLOCK_STEPS = 100
 
 
 class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -56,7 +66,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     variances jointly, then put in greedy order (``block_size``). They are points
     of the ambient space (not data points) that lie on the data, spread along it,
     in order of importance. See :mod:`landmarking.gp.objective` for the
-    mathematics and the scale-free step, :mod:`landmarking.gp.blocks` for blocks.
+    mathematics, the scale-free step and the joint objective of a block.
 
     Parameters
     ----------
@@ -116,12 +126,13 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         runs ``n_steps`` steps of joint stochastic ascent on the log-determinant of
         their posterior covariance given the landmarks before (the sum of their
         sequential log posterior variances; the paper's future work, see
-        :mod:`landmarking.gp.blocks`), each step reading its batch once for the
-        whole block on numba's threads, and its landmarks are then put in greedy
+        :mod:`landmarking.gp.objective`), each step reading its batch once for the
+        whole block on ``n_jobs`` threads, and its landmarks are then put in greedy
         order (largest posterior variance on all the data first), so that every
         prefix of ``landmarks_`` is a landmark set. 1 is the paper's sequential
-        algorithm. "auto" (``block_size_``): ``AUTO_BLOCK_SIZE`` (50) when a run
-        learns at least 50 landmarks (``n_landmarks``, with those it continues),
+        algorithm (the same step with one landmark per block). "auto"
+        (``block_size_``): ``AUTO_BLOCK_SIZE`` (50) when a run learns at least 50
+        landmarks (``n_landmarks``, with those it continues),
         else 1. Blocks gave the sequential fit's accuracy or better at 50 landmarks
         and more on MNIST, faces and 20 Newsgroups in a tenth of its time, but
         lower topic purity with 12 or 25 landmarks on 20 Newsgroups (the guide's
@@ -134,9 +145,9 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         arithmetic on tensors (the same landmarks to rounding).
     n_jobs : int or None, default=None
         Threads of a block step (``block_size > 1``) on ``device="cpu"``. None:
-        the threads numba has (all cores unless capped; inside
-        ``joblib.parallel_config(n_jobs=...)`` that many), -1 all cores. The
-        landmarks are the same bit for bit whatever the number.
+        every core this process may use (inside ``joblib.parallel_config(n_jobs=...)``
+        that many), -1 all cores. The landmarks are the same bit for bit whatever
+        the number.
         The sequential step (``block_size=1``), and every step of the torch path
         on the CPU, runs on one thread.
     refine : int, default=0
@@ -285,7 +296,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         -------
         self
         """
-        device = gp_backend(self.device).name
+        backend = gp_backend(self.device)
         check_checkpoint(checkpoint)
         X = self._validate_fit_data(X)
         continuing = (previous_landmarks is None and self.warm_start
@@ -307,7 +318,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             self.seed_ = seed
             self.kernel_width_ = resolve_kernel_width(sample.X, self.kernel_width,
                                                       random_state=seed)
-        self._run(X, previous, previous_record, device, checkpoint=checkpoint, sample=sample)
+        self._run(X, sample, previous, previous_record, backend, checkpoint=checkpoint)
         return self
 
     def extend(self, X: MatrixLike, n_more: int) -> Self:
@@ -324,7 +335,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         self
         """
         check_is_fitted(self, "landmarks_")
-        device = gp_backend(self.device).name
+        backend = gp_backend(self.device)
         n_more = check_positive_int(n_more, "n_more")
         X = self._check_rows(X, reset=False)
         check_feasible_for_space(X, self.space)
@@ -335,8 +346,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                 "needed; pass more rows in init or use init='gaussian'."
             )
         self.block_size_ = self._resolved_block_size(total)
-        self._run(X, self.landmarks_, self._record(), device, n_landmarks=total,
-                  sample=self._draw_sample(X, self.seed_))
+        self._run(X, self._draw_sample(X, self.seed_), self.landmarks_, self._record(), backend,
+                  n_landmarks=total)
         return self
 
     def _check_rows(self, X, reset):
@@ -371,21 +382,22 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     def _record(self):
         return self.objective_, self.landmark_seconds_, self.n_steps_
 
-    def _run(self, X, previous, previous_record, device, n_landmarks=None, checkpoint=None,
-             sample=None):
+    def _run(self, X, sample, previous, previous_record, backend, n_landmarks=None,
+             checkpoint=None):
+        """The fit on its sample (drawn once, by :meth:`_draw_sample`), and the
+        refinement after it, on ``backend``."""
         n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
-        self.device_ = device
+        self.device_ = backend.name
         callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_record[0],
                                        previous_record[1])
         settings = dict(kernel_width=self.kernel_width_, n_steps=self._resolved_steps(),
-                        batch_size=self.batch_size, s0=self.s0, tau=self.tau,
-                        space=self.space, seed=self.seed_, chunk_size=self.chunk_size)
+                        s0=self.s0, tau=self.tau, space=self.space, seed=self.seed_,
+                        verbose=self.verbose)
         try:
-            landmarks, *record = learn_gp_landmarks(
-                X, n_landmarks, init=self.init, previous_landmarks=previous,
-                return_n_steps=True, callback=callback, device=self.device,
-                block_size=self.block_size_, n_jobs=self.n_jobs, verbose=self.verbose,
-                sample=sample, **settings)
+            landmarks, *record = _learn(
+                sample, n_landmarks, backend, init=self.init, previous_landmarks=previous,
+                return_n_steps=True, callback=callback, block_size=self.block_size_,
+                n_jobs=self.n_jobs, **settings)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
@@ -402,9 +414,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         if self.refine:
             start = time.perf_counter()
             (self.landmarks_, self.objective_, self.refine_n_steps_,
-             self.refine_accepted_) = refine_gp_landmarks(
-                X, self.landmarks_, n_sweeps=self.refine, verbose=self.verbose,
-                sample=sample, **settings)
+             self.refine_accepted_) = _refine(sample, self.landmarks_, backend,
+                                              n_sweeps=self.refine, **settings)
             self.refine_seconds_ = time.perf_counter() - start
         warn_if_kernel_width_is_off(self.objective_, X.shape[0], self.kernel_width_,
                                     stacklevel=4)

@@ -1,16 +1,17 @@
-"""The sequential pass of GP landmarking, for every backend: :func:`learn_gp_landmarks`.
+"""The fit of GP landmarking, for every backend: :func:`learn_gp_landmarks`.
 
 The one driver of a fit (the symbols are those of :mod:`.objective`): for each
-landmark in turn (or each block of ``block_size`` landmarks, :mod:`.blocks`) it
-draws the start and the order of batches from ``(seed, k)``, has the backend
-(:func:`.backend.gp_backend`: NumPy on the host or torch on a device) run the
-steps and add the landmark's kernel column, puts a block's landmarks in greedy
-order (:func:`.blocks.greedy_order`), reports to the callback after each landmark
-or block, and computes the objectives on the fit's sample (:mod:`.sampling`: the
-rows its minibatches come from, all the data unless N > steps x batch_size) from
-the backend's Gram matrix at the end. A ``KeyboardInterrupt`` carries the
-landmarks finished so far (``partial_result``). The step schedule, the move and
-the stopping rule of ``n_steps="auto"`` are in :mod:`.objective`.
+block of ``block_size`` landmarks in turn (one landmark: the sequential fit) it
+draws the starts and the order of batches from ``(seed, k)``, has the backend
+(:mod:`.backend`: NumPy on the host or torch on a device) run the steps and add
+the kernel columns, puts a block's landmarks in greedy order
+(:func:`.objective.greedy_order`, on the Gram matrix of the kernel columns kept
+here and extended block by block), reports to the callback after each block, and
+computes the objectives on the fit's sample (:mod:`.sampling`: the rows its
+minibatches come from, all the data unless N > steps x batch_size) from the Gram
+matrix at the end. A ``KeyboardInterrupt`` carries the landmarks finished so far
+(``partial_result``). The step schedule, the move and the stopping rule of
+``n_steps="auto"`` are in :mod:`.objective`.
 """
 
 from __future__ import annotations
@@ -24,10 +25,8 @@ from tqdm.auto import tqdm
 
 from .._typing import ArrayLike, DeviceLike, MatrixLike
 from ..spaces import project
-from .backend import gp_backend
-from .batches import _batch_order, _Chunks
-from .blocks import greedy_order, kernel_columns_in_blocks
-from .objective import RIDGE, _objectives, max_steps
+from .backend import GPBackend, gp_backend
+from .objective import RIDGE, _objectives, greedy_order, max_steps
 from .sampling import Sample, draw_sample
 
 __all__ = ["learn_gp_landmarks"]
@@ -53,6 +52,54 @@ def _landmark_table(previous_landmarks, n_landmarks, n_features):
     return landmarks, previous.shape[0]
 
 
+def extended_gram(previous, cross):
+    """Phi^T Phi over all rows for landmarks 0..end-1, from the (first x first) Gram
+    matrix of the first landmarks and the (end x (end - first)) cross products of all
+    with the rest: a block's greedy order then costs one product of the block's
+    columns, not of all."""
+    end, first = cross.shape[0], previous.shape[0]
+    gram = np.zeros((end, end))
+    gram[:first, :first] = previous
+    gram[:, first:] = cross
+    gram[first:, :] = cross.T
+    return gram
+
+
+def reordered_gram(gram, k, order):
+    """``gram`` with the landmarks k, k + 1, ... of a finished block put in ``order``."""
+    index = np.concatenate([np.arange(k), k + np.asarray(order)])
+    return gram[np.ix_(index, index)]
+
+
+class _Gram:
+    """Phi^T Phi over all rows of the kernel columns of the finished landmarks, kept
+    on the host from block to block (the backend computes each block's cross
+    products) for the blocks' greedy orders and the objectives at the end."""
+
+    def __init__(self, fit):
+        self.fit, self.matrix = fit, None
+
+    def extended(self, k, end):
+        """The Gram matrix of landmarks 0..end-1 once the block k..end-1 is done. Where
+        it is not kept for the first k (a run that continues others), its cross
+        products are computed for all: every entry is the same sum either way."""
+        kept = self.matrix is not None and len(self.matrix) == k
+        first = k if kept else 0
+        previous = self.matrix if kept else np.zeros((0, 0))
+        self.matrix = extended_gram(previous, self.fit.block_gram(k, end, first))
+        return self.matrix
+
+    def reorder(self, k, order):
+        self.fit.reorder(k, order)
+        self.matrix = reordered_gram(self.matrix, k, order)
+
+    def of(self, k):
+        """Phi^T Phi (k x k) of the first k landmarks: the kept matrix, or the backend's."""
+        if self.matrix is not None and len(self.matrix) == k:
+            return self.matrix.copy()
+        return self.fit.gram(k)
+
+
 def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        n_steps: int | Literal["auto"] = 1000, batch_size: int = 1000,
                        s0: float = 10.0, tau: float = 0.51,
@@ -64,8 +111,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        | None = None,
                        return_n_steps: bool = False, device: DeviceLike = "cpu",
                        block_size: int = 1, n_jobs: int | None = None,
-                       verbose: bool = False, sample: Sample | None = None,
-                       ) -> tuple[np.ndarray, ...]:
+                       verbose: bool = False) -> tuple[np.ndarray, ...]:
     """Learn landmarks one after another by stochastic projected ascent on f.
 
     The plain-array function behind :class:`landmarking.GPLandmarks`; ``X`` must
@@ -110,22 +156,17 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         NumPy backend (:mod:`._numpy`), a torch device the torch backend
         (:mod:`._torch`); both give the same landmarks to rounding.
     block_size : int, default=1
-        Landmarks learned together (:mod:`.blocks`): the new landmarks are cut
-        into blocks of ``block_size`` from the first new one on (the last block
-        may be smaller), each block runs ``n_steps`` joint steps on the batches
-        drawn from ``(seed, k)`` for its first landmark k, and its landmarks are
-        put in greedy order. 1 is the sequential algorithm. Every backend runs
-        blocks (on a torch device, :class:`._torch._BlockSteps`).
+        Landmarks learned together (:mod:`.objective`, "The joint objective of a
+        block"): the new landmarks are cut into blocks of ``block_size`` from the
+        first new one on (the last block may be smaller), each block runs
+        ``n_steps`` joint steps on the batches drawn from ``(seed, k)`` for its first
+        landmark k, and its landmarks are put in greedy order. 1 is the sequential
+        algorithm: the same step with one landmark per block.
     n_jobs : int or None, default=None
         Threads of a block step on the NumPy backend (scikit-learn's meaning; see
         :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
     verbose : bool
         tqdm progress bars over landmarks and steps.
-    sample : Sample, optional
-        The sample :func:`.sampling.draw_sample` gives for this X, ``batch_size``,
-        steps, ``seed`` and ``chunk_size``, when the caller has drawn it already
-        (``GPLandmarks.fit`` takes its kernel width from it), so that X is not read
-        again; drawn here otherwise.
 
     Returns
     -------
@@ -154,7 +195,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         P d s                the sample (none for an in-memory array with P = N);
                              a sample smaller than N is held in batch order
       + P d s                a copy of all rows (P = N) in batch order, when
-                             steps >= 4 n_b and it fits batches.IN_ORDER_BYTES
+                             steps >= 4 n_b and it fits _tables.IN_ORDER_BYTES
                              (2 GiB); never for a sample smaller than N
       + P K s                the kernel table on the sample, while it fits
                              KERNEL_TABLE_BYTES (2 GiB) and half the memory
@@ -175,32 +216,36 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
     (the earlier layout). On a torch device the memory is that of
     :func:`._torch.torch_fit`, for the sample.
     """
-    n_features = X.shape[1]
-    backend = gp_backend(device)
-    landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, n_features)
+    sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
+                         chunk_size=chunk_size)
+    return _learn(sample, n_landmarks, gp_backend(device), kernel_width=kernel_width,
+                  n_steps=n_steps, s0=s0, tau=tau, space=space, init=init,
+                  previous_landmarks=previous_landmarks, seed=seed, callback=callback,
+                  return_n_steps=return_n_steps, block_size=block_size, n_jobs=n_jobs,
+                  verbose=verbose)
+
+
+def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_steps, s0,
+           tau, space, init, previous_landmarks, seed, callback, return_n_steps, block_size,
+           n_jobs, verbose):
+    """:func:`learn_gp_landmarks` on the fit's sample, drawn by the caller
+    (``GPLandmarks.fit`` takes its kernel width from it, so that out-of-core X is
+    read once)."""
+    landmarks, n_previous = _landmark_table(previous_landmarks, n_landmarks, sample.X.shape[1])
     auto = isinstance(n_steps, str)
     steps_per_landmark = max_steps(n_steps)
-    if sample is None:
-        sample = draw_sample(X, batch_size=batch_size, steps=steps_per_landmark, seed=seed,
-                             chunk_size=chunk_size)
-    # A fit in blocks computes every kernel column with the block kernel, those of
-    # the landmarks it continues too: a column is then the same bits in a continued
-    # run as in one longer run.
-    chunks = _Chunks(sample.X, sample.bounds, batch_size, landmarks, kernel_width, seed,
-                     backend.table_bytes(), permutations=sample.permutations,
-                     in_batch_order=sample.in_batch_order,
-                     columns=kernel_columns_in_blocks if block_size > 1 else None)
     mean, std = sample.mean_std()
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
     outer = tqdm(firsts, desc="landmarks" if block_size == 1 else "blocks",
                  disable=not verbose, unit="landmark" if block_size == 1 else "block")
-    with backend.fit(sample.X, chunks, n_previous, batch_size=batch_size, eta=kernel_width,
-                     space=space, max_steps=steps_per_landmark, s0=s0, tau=tau,
-                     auto=auto, **({"n_jobs": n_jobs} if block_size > 1 else {})) as fit:
+    with backend.fit(sample, landmarks, n_previous, eta=kernel_width, space=space,
+                     max_steps=steps_per_landmark, s0=s0, tau=tau, auto=auto,
+                     n_jobs=n_jobs) as fit:
+        gram = _Gram(fit)
 
         def result(done):
-            objectives = _objectives(fit.gram(done), sample.n_rows, 0)
+            objectives = _objectives(gram.of(done), sample.n_rows, 0)
             out = (landmarks[:done].copy() if done < n_landmarks else landmarks, objectives,
                    np.asarray(seconds))
             return out + (np.asarray(steps, dtype=np.int64),) if return_n_steps else out
@@ -214,8 +259,8 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                 rngs = [np.random.default_rng([seed, j]) for j in range(k, end)]
                 t0 = np.array([_initial_point(j, init, mean, std, rng, space)
                                for j, rng in zip(range(k, end), rngs, strict=True)])
-                order = _batch_order(rngs[0], chunks.batches_per_chunk, steps_per_landmark)
-                fit.start(k, t0[0] if end == k + 1 else t0, order)
+                order = sample.layout.order(rngs[0], steps_per_landmark)
+                fit.start(k, t0, order)
                 label = f"landmark {k + 1}" if end == k + 1 else f"landmarks {k + 1}-{end}"
                 with tqdm(total=steps_per_landmark, desc=label, leave=False,
                           disable=not verbose, unit="step") as step_bar:
@@ -223,9 +268,9 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                 if end > k + 1:
                     # Greedy order inside the block: every prefix of the list stays a
                     # landmark set (largest posterior variance on all the data first).
-                    picked, _ = greedy_order(fit.block_gram(k, end), k, RIDGE * sample.n_rows)
+                    picked, _ = greedy_order(gram.extended(k, end), k, RIDGE * sample.n_rows)
                     landmarks[k:end] = landmarks[k:end][picked]
-                    fit.reorder(k, picked)
+                    gram.reorder(k, picked)
                 for j in range(k, end):
                     fit.add_column(j, landmarks[j])
                 seconds.extend([(time.perf_counter() - start) / (end - k)] * (end - k))

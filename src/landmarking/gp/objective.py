@@ -34,14 +34,84 @@ Kernel values are computed relative to the batch's nearest point (a common facto
 of phi that cancels from ``m``), so a landmark far from the data, whose kernel values
 would underflow to zero, still gets an exact step toward it.
 
+The paper's future work (section 6, "a joint optimization over all the
+landmarks"), one block at a time (``GPLandmarks(block_size=B)``; the sequential fit
+is B = 1, the same step). Further symbols:
+
+- ``T = [t_1, ..., t_B]``: the block of B landmarks optimised together, given the
+  k landmarks before them;
+- ``Phi_p`` (b x k): the earlier landmarks' kernel values on a batch of b points;
+  ``Phi_B`` (b x B): the block's, ``Phi_B[i, j] = phi_{x_i}(t_j)``;
+- ``M = I - Phi_p (Phi_p^T Phi_p + r I)^-1 Phi_p^T``: projection out of the
+  earlier span, with the fit's ridge r (symmetric; never formed);
+- ``U = M Phi_B`` (b x B), ``G = Phi_B^T U = Phi_B^T M Phi_B`` (B x B).
+
+The joint objective of a block
+------------------------------
+::
+
+    J(T) = log det G = sum_j log f_j,
+
+where f_j, the squared pivots of the Cholesky factor of G, are the sequential
+objectives: f_1 is t_1's posterior variance given the earlier landmarks, f_2 is
+t_2's given those and t_1, and so on (the Schur complements of G). So J is the sum
+of the block's sequential log posterior variances under the plug-in manifold
+kernel, and it does not depend on the order inside the block. For B = 1,
+J = log f, whose ascent direction is the sequential step's.
+
+The gradient of the joint objective
+-----------------------------------
+Only Phi_B depends on T. With M symmetric, dG = dPhi_B^T U + U^T dPhi_B, so::
+
+    dJ = tr(G^-1 dG) = 2 tr(G^-1 U^T dPhi_B) = 2 sum_{i,j} (U G^-1)_{ij} dPhi_B[i, j].
+
+Phi_B[i, j] depends on t_j alone, with d phi_{x_i}(t_j) / d t_j =
+-(2 / eta) (t_j - x_i) phi_{x_i}(t_j). Writing ``W = Phi_B * (U G^-1)``
+(elementwise, b x B)::
+
+    grad_{t_j} J = -(4 / eta) sum_i W_ij (t_j - x_i)
+                 = (4 / eta) (X^T W[:, j] - t_j sum_i W_ij).
+
+The columns of W sum to one: sum_i W_ij = (Phi_B^T U G^-1)_jj = (G G^-1)_jj = 1.
+Hence ``grad_{t_j} J = (4 / eta) (X^T W[:, j] - t_j)``, and the scale-free step of
+the sequential fit carries over landmark by landmark::
+
+    t_j <- Proj_S(t_j + a_s (X^T W[:, j] - t_j)),
+
+the gradient step with rate ``a_s eta / 4``, limited as the sequential step to
+``MAX_STEP_WIDTHS sqrt(eta)`` plus the distance to the batch's nearest point.
+For B = 1, G = f and W = phi * u / f: the sequential step, m / f.
+
+Relative kernel values: like the sequential step, each column of Phi_B is taken
+relative to its landmark's nearest point in the batch, ``Phi_B D`` with D diagonal.
+Then U -> U D, G -> D G D, U G^-1 -> U G^-1 D^-1 and W is unchanged: the step is
+exact however far a landmark starts from the data, and the pivots f_j scale by
+D_jj^2 (the true ones are ``f_j exp(-2 shift_j / eta)``).
+
+A landmark whose pivot is not above ``MIN_RELATIVE_F`` (1e-10) of its
+``phi^T phi`` (a landmark that duplicates an earlier one or one of the block, or
+sees none of the batch) does not move on that step and is left out of the block's
+span for it (:func:`pivots_with_drops`); the others then step on the factor of G
+without it. For B = 1 this is the sequential rule, :func:`takes_step`.
+
+Greedy order
+------------
+The landmarks of a finished block are put in the order of the greedy choice
+(:func:`greedy_order`): first the one with the largest posterior variance given
+the earlier landmarks on all the data, then the largest given those and it, and so
+on (pivoted Cholesky of the block's Gram matrix on all the data). So every prefix
+of ``landmarks_`` is a landmark set in the sense of the sequential fit.
+
 This module holds these formulae once, for every backend: :func:`step_size`, the
 move of a step (:func:`moved_landmark`, with its guard :func:`takes_step`), the
 stopping rule of ``n_steps="auto"`` (:class:`_Convergence`, :func:`window_stops`),
-the reference objective and gradient (:func:`gp_objective_and_gradient`) and the
+the reference objectives and gradients (:func:`gp_objective_and_gradient`,
+:func:`block_objective_and_gradient`), the factor with drops
+(:func:`pivots_with_drops`), the greedy order (:func:`greedy_order`) and the
 objectives on all the data from a Gram matrix (:func:`_objectives`). The NumPy
 backend (:mod:`._numpy`) and the torch backend (:mod:`._torch`) call them with
-their own array primitives; the compiled visit (:mod:`._kernels`) has a compiled
-twin of the move, which ``tests/test_gp.py`` pins to :func:`moved_landmark`.
+their own array primitives; the compiled step (:mod:`._kernels`) has compiled
+twins of the move and of the factor with drops, which the tests pin to these.
 """
 
 from types import SimpleNamespace
@@ -52,7 +122,8 @@ from scipy.linalg import LinAlgError, get_lapack_funcs, solve_triangular
 from .._typing import ArrayLike, NDArray
 from ..spaces import project
 
-__all__ = ["gp_objective_and_gradient", "step_size"]
+__all__ = ["gp_objective_and_gradient", "block_objective_and_gradient", "step_size",
+           "greedy_order"]
 
 #: LAPACK's float64 triangular solve, which ``scipy.linalg.solve_triangular`` calls.
 _TRTRS = get_lapack_funcs("trtrs", (np.zeros((1, 1)),))
@@ -107,6 +178,115 @@ def gp_objective_and_gradient(t: ArrayLike, X: ArrayLike, Phi: np.ndarray, eta: 
     f = float(phi @ u)
     grad = -(4.0 / eta) * (t * f - X.T @ (phi * u))
     return f, grad
+
+
+def block_objective_and_gradient(T: ArrayLike, X: ArrayLike, Phi: ArrayLike, eta: float, *,
+                                 ridge: float = RIDGE) -> tuple[float, NDArray[np.float64]]:
+    """J(T) = log det(Phi_B^T M Phi_B) on a batch, and its gradient (B, d).
+
+    A direct evaluation with true (not relative) kernel values, for tests and
+    reports; see the module docstring for the derivation.
+
+    Parameters
+    ----------
+    T : ndarray (B, d), the block's landmarks
+    X : ndarray (b, d), the batch
+    Phi : ndarray (b, k), the earlier landmarks' kernel values on the batch
+    eta : float, kernel width
+    ridge : float, relative to b, as the fit's factor
+
+    Returns
+    -------
+    J : float
+    grad : ndarray (B, d)
+    """
+    T = np.atleast_2d(np.asarray(T, dtype=np.float64))
+    X = np.asarray(X, dtype=np.float64)
+    d2 = ((X[:, None, :] - T[None, :, :]) ** 2).sum(axis=-1)
+    Phi_B = np.exp(-d2 / eta)
+    U = _project_out(Phi_B, np.asarray(Phi, dtype=np.float64), ridge * len(X))
+    G = Phi_B.T @ U
+    sign, J = np.linalg.slogdet(G)
+    W = Phi_B * np.linalg.solve(G, U.T).T
+    grad = (4.0 / eta) * (W.T @ X - T * W.sum(axis=0)[:, None])
+    return float(J) if sign > 0 else -np.inf, grad
+
+
+def _project_out(Phi_B, Phi_p, ridge):
+    """M Phi_B: the columns of Phi_B less their ridge projection on Phi_p."""
+    if Phi_p.shape[1] == 0:
+        return Phi_B.copy()
+    gram = Phi_p.T @ Phi_p + ridge * np.eye(Phi_p.shape[1])
+    return Phi_B - Phi_p @ np.linalg.solve(gram, Phi_p.T @ Phi_B)
+
+
+def pivots_with_drops(G, phi_sq, tol=MIN_RELATIVE_F):
+    """Cholesky of G in index order, leaving out columns whose pivot is too small.
+
+    Returns (f, active, L): the pivot f_j of every column given the active columns
+    before it (NaN-free; a dropped column keeps its pivot), the boolean mask of the
+    columns kept, and the factor L (n_active x n_active) of G restricted to them.
+    """
+    B = len(G)
+    f = np.zeros(B)
+    active = np.zeros(B, dtype=bool)
+    L = np.zeros((B, B))
+    n = 0
+    rows = []
+    for j in range(B):
+        cross = G[rows, j]
+        y = _forward(L[:n, :n], cross)
+        f[j] = G[j, j] - y @ y
+        if f[j] > tol * phi_sq[j]:
+            L[n, :n] = y
+            L[n, n] = np.sqrt(f[j])
+            rows.append(j)
+            active[j] = True
+            n += 1
+    return f, active, L[:n, :n]
+
+
+def _forward(L, rhs):
+    out = np.array(rhs, dtype=np.float64)
+    for a in range(len(out)):
+        out[a] = (out[a] - L[a, :a] @ out[:a]) / L[a, a]
+    return out
+
+
+def greedy_order(gram: ArrayLike, k: int,
+                 ridge: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The order of a block's landmarks by the greedy choice on all the data.
+
+    ``gram`` is Phi^T Phi (k + B square) over all the data, the earlier k landmarks
+    first. Returns (order, f): the block's indices (0..B-1), largest posterior
+    variance given the earlier ones first, then given those and the first chosen,
+    and so on (pivoted Cholesky on the Schur complement, ties to the lower index),
+    and each one's posterior variance (sum over the data, not divided by N) in
+    that order.
+    """
+    gram = np.asarray(gram, dtype=np.float64)
+    n = len(gram)
+    B = n - k
+    G = gram + ridge * np.eye(n)
+    if k:
+        Lp = np.linalg.cholesky(G[:k, :k])
+        Y = np.linalg.solve(Lp, G[:k, k:])
+        S = G[k:, k:] - Y.T @ Y
+    else:
+        S = G[k:, k:].copy()
+    remaining = list(range(B))
+    order, f = [], []
+    for _ in range(B):
+        diag = np.array([S[j, j] for j in remaining])
+        pick = remaining[int(np.argmax(diag))]
+        value = S[pick, pick]
+        order.append(pick)
+        f.append(max(value, 0.0))
+        remaining.remove(pick)
+        if value > 0:
+            col = S[:, pick] / np.sqrt(value)
+            S = S - np.outer(col, col)
+    return np.asarray(order, dtype=np.int64), np.asarray(f)
 
 
 def max_steps(n_steps):

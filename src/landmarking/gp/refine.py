@@ -7,8 +7,9 @@ and a landmark's f given all the others is det(Phi^T Phi) over a quantity that d
 not depend on it, a move is kept only when it raises that f on the fit's sample
 (:mod:`.sampling`): the sweeps are coordinate ascent on det(Phi^T Phi), which never decreases.
 
-The steps are those of the sequential pass (:mod:`._numpy`, on the host); the
-symbols are those of :mod:`.objective`.
+The steps are those of the fit, for one landmark at a time, run by the backend
+(:meth:`.backend.GPBackend.refinement`: on the host for every device); the symbols
+are those of :mod:`.objective`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .._typing import ArrayLike, MatrixLike
-from ._numpy import _Refinement
-from .batches import _batch_order
+from .backend import GPBackend, gp_backend
 from .objective import _objectives, max_steps
 from .sampling import Sample, draw_sample
 
@@ -32,7 +32,6 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
                         batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
                         space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
                         seed: int = 0, chunk_size: int | None = None, verbose: bool = False,
-                        sample: Sample | None = None,
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Re-optimise each landmark against all the others, for a few sweeps.
 
@@ -57,9 +56,6 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
         Passes over all landmarks.
     verbose : bool
         A progress bar over the landmarks of each sweep.
-    sample : Sample, optional
-        The fit's sample (:func:`.sampling.draw_sample` with these settings), when
-        the caller holds it, so that X is not read again; drawn here otherwise.
 
     Returns
     -------
@@ -72,26 +68,30 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
     accepted : ndarray (n_sweeps, K), bool
         Whether the new position was kept.
     """
-    if sample is None:
-        sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
-                             chunk_size=chunk_size)
+    sample = draw_sample(X, batch_size=batch_size, steps=max_steps(n_steps), seed=seed,
+                         chunk_size=chunk_size)
+    return _refine(sample, landmarks, gp_backend("cpu"), kernel_width=kernel_width,
+                   n_sweeps=n_sweeps, n_steps=n_steps, s0=s0, tau=tau, space=space, seed=seed,
+                   verbose=verbose)
+
+
+def _refine(sample: Sample, landmarks, backend: GPBackend, *, kernel_width, n_sweeps, n_steps,
+            s0, tau, space, seed, verbose):
+    """:func:`refine_gp_landmarks` on the fit's sample, drawn by the caller."""
     landmarks = np.array(landmarks, dtype=np.float64)
     n_landmarks = len(landmarks)
     auto = isinstance(n_steps, str)
     steps_per_run = max_steps(n_steps)
-    state = _Refinement(sample.X, landmarks, sample.bounds, batch_size, kernel_width, seed,
-                        permutations=sample.permutations,
-                        in_batch_order=sample.in_batch_order)
+    state = backend.refinement(sample, landmarks, eta=kernel_width)
     steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
     accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
     for sweep in range(n_sweeps):
         for k in tqdm(range(n_landmarks), desc=f"refinement sweep {sweep + 1}",
                       disable=not verbose, unit="landmark"):
             rng = np.random.default_rng([seed, k, 0x5EF1, sweep])
-            order = _batch_order(rng, state.chunks.batches_per_chunk, steps_per_run)
+            order = sample.layout.order(rng, steps_per_run)
             t, steps[sweep, k] = state.optimise(
                 k, order, s0=s0, tau=tau, space=space,
                 first_step=(sweep + 1) * steps_per_run + 1, auto=auto)
             accepted[sweep, k] = state.accept(k, t)
-    return (state.chunks.landmarks, _objectives(state.full_gram, sample.n_rows, 0), steps,
-            accepted)
+    return state.landmarks, _objectives(state.gram, sample.n_rows, 0), steps, accepted

@@ -34,7 +34,13 @@ the starting points are summed in the order the rows are held, in blocks
 
 With ``chunk_size`` (``GPLandmarks(chunk_size=...)``) a fit keeps the earlier
 sampling instead: X as it is, cut into chunks of that many rows, each with its own
-permutation, visited one after another; its landmarks depend on the chunks.
+permutation (drawn from ``(seed, 0xB47C, c)``), visited one after another; its
+landmarks depend on the chunks.
+
+The batches' layout (:class:`BatchLayout`, ``Sample.layout``) goes with the sample:
+the chunks, each cut into consecutive slices of its permutation, and the order in
+which a landmark's steps visit them (:meth:`BatchLayout.order`). Every backend
+steps on this layout.
 
 Memory of the sample: ``P x n_features`` values of the data's working dtype (float32
 stays float32), ``P = N`` or ``steps x batch_size``, plus ``2 P`` integers for its
@@ -54,9 +60,11 @@ from .._memory import BLOCKS_PER_BUDGET, check_memory, working_memory_bytes
 from .._typing import MatrixLike
 from ..kernels import column_mean_std, compiled_column_moments, compiled_moments_apply
 
-__all__ = ["Sample", "draw_sample", "sample_size", "sample_mean_std"]
+__all__ = ["Sample", "BatchLayout", "draw_sample", "sample_size", "sample_mean_std",
+           "batch_bounds", "batch_order"]
 
-#: The stream that has always drawn the permutation of a single chunk of all rows.
+#: The stream that has always drawn the permutation of a single chunk of all rows
+#: (and of chunk c of the chunked sampling, ``(seed, PERMUTATION_STREAM, c)``).
 PERMUTATION_STREAM = 0xB47C
 #: The stream of the rows of a sample smaller than the data.
 SAMPLE_STREAM = 0x5A4D
@@ -67,6 +75,79 @@ def sample_size(n_samples: int, batch_size: int, steps: int) -> int:
     every batch (``n_samples // batch_size <= steps``), else ``steps * batch_size``."""
     n_batches = max(1, n_samples // batch_size)
     return n_samples if n_batches <= steps else steps * batch_size
+
+
+def batch_bounds(n_rows: int, batch_size: int) -> np.ndarray:
+    """Start offsets of the consecutive batches of ``n_rows`` rows (int64); the last
+    batch takes the remainder."""
+    n_batches = max(1, n_rows // batch_size)
+    bounds = np.arange(n_batches + 1, dtype=np.int64) * batch_size
+    bounds[-1] = n_rows
+    return bounds
+
+
+def batch_order(rng: np.random.Generator, batches_per_chunk: list[int],
+                n_steps: int) -> list[tuple[int, int]]:
+    """(chunk, batch) for each step: the chunks in a random order, the batches of
+    each chunk in a random order, repeated until there are ``n_steps``."""
+    order = []
+    while len(order) < n_steps:
+        for c in rng.permutation(len(batches_per_chunk)):
+            order.extend((int(c), int(j)) for j in rng.permutation(batches_per_chunk[c]))
+            if len(order) >= n_steps:
+                break
+    return order[:n_steps]
+
+
+class BatchLayout:
+    """Where each minibatch's rows are: the chunks of the rows, each cut into
+    batches by a permutation of its rows.
+
+    Chunk c is rows ``bounds[c]:bounds[c + 1]``; its batch j is the slice
+    ``batch_bounds[c][j]:batch_bounds[c][j + 1]`` of ``permutations[c]`` (row
+    indices into the chunk). The batches of all chunks are numbered one after
+    another (:meth:`batch_id`).
+    """
+
+    def __init__(self, bounds: np.ndarray, permutations: list[np.ndarray],
+                 batch_size: int) -> None:
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        self.permutations = permutations
+        self.batch_bounds = [batch_bounds(n, batch_size) for n in np.diff(self.bounds)]
+        self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
+        self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.bounds) - 1
+
+    @property
+    def n_batches(self) -> int:
+        return int(self.first_batch[-1])
+
+    def batch_sizes(self) -> np.ndarray:
+        """Rows of every batch, numbered as :meth:`batch_id`."""
+        return np.concatenate([np.diff(b) for b in self.batch_bounds])
+
+    def batch_id(self, c: int, j: int) -> int:
+        """The number of batch j of chunk c among all batches."""
+        return int(self.first_batch[c]) + j
+
+    def batch_rows(self, c: int, j: int) -> np.ndarray:
+        """Batch j's rows of chunk c (indices into the chunk)."""
+        bounds = self.batch_bounds[c]
+        return self.permutations[c][bounds[j]:bounds[j + 1]]
+
+    def batch_positions(self, c: int, j: int) -> slice:
+        """Batch j's place in chunk c's permutation: a slice (a table held in the
+        permutation's order has the batch's rows consecutive)."""
+        bounds = self.batch_bounds[c]
+        return slice(int(bounds[j]), int(bounds[j + 1]))
+
+    def order(self, rng: np.random.Generator, n_steps: int) -> list[tuple[int, int]]:
+        """(chunk, batch) of each of ``n_steps`` steps, drawn from ``rng``
+        (:func:`batch_order`)."""
+        return batch_order(rng, self.batches_per_chunk, n_steps)
 
 
 @dataclass
@@ -85,10 +166,12 @@ class Sample:
     order : ndarray (P,) of int or None
         The random order: batch j is rows ``order[j * b:(j + 1) * b]`` of ``X`` (the
         last batch takes the remainder); ``arange(P)`` for a sample held in batch
-        order. None for the chunked sampling, whose permutations
-        :class:`.batches._Chunks` draws per chunk.
+        order. None for the chunked sampling, whose chunks have a permutation each.
     n_samples : int
         Rows of the input.
+    layout : BatchLayout
+        The batches: one chunk cut by ``order``, or the chunks of the chunked
+        sampling, each cut by its own permutation.
     chunks : ndarray of int or None
         Chunk offsets of the chunked sampling (``chunk_size`` given), else None.
     """
@@ -97,6 +180,7 @@ class Sample:
     rows: np.ndarray | None
     order: np.ndarray | None
     n_samples: int
+    layout: BatchLayout
     chunks: np.ndarray | None = None
     #: True when ``X`` is held in batch order (``order`` is ``arange(P)``): a sample
     #: smaller than the data.
@@ -106,20 +190,6 @@ class Sample:
     def n_rows(self) -> int:
         """Rows the fit's steps and objectives see: P."""
         return self.X.shape[0]
-
-    @property
-    def bounds(self) -> np.ndarray:
-        """The chunks of the fit: the sample as one chunk ``[0, P]``, or the chunks
-        of the chunked sampling."""
-        if self.chunks is not None:
-            return self.chunks
-        return np.array([0, self.n_rows], dtype=np.int64)
-
-    @property
-    def permutations(self) -> list[np.ndarray] | None:
-        """The order of the one chunk, as :class:`.batches._Chunks` takes it (None:
-        drawn there per chunk)."""
-        return None if self.order is None else [self.order]
 
     def mean_std(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-column mean and deviation of the rows, for the starting points."""
@@ -153,23 +223,35 @@ def draw_sample(X: MatrixLike, *, batch_size: int, steps: int, seed: int,
     """
     n = X.shape[0]
     if chunk_size is not None:
-        return Sample(X, None, None, n, chunks=chunk_bounds(X, chunk_size))
+        bounds = chunk_bounds(X, chunk_size)
+        permutations = [_permutation(seed, c, size) for c, size in enumerate(np.diff(bounds))]
+        return Sample(X, None, None, n, BatchLayout(bounds, permutations, batch_size),
+                      chunks=bounds)
     size = sample_size(n, batch_size, steps)
+    one_chunk = np.array([0, size], dtype=np.int64)
     if size == n:
         # The permutation a single chunk of all rows has always been cut by.
-        order = np.random.default_rng([seed, PERMUTATION_STREAM, 0]).permutation(n)
+        order = _permutation(seed, 0, n)
+        layout = BatchLayout(one_chunk, [order], batch_size)
         if is_in_memory(X) and not sparse.issparse(X) and _c_ordered(X):
-            return Sample(X, None, order, n)
+            return Sample(X, None, order, n, layout)
         _check_room(X, size, batch_size, steps)
         return Sample(gather_rows(X, np.arange(n), check_finite=check_finite), None,
-                      order, n)
+                      order, n, layout)
     _check_room(X, size, batch_size, steps)
     drawn = np.random.default_rng([seed, SAMPLE_STREAM]).choice(n, size, replace=False)
     # Read front to back, held in the order drawn: rows[i] = drawn[positions[i]].
     positions = np.argsort(drawn)
     rows = drawn[positions]
+    order = np.arange(size)
     return Sample(gather_rows(X, rows, positions=positions, check_finite=check_finite),
-                  drawn, np.arange(size), n, in_batch_order=True)
+                  drawn, order, n, BatchLayout(one_chunk, [order], batch_size),
+                  in_batch_order=True)
+
+
+def _permutation(seed, c, n_rows):
+    """The permutation of chunk c's rows (of all rows: c = 0), from ``(seed, 0xB47C, c)``."""
+    return np.random.default_rng([seed, PERMUTATION_STREAM, c]).permutation(n_rows)
 
 
 def _check_room(X, size, batch_size, steps):

@@ -66,9 +66,14 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         the points nearest to its K_Z nearest landmarks, which the weights
         found anyway: :func:`~landmarking.lll.cell_graph.cell_graph`;
         approximate, parallel, dense data), or ``"auto"``: exact below
-        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
-        approximate from there on when ``n_neighbors`` is at most
-        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data).
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points; from
+        there on, for dense data, scikit-learn's exact KD-tree for at most 3
+        features, else the cells when ``n_landmark_neighbors`` is at least 3
+        and a cell holds at most 1,000 points on average
+        (:func:`~landmarking.lll.fit.graph_search`), else approximate when
+        ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`. The choice is
+        in ``neighbors_method_``.
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
         Threads for the neighbour search, the compiled kernels and BLAS during
@@ -128,6 +133,10 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         ``refine=True``), ``total``.
     refine_result_ : RefineResult or None
         Iterations and residuals of the refinement (None without it).
+    neighbors_method_ : str or None
+        The search of the graph on all points, ``"auto"`` resolved (``"cells"``,
+        ``"exact"`` or ``"approximate"``); None with a given ``affinity`` and for
+        the landmark-only methods.
     n_features_in_ : int
 
     Examples
@@ -208,6 +217,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         self.n_connected_components_ = result.n_connected_components
         self.reconstruction_error_ = result.reconstruction_error
         self.refine_result_ = result.refine_result
+        self.neighbors_method_ = result.neighbors_method
         self.timings_ = result.timings
         return self
 

@@ -38,6 +38,8 @@ from ..graph import (
     column_signs,
     neighbor_graph,
 )
+from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
+from ..neighbors import _resolve_method as resolve_search
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine import RefineResult, refine_spectral_embedding
@@ -57,6 +59,17 @@ REFINE_MAX_ITER = 100
 #: The neighbour searches of LLL's graph: those of :mod:`landmarking.neighbors`,
 #: and ``"cells"``, the landmarks' cells (:func:`.cell_graph.cell_graph`).
 LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
+#: ``neighbors_method="auto"`` takes the landmarks' cells for dense data of at
+#: least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points when each
+#: point brings this many cells or more (n_landmark_neighbors)...
+CELLS_MIN_PROBES = 3
+#: ... and a cell holds at most this many points on average (a cell's points
+#: are searched together against the points of the cells they bring: few
+#: landmarks make each search large). MNIST 60,000, 1,000 landmarks, 10-D: the
+#: fit 5.5-6.6 s with the cells against 9.3-9.4 s with the HNSW graph, the same
+#: 10-NN accuracy (0.903); 1,020,000 deformed digits with 10,000 landmarks: the
+#: graph 108 s against 317 s.
+CELLS_MAX_MEAN_SIZE = 1000
 
 
 def _check_landmarks(value, name):
@@ -152,6 +165,10 @@ class LLLResult:
         Iterations and residuals of the refinement (None without it).
     timings : dict
         Seconds per stage (see ``LocallyLinearLandmarks.timings_``).
+    neighbors_method : str or None
+        The search of the graph on all points (``"auto"`` resolved: ``"cells"``,
+        ``"exact"`` or ``"approximate"``); None for a given affinity and for the
+        landmark-only methods.
     """
 
     embedding: np.ndarray
@@ -165,6 +182,7 @@ class LLLResult:
     reconstruction_error: float
     refine_result: RefineResult | None
     timings: dict = field(repr=False)
+    neighbors_method: str | None = None
 
     @property
     def n_landmarks(self) -> int:
@@ -245,6 +263,11 @@ def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
         raise ValueError(
             "neighbors_method='cells' searches dense data; pass a dense X or "
             "neighbors_method='exact' for sparse input.")
+    if params.neighbors_method == "cells" and params.method != "lll":
+        raise ValueError(
+            f"neighbors_method='cells' builds the graph of all points, which "
+            f"method={params.method!r} does not use (its graph joins the landmarks); "
+            "pass neighbors_method='auto' or method='lll'.")
     with thread_limits(params.n_jobs):
         return _run(X, params, affinity, backend)
 
@@ -286,7 +309,8 @@ def _run(X, p, affinity, backend):
         weights=Z, bandwidth=solved["bandwidth"],
         n_connected_components=solved["n_connected_components"],
         reconstruction_error=reconstruction_error,
-        refine_result=solved.get("refine_result"), timings=timings)
+        refine_result=solved.get("refine_result"), timings=timings,
+        neighbors_method=solved.get("neighbors_method"))
 
 
 def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.RandomState,
@@ -325,19 +349,19 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
     """method="lll": the reduced problem on the full graph, X = X~ Z."""
     n_land = T.shape[0]
     if affinity is None:
-        method = p.neighbors_method
+        method = graph_search(X, p.neighbors_method, p.n_neighbors, n_land,
+                              nearest.shape[1])
         search = None
         if method == "cells":
-            method = None
             search = lambda: cell_graph(X, T, nearest, p.n_neighbors)  # noqa: E731
         W, bandwidth = neighbor_graph(
             X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
-            method=method, random_state=p.random_state,
-            n_jobs=p.n_jobs, timings=timings, search=search)
+            method=None if search is not None else p.neighbors_method,
+            random_state=p.random_state, n_jobs=p.n_jobs, timings=timings, search=search)
     else:
         with stage(timings, "affinity"):  # checking the given graph
             W = check_affinity(affinity, X.shape[0])
-        bandwidth = None
+        bandwidth = method = None
     with stage(timings, "connectivity"):
         n_components_graph = check_connected(W)
     with stage(timings, "reduced_problem"):
@@ -363,7 +387,8 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
             landmark_embedding[unused] = lll_map_rows(
                 T[unused], T[used], landmark_embedding[used], k, p.reg)
     solved = dict(embedding=emb, landmark_embedding=landmark_embedding, eigenvalues=vals,
-                  bandwidth=bandwidth, n_connected_components=n_components_graph)
+                  bandwidth=bandwidth, n_connected_components=n_components_graph,
+                  neighbors_method=method)
     if p.refine is not False and p.refine != 0:
         with stage(timings, "refine"):
             # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
@@ -380,6 +405,31 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
             solved["landmark_embedding"] = fit_landmark_embedding(
                 Z, solved["embedding"], landmark_embedding)
     return solved
+
+
+def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int, n_landmarks: int,
+                 n_probes: int) -> str:
+    """The search of LLL's graph on all points: ``neighbors_method`` with "auto"
+    resolved to ``"cells"``, ``"exact"`` or ``"approximate"``.
+
+    "auto" takes the landmarks' cells where they are cheaper than an HNSW index
+    and as accurate (see :data:`CELLS_MIN_PROBES`, :data:`CELLS_MAX_MEAN_SIZE`):
+    dense data of at least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES`
+    points and more than :data:`~landmarking.neighbors.TREE_MAX_FEATURES`
+    features (fewer get the exact KD-tree), at least :data:`CELLS_MIN_PROBES`
+    nearest landmarks per point, cells of at most :data:`CELLS_MAX_MEAN_SIZE`
+    points on average; else the choice of
+    :func:`~landmarking.neighbors.nearest_neighbors`.
+    """
+    if neighbors_method != "auto":
+        return neighbors_method
+    n = X.shape[0]
+    if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
+            and X.shape[1] > TREE_MAX_FEATURES
+            and n_probes >= CELLS_MIN_PROBES and n <= CELLS_MAX_MEAN_SIZE * n_landmarks):
+        return "cells"
+    found = resolve_search("auto", n, "euclidean", X, n_neighbors)
+    return "approximate" if found == "approximate" else "exact"
 
 
 def _landmark_le_embedding(X, T, Z, p, timings, rng):

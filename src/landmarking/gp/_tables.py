@@ -1,17 +1,18 @@
-"""The minibatch layout of a GP landmark fit and its per-batch and per-chunk state.
+"""The NumPy backend's tables of a GP fit: kernel columns and batch factors.
 
-Used by both backends (the layout: chunks, batches, the order of batches) and by
-the NumPy backend (kernel tables and factors); the symbols are those of
-:mod:`.objective`:
+The batches themselves (which rows, in which order) are the sample's layout
+(:class:`.sampling.BatchLayout`), which every backend steps on. What only the host
+steps need is here (symbols as in :mod:`.objective`):
 
-- :class:`_Chunks`: the data's chunks, each cut into batches by a seeded
-  permutation of its rows, with the kernel values Phi of the finished landmarks;
-- :func:`_batch_order`: the (chunk, batch) of each step of a landmark;
-- :class:`_BatchGram`: each batch's factor of ``Phi_B^T Phi_B + ridge I``
+- :class:`KernelTables`: the sample's chunks in memory, each with the kernel values
+  Phi of the finished landmarks on its rows (kept, or recomputed at each visit),
+  and a copy of a chunk in its permutation's order for long visits;
+- :class:`BatchFactors`: each batch's factor of ``Phi_B^T Phi_B + ridge I``
   (:class:`.objective._CholeskyFactor`), grown by one column per landmark;
-- :class:`_Preceding`, :class:`_Others`, :class:`_BatchGrams`: the span a landmark
-  is optimised against: the landmarks before it (the sequential pass) or all the
-  others (the refinement).
+- :class:`Preceding`, :class:`Others` and :class:`_BatchGrams`: the span a
+  landmark is optimised against: the landmarks before it (the fit) or all the
+  others (the refinement);
+- :func:`kernel_columns`: every kernel column of a fit.
 
 Phi on a chunk is kept with its rows in the order of the chunk's permutation, so
 that a batch's rows of Phi are one slice (read as one stream) while its rows of X
@@ -26,6 +27,7 @@ from scipy import sparse
 
 from .._blocks import is_in_memory, reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
+from .._parallel import kernel_threads
 from ..kernels import squared_distances
 from .objective import RIDGE, _CholeskyFactor
 
@@ -42,162 +44,43 @@ IN_ORDER_STEPS_PER_BATCH = 4
 IN_ORDER_BYTES = 2 * 2**30
 
 
-class _BatchGram:
-    """Per-batch Cholesky factors, extended lazily to the current number of landmarks.
+def kernel_columns(block, landmarks, eta, xsq=None):
+    """Kernel values (n_b, k) of landmarks on a block: one block of Phi, in the
+    block's dtype.
 
-    When all factors would not fit in ``cache_bytes`` the factor is rebuilt
-    at each step instead (same result, more work).
-    """
-
-    def __init__(self, n_batches, capacity, batch_sizes, cache_bytes):
-        self.capacity = capacity
-        self.keep = n_batches * capacity**2 * 8 <= cache_bytes
-        self.factors = {}
-        self.batch_sizes = batch_sizes
-        # All kept factors in one array (pages are touched only when a batch is
-        # first used), so that a compiled visit gets a chunk's factors in one view.
-        self.L = np.zeros((n_batches, capacity, capacity)) if self.keep else None
-
-    def factor(self, j, Phi_c, positions, k):
-        """The factor of batch j (rows ``positions`` of ``Phi_c``) for its first k
-        columns; only the columns it does not have yet are gathered."""
-        factor = self.factors.get(j) if self.keep else None
-        if factor is None:
-            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j],
-                                     L=self.L[j] if self.keep else None)
-            if self.keep:
-                self.factors[j] = factor
-        if factor.size < k:
-            # Columns contiguous (Fortran order) whatever k is, so that the dot
-            # products of a column round the same way however many columns are
-            # gathered at once (a continued run extends by several at a time).
-            Phi_B = np.asfortranarray(Phi_c[positions, :k], dtype=np.float64)
-            for col in range(factor.size, k):
-                new = Phi_B[:, col]
-                cross = Phi_B[:, :col].T @ new if col else new[:0]
-                factor.append(cross, new @ new)
-        return factor
-
-
-class _Preceding:
-    """The span a landmark is optimised against in the sequential pass: the k
-    landmarks before it (the first k columns of Phi)."""
-
-    def __init__(self, chunks, gram, k):
-        self.chunks, self.gram, self.k = chunks, gram, k
-
-    def visit(self, c):
-        return self.chunks.visit(c, self.k)
-
-    def factor(self, c, j, Phi_c, positions):
-        return self.gram.factor(self.chunks.batch_id(c, j), Phi_c, positions, self.k)
-
-    def batch_factors(self, c, batches, Phi_c):
-        """The factors (n_batches_c, K, K) of all batches of chunk c, those in
-        ``batches`` up to date; None when the factors are not kept."""
-        if not self.gram.keep:
-            return None
-        for j in set(batches):
-            self.factor(c, j, Phi_c, self.chunks.batch_positions(c, j))
-        first = self.chunks.first_batch
-        return self.gram.L[first[c]:first[c + 1]]
-
-
-def _visit_arrays(span, c, batches, chunk, visit_length):
-    """What a compiled visit of chunk c reads (:meth:`._numpy._CompiledStep.steps`,
-    :meth:`.blocks.BlockStep.steps`): (Xc, xsq, perm, positions, bounds, table, k,
-    Ls, in_order), or None where a compiled visit does not apply (CSR chunks,
-    factors not kept).
-
-    ``chunk`` is ``span.visit(c)``; ``visit_length`` the number of steps of the
-    whole visit, which decides whether the chunk is read in its permutation's
-    order (:meth:`_Chunks.in_order`; then ``perm`` is ``positions``).
-    """
-    Xc, xsq_c, Phi_c = chunk
-    if sparse.issparse(Xc):
-        return None
-    Ls = span.batch_factors(c, batches, Phi_c)
-    if Ls is None:
-        return None
-    chunks = span.chunks
-    positions = chunks.positions(c)
-    ordered = chunks.in_order(c, Xc, xsq_c, visit_length)
-    perm = chunks.permutations[c] if ordered is None else positions
-    if ordered is not None:
-        Xc, xsq_c = ordered
-    # The kept table's first k columns are not C-ordered; the kernel reads them
-    # from the whole C-ordered table.
-    table = Phi_c if Phi_c.flags.c_contiguous else chunks.table(c)
-    return (Xc, xsq_c, perm, positions, chunks.batch_bounds[c], table, Phi_c.shape[1], Ls,
-            ordered is not None)
-
-
-def _visit_pieces(span, order, window=None):
-    """The steps of ``order`` ((chunk, batch) per step) cut into the pieces one
-    compiled call runs: per visit of a chunk (its steps are consecutive, so the
-    chunk is read once), and at most up to the next multiple of ``window`` steps
-    when a stopping rule is checked every ``window`` steps. Yields (c, chunk,
-    batches, visit_length, s): ``chunk`` is ``span.visit(c)``, ``visit_length`` the
-    number of steps of the whole visit, ``s`` the steps before the piece."""
-    s = 0
-    for c, visit in groupby(order, key=lambda step: step[0]):
-        chunk = span.visit(c)
-        batches = [j for _, j in visit]
-        visit_length = len(batches)
-        while batches:
-            n = len(batches) if window is None else min(len(batches), window - s % window)
-            yield c, chunk, batches[:n], visit_length, s
-            batches = batches[n:]
-            s += n
-
-
-def _batches(n_samples, batch_size):
-    """Start offsets of the consecutive batches; the last one takes the remainder."""
-    n_batches = max(1, n_samples // batch_size)
-    bounds = np.arange(n_batches + 1) * batch_size
-    bounds[-1] = n_samples
-    return bounds
-
-def _batch_order(rng, batches_per_chunk, n_steps):
-    """(chunk, batch) for each step: the chunks in a random order, the batches of
-    each chunk in a random order, repeated until there are ``n_steps``."""
-    order = []
-    while len(order) < n_steps:
-        for c in rng.permutation(len(batches_per_chunk)):
-            order.extend((int(c), int(j)) for j in rng.permutation(batches_per_chunk[c]))
-            if len(order) >= n_steps:
-                break
-    return order[:n_steps]
-
-
-def _kernel_columns(block, landmarks, eta, xsq=None):
-    """Kernel values (n_b, k) of landmarks on a block: one block of Phi.
-
-    One landmark at a time: a matrix-vector product rounds differently from a
-    matrix product, so computing columns singly makes every column the same bits
-    however many are computed together (a continued run, a kept or recomputed table).
-    ``xsq``, the block's squared row norms (:func:`_row_norms`, the same bits
-    ``squared_distances`` computes), saves a pass over the block.
+    Every column of a fit comes from here, so that a column has the same bits
+    whether this run or the run it continues computed it, with the table kept or
+    recomputed. A dense block: the compiled :func:`._kernels.kernel_columns` (each
+    row read once for all k landmarks, each value computed alone: the same bits
+    however many are computed together, and on any number of threads). A CSR
+    block: one landmark at a time with scipy's sparse product. ``xsq``, the
+    block's squared row norms (:func:`_row_norms`), saves a pass over the block.
     """
     if xsq is None:
         xsq = _row_norms(block)
+    landmarks = np.asarray(landmarks, dtype=np.float64).reshape(-1, block.shape[1])
     columns = np.empty((block.shape[0], len(landmarks)), dtype=block.dtype)
-    for j, t in enumerate(landmarks.astype(block.dtype)):
-        d2 = squared_distances(block, t[None, :], X_sq_norms=xsq)
-        d2 *= -1.0 / eta
-        columns[:, j] = np.exp(d2, out=d2)[:, 0]
-    return columns
+    if sparse.issparse(block):
+        for j, t in enumerate(landmarks.astype(block.dtype)):
+            d2 = squared_distances(block, t[None, :], X_sq_norms=xsq)
+            d2 *= -1.0 / eta
+            columns[:, j] = np.exp(d2, out=d2)[:, 0]
+        return columns
+    from ._kernels import kernel_columns as compiled_columns
+
+    return compiled_columns(np.ascontiguousarray(block), np.asarray(xsq, dtype=block.dtype),
+                            landmarks, float(eta), columns, kernel_threads())
 
 
 def _kernel_gram(block, landmarks, eta):
     """Phi_b^T Phi_b (k, k), float64, of one block."""
-    columns = _kernel_columns(block, landmarks, eta).astype(np.float64)
+    columns = kernel_columns(block, landmarks, eta).astype(np.float64)
     return columns.T @ columns
 
 
 def _candidate_cross(block, landmarks, t, eta):
     """Phi_b^T phi_t (k,) and phi_t^T phi_t of one block, as one (k + 1,) vector."""
-    columns = _kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
+    columns = kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
     return columns.T @ columns[:, -1]
 
 
@@ -207,45 +90,33 @@ def _row_norms(block):
     return np.einsum("ij,ij->i", block, block)
 
 
-class _Chunks:
-    """The data's chunks, each with its batches and the kernel values Phi on it.
+class KernelTables:
+    """The sample's chunks in memory, with the kernel values Phi on each.
 
-    Chunk c (rows ``bounds[c]:bounds[c + 1]``) is cut into batches by a permutation
-    of its rows drawn from ``(seed, c)``; batch j is a slice of that permutation.
-    A dense chunk is also kept in the permutation's order (:meth:`in_order`) while
-    a copy of all the data fits :data:`IN_ORDER_BYTES`. Phi (kernel values of the
-    finished landmarks) on a chunk is computed when the chunk is visited, for the
-    landmarks finished since its last visit, and held with its rows in the order of
-    the permutation (batch j's rows of Phi are the slice :meth:`batch_positions`).
-    It is kept for every chunk when the whole table (n_samples x n_landmarks
-    values) fits in ``table_bytes`` and in half the memory available, and otherwise
-    recomputed at each visit for the visited chunk only. With more than one chunk,
-    the next chunk of a planned visit order is read by a background thread while
-    the steps run on the current one.
-
-    ``columns(Xc, landmarks, eta, xsq)`` computes the kernel columns of a chunk
-    (:func:`_kernel_columns` unless given): every column of a fit comes from the
-    one function, so that a column has the same bits whether this run or the run
-    it continues computed it.
+    ``sample`` is the fit's :class:`.sampling.Sample`: its rows ``X`` and the layout
+    of its batches (chunk c is rows ``bounds[c]:bounds[c + 1]``, cut into batches
+    by a permutation of its rows). A dense chunk is also kept in the permutation's
+    order (:meth:`in_order`) while a copy of all the data fits
+    :data:`IN_ORDER_BYTES`. Phi (kernel values of the finished landmarks) on a chunk
+    is computed when the chunk is visited, for the landmarks finished since its
+    last visit, and held with its rows in the order of the permutation (batch j's
+    rows of Phi are the slice ``layout.batch_positions(c, j)``). It is kept for
+    every chunk when the whole table (n_samples x n_landmarks values) fits in
+    ``table_bytes`` and in half the memory available, and otherwise recomputed at
+    each visit for the visited chunk only. With more than one chunk, the next chunk
+    of a planned visit order is read by a background thread while the steps run on
+    the current one. Every kernel column comes from :func:`kernel_columns`.
     """
 
-    def __init__(self, X, bounds, batch_size, landmarks, eta, seed, table_bytes,
-                 permutations=None, in_batch_order=False, columns=None):
-        self.X, self.bounds, self.landmarks, self.eta = X, bounds, landmarks, eta
-        self.columns = _kernel_columns if columns is None else columns
+    def __init__(self, sample, landmarks, eta, table_bytes):
+        X = sample.X
+        self.X, self.layout, self.landmarks, self.eta = X, sample.layout, landmarks, eta
+        self.bounds, self.permutations = self.layout.bounds, self.layout.permutations
+        self.columns = kernel_columns
         # The fit's sample smaller than the data is held in batch order (its
         # permutation is the identity): read in order at every visit, never copied.
-        self.in_batch_order = in_batch_order
+        self.in_batch_order = sample.in_batch_order
         self.dtype = working_dtype(X)
-        sizes = np.diff(bounds)
-        # The fit's sample (.sampling) brings its order; the chunked sampling draws
-        # one permutation per chunk.
-        self.permutations = permutations or [
-            np.random.default_rng([seed, 0xB47C, c]).permutation(n)
-            for c, n in enumerate(sizes)]
-        self.batch_bounds = [_batches(n, batch_size) for n in sizes]
-        self.batches_per_chunk = [len(b) - 1 for b in self.batch_bounds]
-        self.first_batch = np.concatenate([[0], np.cumsum(self.batches_per_chunk)])
         table = X.shape[0] * len(landmarks) * self.dtype.itemsize
         available = available_memory()
         self.keep = table <= table_bytes and (available is None or table < available / 2)
@@ -257,26 +128,6 @@ class _Chunks:
         self.keep_in_order = (is_in_memory(X) and copy <= IN_ORDER_BYTES
                               and (available is None or copy < available / 4))
         self.ordered = {}
-
-    @property
-    def n_batches(self):
-        return int(self.first_batch[-1])
-
-    def batch_sizes(self):
-        return np.concatenate([np.diff(b) for b in self.batch_bounds])
-
-    def batch_id(self, c, j):
-        return int(self.first_batch[c]) + j
-
-    def batch_rows(self, c, j):
-        """Batch j's rows of chunk c."""
-        bounds = self.batch_bounds[c]
-        return self.permutations[c][bounds[j]:bounds[j + 1]]
-
-    def batch_positions(self, c, j):
-        """Batch j's rows of Phi on chunk c (a slice: Phi is in the permutation's order)."""
-        bounds = self.batch_bounds[c]
-        return slice(int(bounds[j]), int(bounds[j + 1]))
 
     def positions(self, c):
         """arange(n_c): the rows of Phi on chunk c, for the compiled steps."""
@@ -331,7 +182,7 @@ class _Chunks:
             return Xc, xsq
         copy = Xc.shape[0] * Xc.shape[1] * self.dtype.itemsize
         if (sparse.issparse(Xc) or copy > IN_ORDER_BYTES
-                or visit_length < IN_ORDER_STEPS_PER_BATCH * self.batches_per_chunk[c]):
+                or visit_length < IN_ORDER_STEPS_PER_BATCH * self.layout.batches_per_chunk[c]):
             return None
         if c not in self.ordered:
             if not self.keep_in_order:
@@ -420,7 +271,7 @@ class _Chunks:
         total, columns = np.zeros(k + 1), []
         for c in range(len(self.bounds) - 1):
             Xc, _, Phi = self.visit(c, k)
-            column = _kernel_columns(Xc, t, self.eta)[:, 0]
+            column = kernel_columns(Xc, t, self.eta)[:, 0]
             wide = column.astype(np.float64)
             total[:k] += Phi.T.astype(np.float64) @ wide[self.permutations[c]]
             total[k] += wide @ wide
@@ -433,15 +284,78 @@ class _Chunks:
             for c, column in enumerate(columns):
                 self.kept[c][1][:, k] = column[self.permutations[c]]
 
+class BatchFactors:
+    """Per-batch Cholesky factors, extended lazily to the current number of landmarks.
+
+    When all factors would not fit in ``cache_bytes`` the factor is rebuilt
+    at each step instead (same result, more work).
+    """
+
+    def __init__(self, n_batches, capacity, batch_sizes, cache_bytes):
+        self.capacity = capacity
+        self.keep = n_batches * capacity**2 * 8 <= cache_bytes
+        self.factors = {}
+        self.batch_sizes = batch_sizes
+        # All kept factors in one array (pages are touched only when a batch is
+        # first used), so that a compiled visit gets a chunk's factors in one view.
+        self.L = np.zeros((n_batches, capacity, capacity)) if self.keep else None
+
+    def factor(self, j, Phi_c, positions, k):
+        """The factor of batch j (rows ``positions`` of ``Phi_c``) for its first k
+        columns; only the columns it does not have yet are gathered."""
+        factor = self.factors.get(j) if self.keep else None
+        if factor is None:
+            factor = _CholeskyFactor(self.capacity, RIDGE * self.batch_sizes[j],
+                                     L=self.L[j] if self.keep else None)
+            if self.keep:
+                self.factors[j] = factor
+        if factor.size < k:
+            # Columns contiguous (Fortran order) whatever k is, so that the dot
+            # products of a column round the same way however many columns are
+            # gathered at once (a continued run extends by several at a time).
+            Phi_B = np.asfortranarray(Phi_c[positions, :k], dtype=np.float64)
+            for col in range(factor.size, k):
+                new = Phi_B[:, col]
+                cross = Phi_B[:, :col].T @ new if col else new[:0]
+                factor.append(cross, new @ new)
+        return factor
+
+
+class Preceding:
+    """The span landmarks k, k + 1, ... are optimised against in a fit: the k
+    landmarks before them (the first k columns of Phi)."""
+
+    def __init__(self, tables, factors, k):
+        self.tables, self.layout, self.factors, self.k = tables, tables.layout, factors, k
+
+    def visit(self, c):
+        return self.tables.visit(c, self.k)
+
+    def factor(self, c, j, Phi_c, positions):
+        return self.factors.factor(self.layout.batch_id(c, j), Phi_c, positions, self.k)
+
+    def batch_factors(self, c, batches, Phi_c):
+        """The factors (n_batches_c, K, K) of all batches of chunk c, those in
+        ``batches`` up to date; None when the factors are not kept."""
+        if not self.factors.keep:
+            return None
+        for j in set(batches):
+            self.factor(c, j, Phi_c, self.layout.batch_positions(c, j))
+        first = self.layout.first_batch
+        return self.factors.L[first[c]:first[c + 1]]
+
+
+
+
 class _BatchGrams:
     """Gram matrices Phi_B^T Phi_B (K x K, float64) of the batches over all K
     landmarks, for the refinement; kept when they fit in ``cache_bytes`` and the
     kernel table is kept, else rebuilt when needed."""
 
-    def __init__(self, chunks, n_landmarks, cache_bytes):
-        self.chunks = chunks
-        self.keep = (chunks.keep
-                     and chunks.n_batches * n_landmarks**2 * 8 <= cache_bytes)
+    def __init__(self, tables, n_landmarks, cache_bytes):
+        self.tables = tables
+        self.keep = (tables.keep
+                     and tables.layout.n_batches * n_landmarks**2 * 8 <= cache_bytes)
         self.grams = {}
 
     def gram(self, c, j, Phi_full, positions):
@@ -455,27 +369,27 @@ class _BatchGrams:
 
     def replace(self, k, columns):
         """Landmark k has moved and its kernel column is ``columns`` (per chunk)."""
-        n_landmarks = len(self.chunks.landmarks)
+        n_landmarks = len(self.tables.landmarks)
         for (c, j), G in self.grams.items():
-            positions = self.chunks.batch_positions(c, j)
-            Phi_B = self.chunks.visit(c, n_landmarks)[2][positions].astype(np.float64)
+            positions = self.tables.layout.batch_positions(c, j)
+            Phi_B = self.tables.visit(c, n_landmarks)[2][positions].astype(np.float64)
             new = Phi_B.T @ Phi_B[:, k]
             G[k, :] = new
             G[:, k] = new
 
 
-class _Others:
+class Others:
     """The span landmark k is re-optimised against in the refinement: all the
     other landmarks (Phi without column k)."""
 
-    def __init__(self, chunks, grams, k):
-        self.chunks, self.grams, self.k = chunks, grams, k
-        self.n_landmarks = len(chunks.landmarks)
+    def __init__(self, tables, grams, k):
+        self.tables, self.layout, self.grams, self.k = tables, tables.layout, grams, k
+        self.n_landmarks = len(tables.landmarks)
         self.factors = {}
         self.full = None
 
     def visit(self, c):
-        Xc, xsq, Phi = self.chunks.visit(c, self.n_landmarks)
+        Xc, xsq, Phi = self.tables.visit(c, self.n_landmarks)
         self.full = Phi
         return Xc, xsq, np.delete(Phi, self.k, axis=1)
 
@@ -490,8 +404,16 @@ class _Others:
         return factor
 
     def batch_factors(self, c, batches, Phi_c):
-        """None: the refinement's factors are not held in one array, so its steps
-        run one at a time."""
-        return None
+        """The factors (n_batches_c, K - 1, K - 1) of chunk c's batches in ``batches``
+        (the others zero) in one array, for a compiled visit; None where the batches'
+        Gram matrices are not kept (the steps then run one at a time)."""
+        if not self.grams.keep:
+            return None
+        k = self.n_landmarks - 1
+        Ls = np.zeros((self.layout.batches_per_chunk[c], max(k, 1), max(k, 1)))
+        for j in set(batches):
+            factor = self.factor(c, j, Phi_c, self.layout.batch_positions(c, j))
+            Ls[j, :k, :k] = factor.L[:k, :k]
+        return Ls
 
 
