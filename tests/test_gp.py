@@ -308,7 +308,7 @@ def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
     (np.eye(3), {"batch_size": 0}, ValueError, "batch_size must be >= 1"),
     (np.eye(3), {"space": "torus"}, ValueError, "space must be one of"),
     (np.eye(3), {"tau": 1.5}, ValueError, "tau must lie in"),
-    (np.eye(3), {"init": "kmeans"}, ValueError, "init must be 'gaussian'"),
+    (np.eye(3), {"init": "kmeans"}, ValueError, "init must be 'auto', 'gaussian', 'uniform'"),
     (np.eye(3), {"init": np.zeros((2, 3)), "n_landmarks": 4}, ValueError, "shape"),
     (np.ones((4, 3)), {"kernel_width": "auto"}, ValueError, "zero variance"),
 ])

@@ -88,7 +88,10 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         Points per minibatch (|B_s|); all points when the data has fewer.
     s0, tau : float, default=10, 0.51
         Step schedule a_s = (s0 + s)^-tau, the fraction of the way to the weighted
-        mean m moved at step s; tau in (0.5, 1] for Robbins-Monro convergence.
+        mean m moved at step s; on the sphere (``space="sphere"``) the length of
+        the move along the unit vector of m - t, the gradient's direction (the
+        authors' step; see :mod:`landmarking.gp.objective`). tau in (0.5, 1] for
+        Robbins-Monro convergence.
     kernel_width : float, "auto" or "variance", default="auto"
         eta in phi_x(t) = exp(-||t - x||^2 / eta), in squared data units.
         "variance" is the paper's heuristic, the sum of the per-dimension variances;
@@ -104,9 +107,16 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     space : {"euclidean", "nonnegative", "sphere"}, default="euclidean"
         Where landmarks live: anywhere; the nonnegative orthant (images); or the
         unit sphere within the nonnegative orthant (square-root histograms).
-    init : "gaussian" or array of shape (n_landmarks, n_features), default="gaussian"
-        Starting points: draws from a Gaussian with the data's mean and
-        per-dimension variance (the paper's), or one given row per landmark.
+    init : "auto", "gaussian", "uniform" or array of shape (n_landmarks, n_features), \
+default="auto"
+        Starting points: "gaussian", draws from a Gaussian with the data's mean and
+        per-dimension variance (the paper's), projected onto ``space``; "uniform",
+        the centre of the sphere-orthant, 1 / sqrt(d) in every entry (the authors'
+        code's start, ``space="sphere"`` only); or one given row per landmark.
+        "auto" (``init_``): "uniform" on the sphere when landmarks are learned
+        one at a time (``block_size_ == 1``), else "gaussian" (a block needs
+        distinct starts). On 20 Newsgroups the uniform start gave purity 0.31
+        against 0.23 from Gaussian draws (issue 35).
     chunk_size : int or None, default=None
         None: the minibatches are slices of a seeded random order of the fit's
         sample, every row when a landmark's ``n_steps`` can visit all
@@ -182,6 +192,9 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         sample of P rows (all the data unless N > ``n_steps x batch_size``).
     kernel_width_ : float
         The kernel width eta used.
+    init_ : str
+        The start of the last ``fit`` or ``extend``: "gaussian", "uniform" or
+        "given" (an array in ``init``); what "auto" resolved to.
     block_size_ : int
         The block size of the last ``fit`` or ``extend``: ``block_size``, or what
         "auto" resolved to (1 or 50).
@@ -242,7 +255,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
                  batch_size: int = 1000, s0: float = 10.0, tau: float = 0.51,
                  kernel_width: float | Literal["auto", "variance"] = "auto",
                  space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
-                 init: Literal["gaussian"] | ArrayLike = "gaussian",
+                 init: Literal["auto", "gaussian", "uniform"] | ArrayLike = "auto",
                  chunk_size: int | None = None, block_size: int | Literal["auto"] = "auto",
                  n_jobs: int | None = None,
                  refine: int = 0, warm_start: bool = False,
@@ -343,7 +356,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         if not isinstance(self.init, str) and len(self.init) < total:
             raise ValueError(
                 f"init has {len(self.init)} starting points but {total} landmarks are "
-                "needed; pass more rows in init or use init='gaussian'."
+                "needed; pass more rows in init or use init='auto'."
             )
         self.block_size_ = self._resolved_block_size(total)
         self._run(X, self._draw_sample(X, self.seed_), self.landmarks_, self._record(), backend,
@@ -373,6 +386,16 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
             return self.block_size
         return AUTO_BLOCK_SIZE if n_landmarks >= AUTO_BLOCK_SIZE else 1
 
+    def _resolved_init(self):
+        """The start: "given" for an array in ``init``; for "auto" the centre of the
+        sphere-orthant ("uniform") on the sphere when landmarks are learned one at a
+        time, else "gaussian" (the landmarks of a block must start apart)."""
+        if not isinstance(self.init, str):
+            return "given"
+        if self.init != "auto":
+            return self.init
+        return "uniform" if self.space == "sphere" and self.block_size_ == 1 else "gaussian"
+
     def _resolved_steps(self):
         """``n_steps``, or for None the default of the run's block size."""
         if self.n_steps is not None:
@@ -393,9 +416,12 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         settings = dict(kernel_width=self.kernel_width_, n_steps=self._resolved_steps(),
                         s0=self.s0, tau=self.tau, space=self.space, seed=self.seed_,
                         verbose=self.verbose)
+        self.init_ = self._resolved_init()
         try:
             landmarks, *record = _learn(
-                sample, n_landmarks, backend, init=self.init, previous_landmarks=previous,
+                sample, n_landmarks, backend,
+                init=self.init if self.init_ == "given" else self.init_,
+                previous_landmarks=previous,
                 return_n_steps=True, callback=callback, block_size=self.block_size_,
                 n_jobs=self.n_jobs, **settings)
         except KeyboardInterrupt as interrupt:
@@ -440,9 +466,15 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         check_feasible_for_space(X, self.space)
         if not isinstance(self.init, str):
             self._check_init(X.shape[1])
-        elif self.init != "gaussian":
+        elif self.init not in ("auto", "gaussian", "uniform"):
             raise ValueError(
-                f"init must be 'gaussian' or an array of starting points, got {self.init!r}."
+                "init must be 'auto', 'gaussian', 'uniform' or an array of starting points, "
+                f"got {self.init!r}."
+            )
+        elif self.init == "uniform" and self.space != "sphere":
+            raise ValueError(
+                "init='uniform' is the centre of the sphere-orthant and needs "
+                f"space='sphere', got space={self.space!r}; use init='auto' or 'gaussian'."
             )
         return X
 
@@ -451,7 +483,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         if (init.ndim != 2 or init.shape[1] != n_features
                 or init.shape[0] < self.n_landmarks or not np.all(np.isfinite(init))):
             raise ValueError(
-                f"init must be 'gaussian' or a finite array of shape (n_landmarks, "
+                f"init must be 'auto' or a finite array of shape (n_landmarks, "
                 f"n_features) = ({self.n_landmarks}, {n_features}); got shape {init.shape}."
             )
 
