@@ -68,6 +68,19 @@ def fraction_step(t, weighted, f, a):
     return project_sphere(t + a * (weighted / f - t))
 
 
+def step_sums(Xb, t, K, eta):
+    """The authors' sums on a batch Xb of unit rows: (sum_i phi_i u_i x_i, f = phi^T u)
+    with phi_i = exp(-(2 - 2 x_i . t) / eta) and u = M phi = phi - K lstsq(K^T K,
+    K^T phi), K the finished landmarks' kernel values on the batch (b x k).
+    The gradient (eq. 10) is -(4 / eta) (t f - sum_i phi_i u_i x_i)."""
+    phi = np.exp(-(2.0 - 2.0 * (Xb @ t.astype(Xb.dtype)).astype(np.float64)) / eta)
+    u = phi
+    if K.shape[1]:
+        u = phi - K @ np.linalg.lstsq(K.T @ K, K.T @ phi, rcond=None)[0]
+    weighted = ((phi * u).astype(Xb.dtype) @ Xb).astype(np.float64)
+    return weighted, float(phi @ u)
+
+
 def _start(start, X, rng):
     d = X.shape[1]
     if start == "uniform":
@@ -119,16 +132,7 @@ def sphere_landmarks(X, n_landmarks, eta, *, move="unit", start="uniform", n_ste
                 if used + batch_size > N:
                     perm, used = rng.permutation(N), 0
                 idx, used = perm[used:used + batch_size], used + batch_size
-            Xb = X[idx]
-            phi = np.exp(-(2.0 - 2.0 * (Xb @ t.astype(X.dtype)).astype(np.float64)) / eta)
-            if k:
-                K = table[idx, :k]
-                u = phi - K @ np.linalg.lstsq(K.T @ K, K.T @ phi, rcond=None)[0]
-            else:
-                u = phi
-            weights = phi * u
-            weighted = (weights.astype(X.dtype) @ Xb).astype(np.float64)
-            f = float(phi @ u)
+            weighted, f = step_sums(X[idx], t, table[idx, :k], eta)
             rho = (t0 + s) ** -gamma
             if move == "fraction":
                 t = fraction_step(t, weighted, f, rho)

@@ -1,5 +1,8 @@
-"""The step of GP landmarks on the sphere (issue 35): the authors' unit-length
-gradient step, tested against the paper's formulae."""
+"""GP landmarks on the sphere (issue 35): the gradient there, the authors' step as
+the benchmark transcribes it, steps that stay on the sphere, the start."""
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,8 +12,7 @@ from hypothesis import strategies as st
 from landmarking import GPLandmarks
 from landmarking.datasets import make_sphere_orthant
 from landmarking.gp import _kernels, objective
-from landmarking.gp._numpy import move_landmarks, reference_step
-from landmarking.gp.objective import NUMPY_OPS, RIDGE, gp_objective_and_gradient
+from landmarking.gp.objective import NUMPY_OPS, gp_objective_and_gradient
 from landmarking.kernels import gaussian_features
 from landmarking.spaces import is_feasible, project
 
@@ -47,14 +49,15 @@ def test_gradient_on_the_sphere_matches_finite_differences_along_great_circles()
         np.testing.assert_allclose(grad @ v, numeric, rtol=1e-6, atol=1e-10)
 
 
-def _authors_step(t, XB, landmarks, eta, rho):
+def _authors_step(t, XB, landmarks, eta, rho, ridge=0.0):
     """The authors' step, written out slowly from the paper: M = I - K (K^T K)^-1 K^T
-    formed (b x b), grad f by the double sum of eq. 10, then t + rho grad / ||grad||,
-    clipped at 0 and normalised."""
+    formed (b x b; their code's lstsq, or with a ridge on K^T K), grad f by the
+    double sum of eq. 10, then t + rho grad / ||grad||, clipped at 0 and normalised."""
     b, d = XB.shape
     phi = np.exp(-((XB - t) ** 2).sum(axis=1) / eta)
     K = np.exp(-((XB[:, None, :] - landmarks[None]) ** 2).sum(axis=2) / eta)
-    M = np.eye(b) - K @ np.linalg.lstsq(K.T @ K, K.T, rcond=None)[0]
+    gram = K.T @ K + ridge * np.eye(K.shape[1])
+    M = np.eye(b) - K @ np.linalg.lstsq(gram, K.T, rcond=None)[0]
     grad = np.zeros(d)
     for i in range(b):
         for j in range(b):
@@ -64,26 +67,35 @@ def _authors_step(t, XB, landmarks, eta, rho):
     return v / np.linalg.norm(v)
 
 
+def _transcription():
+    """benchmarks/_gp_sphere_steps.py, the authors' algorithm transcribed in NumPy
+    (issue 35's benchmark), loaded from the checkout."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_gp_sphere_steps.py"
+    if not path.exists():
+        pytest.skip("needs the checkout's benchmarks folder")
+    spec = importlib.util.spec_from_file_location("_gp_sphere_steps", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.parametrize("k", [0, 3])
-def test_the_sphere_step_is_the_authors_unit_gradient_step(k):
+def test_the_transcribed_authors_step_matches_the_slow_reference(k):
+    steps = _transcription()
     rng = np.random.default_rng(5)
     XB = _on_sphere(rng, 50, 6)
     eta, rho = 0.7, (10.0 + 3) ** -0.51
     landmarks = project(XB[:k] + 0.1, "sphere") if k else np.zeros((0, 6))
-    Phi_p = gaussian_features(XB, landmarks, eta) if k else np.zeros((50, 0))
-    L_p = np.linalg.cholesky(Phi_p.T @ Phi_p + RIDGE * 50 * np.eye(k)) if k else np.zeros((0, 0))
+    K = gaussian_features(XB, landmarks, eta) if k else np.zeros((50, 0))
     t = project(XB[7] + 0.3 * XB[9], "sphere")
-    S, f, phi_sq, nearest, active = reference_step(XB, (XB * XB).sum(axis=1), Phi_p, L_p,
-                                                   t[None].copy(), eta)
-    assert active[0]
-    moved = move_landmarks(t[None].copy(), S, active, rho, 3.0 * np.sqrt(eta), nearest,
-                           "sphere")[0]
-    expected = _authors_step(t, XB, landmarks, eta, rho)
-    np.testing.assert_allclose(moved, expected, rtol=0, atol=1e-8)
-    compiled = t.copy()
-    _kernels.move(compiled, S[0].copy(), 1.0, rho, 3.0 * np.sqrt(eta), float(nearest[0]),
-                  _kernels.SPACE_CODES["sphere"])
-    np.testing.assert_allclose(compiled, moved, rtol=0, atol=1e-14)
+    weighted, f = steps.step_sums(XB, t, K, eta)
+    moved = steps.unit_step(t, -(4.0 / eta) * (t * f - weighted), rho)
+    np.testing.assert_allclose(moved, _authors_step(t, XB, landmarks, eta, rho),
+                               rtol=0, atol=1e-12)
+    # The same direction as the library's gradient (its ridge moves it by 1e-7).
+    _, grad = gp_objective_and_gradient(t, XB, K, eta)
+    np.testing.assert_allclose(steps.unit_step(t, grad, rho), moved, rtol=0, atol=1e-6)
+    assert np.isclose(np.linalg.norm(moved), 1.0) and np.all(moved >= 0)
 
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
@@ -110,22 +122,6 @@ def _compiled_move(t, weighted, f, fraction, space):
     return moved
 
 
-def test_a_sphere_step_moves_the_scheduled_length_before_the_projection():
-    rng = np.random.default_rng(8)
-    t = project(rng.random(5), "sphere")
-    weighted = rng.normal(size=5) * 100.0
-    for fraction in (0.29, 0.03):
-        moved = objective.moved_landmark(t, weighted, 2.0, fraction, 3.0, 0.1, "euclidean",
-                                         NUMPY_OPS)
-        # Off the sphere the scale-free move (a fraction of the way, limited).
-        assert np.linalg.norm(moved - t) > 1.0
-    direction = weighted / 2.0 - t
-    expected = project(t + 0.29 * direction / np.linalg.norm(direction), "sphere")
-    np.testing.assert_allclose(objective.moved_landmark(t, weighted, 2.0, 0.29, 3.0, 0.1,
-                                                        "sphere", NUMPY_OPS), expected,
-                               rtol=0, atol=1e-15)
-
-
 @pytest.mark.parametrize("block_size", [1, 3])
 def test_sphere_fits_repeat_with_a_seed(block_size):
     X, _ = make_sphere_orthant(600, n_features=6, n_clusters=3, random_state=4)
@@ -137,3 +133,31 @@ def test_sphere_fits_repeat_with_a_seed(block_size):
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
     assert is_feasible(a, "sphere")
+
+
+def test_auto_start_is_the_centre_on_the_sphere_under_a_wide_kernel_one_at_a_time():
+    X, _ = make_sphere_orthant(400, n_features=5, n_clusters=3, random_state=4)
+    params = dict(n_landmarks=3, n_steps=20, batch_size=100, random_state=0)
+    assert GPLandmarks(space="sphere", kernel_width=1.0, **params).fit(X).init_ == "uniform"
+    # Blocks need starts apart; a narrow kernel needs the Gaussian draws' spread.
+    assert GPLandmarks(space="sphere", kernel_width=1.0, block_size=3,
+                       **params).fit(X).init_ == "gaussian"
+    assert GPLandmarks(space="sphere", kernel_width=0.1, **params).fit(X).init_ == "gaussian"
+    assert GPLandmarks(space="nonnegative", kernel_width=1.0,
+                       **params).fit(X).init_ == "gaussian"
+    given = GPLandmarks(space="sphere", init=np.ones((3, 5)), **params).fit(X)
+    assert given.init_ == "given"
+    # The centre itself, with no step taken, and the same fit as init="uniform".
+    centre = GPLandmarks(space="sphere", kernel_width=1.0, init="uniform",
+                         **{**params, "n_steps": 1, "s0": 1e12}).fit(X)
+    np.testing.assert_allclose(centre.landmarks_, np.full((3, 5), 1 / np.sqrt(5)),
+                               atol=1e-5)
+    np.testing.assert_array_equal(
+        GPLandmarks(space="sphere", kernel_width=1.0, init="uniform", **params).fit(X).landmarks_,
+        GPLandmarks(space="sphere", kernel_width=1.0, **params).fit(X).landmarks_)
+
+
+def test_uniform_start_needs_the_sphere():
+    X = np.abs(np.random.default_rng(0).normal(size=(50, 3)))
+    with pytest.raises(ValueError, match="init='uniform' is the centre of the sphere-orthant"):
+        GPLandmarks(n_landmarks=2, space="nonnegative", init="uniform").fit(X)

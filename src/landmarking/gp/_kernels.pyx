@@ -668,23 +668,10 @@ cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ss
 cdef void _move_point(double* t, double* m, Py_ssize_t d, double f, double fraction,
                       double max_step, double nearest, int space) noexcept nogil:
     """t <- Proj_S(t + a (m / f - t)), the move limited to ``max_step`` plus the
-    distance to the batch (:func:`.objective.moved_landmark`); on the sphere a move
-    of length a along m / f - t (:func:`.objective.sphere_move`). m is overwritten."""
+    distance to the batch (:func:`.objective.moved_landmark`); m is overwritten."""
     cdef Py_ssize_t j
-    cdef double step, length, limit, norm
+    cdef double step, length, limit
     cdef double length_sq = 0.0
-    if space == _SPHERE:
-        for j in range(d):
-            step = m[j] / f - t[j]
-            m[j] = step
-            length_sq += step * step
-        norm = sqrt(length_sq)
-        if norm == 0.0:
-            norm = 1.0
-        for j in range(d):
-            t[j] = t[j] + m[j] * (fraction / norm)
-        _project(t, d, space)
-        return
     for j in range(d):
         step = fraction * (m[j] / f - t[j])
         m[j] = step
@@ -1134,7 +1121,7 @@ def cross_gram(Phi, k, end, out, n_threads=1):
 
 def move(double[::1] t, double[::1] m, double f, double fraction, double max_step,
          double nearest, int space):
-    """t <- Proj_S(t + a (m / f - t)) in place (on the sphere a move of length a along
-    m / f - t; m overwritten): the compiled move of the step, which ``tests/test_gp.py`` pins to :func:`.objective.moved_landmark`."""
+    """t <- Proj_S(t + a (m / f - t)) in place (m overwritten): the compiled move of
+    the step, which ``tests/test_gp.py`` pins to :func:`.objective.moved_landmark`."""
     with nogil:
         _move_point(&t[0], &m[0], t.shape[0], f, fraction, max_step, nearest, space)

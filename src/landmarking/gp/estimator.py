@@ -44,6 +44,14 @@ from .sampling import draw_sample
 
 __all__ = ["GPLandmarks"]
 
+#: ``init="auto"`` on the sphere starts landmarks learned one at a time at the centre
+#: of the sphere-orthant when the kernel width is at least this (a quarter of the
+#: largest squared distance there, 2). Measured (issue 35): on 20 Newsgroups
+#: (width 0.96) the centre gave purity 0.31 against 0.23 from Gaussian draws; on
+#: three clusters of ``make_sphere_orthant`` (local width 0.014) landmarks from the
+#: centre all went to two of them, from Gaussian draws to all three.
+UNIFORM_START_WIDTH = 0.5
+
 #: ``GPLandmarks(block_size="auto")``: blocks of this many landmarks when a run
 #: learns at least this many, else one landmark at a time. Measured (the guide's
 #: "Blocks of landmarks", ``benchmarks/gp_block_default.py``): at 50 landmarks and
@@ -88,10 +96,7 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
         Points per minibatch (|B_s|); all points when the data has fewer.
     s0, tau : float, default=10, 0.51
         Step schedule a_s = (s0 + s)^-tau, the fraction of the way to the weighted
-        mean m moved at step s; on the sphere (``space="sphere"``) the length of
-        the move along the unit vector of m - t, the gradient's direction (the
-        authors' step; see :mod:`landmarking.gp.objective`). tau in (0.5, 1] for
-        Robbins-Monro convergence.
+        mean m moved at step s; tau in (0.5, 1] for Robbins-Monro convergence.
     kernel_width : float, "auto" or "variance", default="auto"
         eta in phi_x(t) = exp(-||t - x||^2 / eta), in squared data units.
         "variance" is the paper's heuristic, the sum of the per-dimension variances;
@@ -114,9 +119,11 @@ default="auto"
         the centre of the sphere-orthant, 1 / sqrt(d) in every entry (the authors'
         code's start, ``space="sphere"`` only); or one given row per landmark.
         "auto" (``init_``): "uniform" on the sphere when landmarks are learned
-        one at a time (``block_size_ == 1``), else "gaussian" (a block needs
-        distinct starts). On 20 Newsgroups the uniform start gave purity 0.31
-        against 0.23 from Gaussian draws (issue 35).
+        one at a time (``block_size_ == 1``) under a wide kernel
+        (``kernel_width_ >= UNIFORM_START_WIDTH``, 0.5), else "gaussian" (a
+        block needs distinct starts; under a narrow kernel landmarks from one
+        start find the same few clusters). On 20 Newsgroups the uniform start
+        gave purity 0.31 against 0.23 from Gaussian draws (issue 35).
     chunk_size : int or None, default=None
         None: the minibatches are slices of a seeded random order of the fit's
         sample, every row when a landmark's ``n_steps`` can visit all
@@ -389,12 +396,16 @@ default="auto"
     def _resolved_init(self):
         """The start: "given" for an array in ``init``; for "auto" the centre of the
         sphere-orthant ("uniform") on the sphere when landmarks are learned one at a
-        time, else "gaussian" (the landmarks of a block must start apart)."""
+        time with a kernel at least ``UNIFORM_START_WIDTH`` wide, else "gaussian"
+        (the landmarks of a block must start apart, and under a narrow kernel
+        landmarks from one start all find the same few clusters)."""
         if not isinstance(self.init, str):
             return "given"
         if self.init != "auto":
             return self.init
-        return "uniform" if self.space == "sphere" and self.block_size_ == 1 else "gaussian"
+        wide = self.kernel_width_ >= UNIFORM_START_WIDTH
+        return ("uniform" if self.space == "sphere" and self.block_size_ == 1 and wide
+                else "gaussian")
 
     def _resolved_steps(self):
         """``n_steps``, or for None the default of the run's block size."""

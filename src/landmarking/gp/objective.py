@@ -30,18 +30,6 @@ can send ``m`` far away when f is small: each step is therefore limited to
 ``MAX_STEP_WIDTHS * sqrt(eta)`` plus the distance to the batch's nearest point (so
 that a start far from the data can still reach it), again a length in data units.
 
-On the sphere (``space="sphere"``) every point has norm 1, so units buy nothing
-there, and the step is the authors' (their code rescales each gradient to unit
-length)::
-
-    t <- Proj_S(t + a_s (m - t) / ||m - t||),
-
-a move of length a_s (0.29 at the first step, 0.03 at the 1000th) along the
-gradient's direction, blocks too (:func:`sphere_move`). On text, m is a blurred
-mixture of many documents that can lie far off; moving a fraction of the way
-to it gave 20 Newsgroups landmarks of purity 0.23, the unit-length step 0.31
-(issue 35, ``benchmarks/gp_newsgroups_topics.py``).
-
 Kernel values are computed relative to the batch's nearest point (a common factor
 of phi that cancels from ``m``), so a landmark far from the data, whose kernel values
 would underflow to zero, still gets an exact step toward it.
@@ -86,8 +74,7 @@ Phi_B[i, j] depends on t_j alone, with d phi_{x_i}(t_j) / d t_j =
 
 The columns of W sum to one: sum_i W_ij = (Phi_B^T U G^-1)_jj = (G G^-1)_jj = 1.
 Hence ``grad_{t_j} J = (4 / eta) (X^T W[:, j] - t_j)``, and the scale-free step of
-the sequential fit carries over landmark by landmark (on the sphere its unit-length
-step, along the same direction)::
+the sequential fit carries over landmark by landmark::
 
     t_j <- Proj_S(t_j + a_s (X^T W[:, j] - t_j)),
 
@@ -317,35 +304,17 @@ def moved_landmark(t, weighted, f, fraction, max_step, nearest_d2, space, ops):
     """The step's new landmark ``Proj_S(t + a (m - t))``, with m = weighted / f.
 
     The move is limited to ``max_step`` plus the distance to the batch's nearest
-    point (``sqrt(nearest_d2)``), then projected onto ``space``. On the sphere
-    (:func:`sphere_move`) it is instead the authors' step: a length ``a`` along the
-    unit vector of m - t, the gradient's direction. Written once for every backend:
-    ``ops`` gives the array primitives (``norm`` of a vector, ``sqrt``, elementwise
-    ``maximum``, ``project(t, space)``): :data:`NUMPY_OPS` here, torch's in
-    :mod:`._torch`. The caller applies :func:`takes_step`.
+    point (``sqrt(nearest_d2)``), then projected onto ``space``. Written once for
+    every backend: ``ops`` gives the array primitives (``norm`` of a vector,
+    ``sqrt``, elementwise ``maximum``, ``project(t, space)``): :data:`NUMPY_OPS`
+    here, torch's in :mod:`._torch`. The caller applies :func:`takes_step`.
     """
-    if space == "sphere":
-        return ops.project(t + sphere_move(weighted / f - t, fraction, ops), space)
     move = fraction * (weighted / f - t)
     limit = max_step + ops.sqrt(nearest_d2)
     # limit / max(length, limit) is exactly 1 when the move is short enough.
     move = move * (limit / ops.maximum(ops.norm(move), limit))
     t = t + move
     return t if space == "euclidean" else ops.project(t, space)
-
-
-def sphere_move(direction, length, ops):
-    """The move of a step on the sphere: ``length`` (a_s) along the unit vector of
-    ``direction`` (m - t, the gradient's direction; no move when it is 0).
-
-    The authors' step (their code rescales every gradient to unit length): on the
-    unit sphere a length needs no units, and a move of a_s, not a fraction of the
-    way to m, keeps a landmark from jumping to a blurred mixture of many documents
-    when m lies far off (issue 35: 20 Newsgroups, purity 0.31 against 0.23).
-    """
-    norm = ops.norm(direction)
-    # norm + (norm == 0) is the norm, or 1 where the direction is 0 (no move).
-    return direction * (length / (norm + (norm == 0)))
 
 
 #: The NumPy primitives of :func:`moved_landmark`.
