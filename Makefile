@@ -29,11 +29,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# The numba cache is filled once here, so that no first call waits for the compiler.
+# The compiled kernels (Cython) are built by the install: no first call compiles.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet "$(TORCH)" $(CYTHON) "setuptools>=77"
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
-	$(PY) -m landmarking._warmup
 	touch $(STAMP)
 
 $(VENV)/.kernels: $(STAMP) $(KERNELS)

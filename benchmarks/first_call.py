@@ -84,6 +84,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from _common import run_child
 from _machine import full_speed_blas, machine_line
 
 # What each row runs in its new interpreter: ``search()`` returns the indices.
@@ -299,18 +300,6 @@ def parse_args():
 def installed(module):
     probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
     return probe.returncode == 0
-
-
-def run_child(code):
-    """Run ``code`` in a new interpreter: its last printed line (JSON) and wall time."""
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"a row failed:\n{done.stderr}")
-    row = json.loads(done.stdout.strip().splitlines()[-1])
-    row["process"] = wall
-    return row
 
 
 def neighbour_rows(args, rows, out, results):

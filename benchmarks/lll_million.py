@@ -11,6 +11,9 @@ same digits, back to back:
 - ``lll``: Locally Linear Landmarks (10,000 random landmarks, K_Z = 5, the graph
   from the landmarks' cells, a few LOBPCG iterations on the full graph), and
   ``lll-paper``: the paper's LLL alone (no refinement, the HNSW graph);
+- ``lll-kmeans``, ``lll-gp``: the ``lll`` row with the data points nearest to
+  mini-batch k-means centres, or GP landmarks (:class:`~landmarking.GPLandmarks`,
+  its defaults), as landmarks, their selection timed in the fit;
 - ``lez``: LE(Z), Laplacian eigenmaps of the landmarks alone, placed with Z;
 - ``le10``, ``lll10``: the same in 10-D;
 - ``umap``: umap-learn's UMAP (2-D), the tool users pick instead, on the first
@@ -52,6 +55,12 @@ ROWS = {
             "random_state=0)"),
     "lll-paper": ("LocallyLinearLandmarks(n_components={d}, n_landmarks={landmarks}, "
                   "n_landmark_neighbors=5, random_state=0)"),
+    "lll-kmeans": ("LocallyLinearLandmarks(n_components={d}, n_landmarks={landmarks}, "
+                   "n_landmark_neighbors=5, landmarks='kmeans', neighbors_method='cells', "
+                   "refine={refine}, random_state=0)"),
+    "lll-gp": ("LocallyLinearLandmarks(n_components={d}, n_landmark_neighbors=5, "
+               "landmarks=GPLandmarks(n_landmarks={landmarks}, random_state=0), "
+               "neighbors_method='cells', refine={refine}, random_state=0)"),
     "lez": ("LocallyLinearLandmarks(n_components={d}, n_landmarks={landmarks}, "
             "n_landmark_neighbors=5, method='le-z', random_state=0)"),
 }
@@ -59,7 +68,7 @@ ROWS = {
 _CHILD = PEAK_RSS + """
 import json, os, time
 import numpy as np
-from landmarking import LaplacianEigenmaps, LocallyLinearLandmarks
+from landmarking import GPLandmarks, LaplacianEigenmaps, LocallyLinearLandmarks
 X = np.load({path!r})  # read into memory (a memory map's pages would add to the RSS)
 model = {estimator}
 start = time.perf_counter()
@@ -86,7 +95,9 @@ import numpy as np
 import umap
 with open({path!r}, "rb") as f:  # the first n rows only, read into memory
     version = np.lib.format.read_magic(f)
-    shape, _, dtype = np.lib.format._read_array_header(f, version)
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, _, dtype = read_header(f)
     X = np.fromfile(f, dtype=dtype, count={n} * shape[1]).reshape({n}, shape[1])
 start = time.perf_counter()
 embedding = umap.UMAP(n_components=2, random_state=0).fit_transform(X)
@@ -148,7 +159,7 @@ def row_code(name, args, cache, path, new_path):
     mapped = cache / f"mapped_{name}_{args.n}.npy"
     return _CHILD.format(path=str(path), estimator=estimator,
                          embedding_path=str(cache / f"embedding_{name}_{args.n}.npy"),
-                         new_path=str(new_path) if base != "le" else "",
+                         new_path=str(new_path) if new_path and base != "le" else "",
                          mapped_path=str(mapped)), base, d
 
 

@@ -61,10 +61,10 @@ def test_recall_on_a_seeded_roll_and_no_dependence_on_threads():
     assert _recall(out[0][1], exact) >= 0.99
 
 
-def test_recall_on_digits_grows_with_the_probes():
+def test_recall_on_digits_grows_with_the_probes(data_dir):
     from landmarking.datasets import load_mnist
 
-    X = load_mnist()[0][:6000]
+    X = load_mnist(data_dir)[0][:6000]
     T = X[::30].astype(np.float64)
     nearest = _nearest_landmarks(X, T, 5)
     _, exact = exact_knn(X, 10)

@@ -1,5 +1,6 @@
 """Importing the library is cheap: no numba, no estimator module until asked for."""
 
+import os
 import subprocess
 import sys
 
@@ -76,3 +77,46 @@ def test_every_public_name_resolves(package):
 def test_from_import_works_in_a_fresh_interpreter():
     names = ", ".join(n for n in landmarking.__all__ if n != "__version__")
     assert _fresh(f"from landmarking import {names}\nprint('ok')") == "ok"
+
+
+def test_no_estimator_compiles_at_run_time(tmp_path):
+    # Every compiled kernel is built with the package (Cython): the default fit
+    # of each public estimator, on float64 and float32 data, with and without
+    # the paths that start above a size (GP blocks, LLL's cells graph and large
+    # reduced problem), and their transforms, neither load nor compile numba,
+    # even with an empty numba cache (a fresh install or container).
+    code = """
+import sys, warnings
+import numpy as np
+from sklearn.datasets import make_swiss_roll
+import landmarking as lm
+from landmarking.lll import lll as lll_numpy
+warnings.simplefilter("ignore")
+lll_numpy.DENSE_LIMIT = 40  # the sparse reduced problem too
+for dtype in (np.float64, np.float32):
+    X = make_swiss_roll(600, random_state=0)[0].astype(dtype)
+    P = np.abs(X)
+    for model, data in [
+            (lm.GPLandmarks(n_landmarks=5, random_state=0), X),
+            (lm.GPLandmarks(n_landmarks=60, n_steps=5, random_state=0), X),
+            (lm.GPLandmarks(n_landmarks=3, refine=1, random_state=0), X),
+            (lm.RandomLandmarks(n_landmarks=10, random_state=0), X),
+            (lm.ActiveLearningLandmarks(n_landmarks=10, random_state=0), X),
+            (lm.RPCholeskyLandmarks(n_landmarks=10, random_state=0), X),
+            (lm.KMeansLandmarks(n_landmarks=10, random_state=0), X),
+            (lm.NMFLandmarks(n_landmarks=3, random_state=0), P),
+            (lm.LaplacianEigenmaps(random_state=0), X),
+            (lm.LocallyLinearLandmarks(n_landmarks=50, random_state=0), X),
+            (lm.LocallyLinearLandmarks(n_landmarks=50, neighbors_method="cells",
+                                       refine=2, random_state=0), X),
+            (lm.ManifoldSculpting(n_neighbors=8, max_iter=20, random_state=0), X[:200]),
+    ]:
+        model.fit(data)
+        if hasattr(model, "transform"):
+            model.transform(data[:20])
+print(sorted(m for m in sys.modules if m == "numba" or m.startswith("numba.")))
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

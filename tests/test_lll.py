@@ -605,12 +605,12 @@ def test_compiled_weights_for_small_k_match_the_numpy_reference(k, dtype):
                                       np.einsum("ij,ij->i", T, T), k), order)
 
 
-def test_compiled_weights_on_digits_match_the_numpy_reference():
+def test_compiled_weights_on_digits_match_the_numpy_reference(data_dir):
     # Real data at the default K_Z = 5: 2,000 digits, 300 landmarks among them
     # (points that are landmarks reconstruct from themselves).
     from landmarking.datasets import load_mnist
 
-    X = load_mnist()[0][:2000]
+    X = load_mnist(data_dir)[0][:2000]
     T = X[::7].astype(np.float64)
     compiled = reconstruction_weights(X, T, 5)
     idx, w = _reference_weights(X, T, 5)
@@ -792,14 +792,14 @@ def test_float32_ranking_gives_the_float64_choice_and_weights(monkeypatch, dtype
 
 
 @pytest.mark.parametrize("k", [1, 5, 30])
-def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k):
+def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k, data_dir):
     # 784 pixels: the scan runs on the landmarks' leading axes plus the residual
     # norms, a looser bound than all the features; rows it does not prove with
     # the candidates take more exact distances, a few the float64 path; every
     # answer is the brute force's.
     from landmarking.datasets import load_mnist
 
-    X = load_mnist()[0][:1500]
+    X = load_mnist(data_dir)[0][:1500]
     T = X[1500 - 200:].astype(np.float64)[::2]  # 100 landmarks, not among the points
     local = lll_module._LocalMap(T, k, 1e-3, X.shape[1], 8192)
     assert local.axes.projects and local.axes.axes.shape[0] < 784 // 2
@@ -815,12 +815,12 @@ def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k):
     np.testing.assert_allclose(fast.data.reshape(-1, k), b_w, rtol=0, atol=1e-10)
 
 
-def test_projected_scan_against_brute_force_with_many_landmarks():
+def test_projected_scan_against_brute_force_with_many_landmarks(data_dir):
     # 1,000 landmarks among 3,000 digits (points that are landmarks choose
     # themselves first), float32 landmarks read from the float32 copy.
     from landmarking.datasets import load_mnist
 
-    X = load_mnist()[0][:3000]
+    X = load_mnist(data_dir)[0][:3000]
     T = X[::3].astype(np.float64)
     Z = reconstruction_weights(X, T, 5)
     b_idx, b_w = _brute_force_weights(X, T, 5, 1e-3)
@@ -1069,7 +1069,7 @@ def test_lobpcg_on_the_sparse_reduced_problem_matches_lapack(monkeypatch):
     assert converged == [True, False]
 
 
-def test_refine_with_a_number_of_iterations():
+def test_refine_with_a_number_of_iterations(data_dir):
     # refine=k takes k LOBPCG iterations on the full graph from the LLL start: the
     # eigenvalues fall from LLL's towards exact LE's (Rayleigh-Ritz on a growing
     # subspace never raises them); refine=0 is no refinement, bit for bit; the
@@ -1077,7 +1077,7 @@ def test_refine_with_a_number_of_iterations():
     # embedding.
     from landmarking.datasets import load_mnist
 
-    X = load_mnist()[0][:4000]
+    X = load_mnist(data_dir)[0][:4000]
     kw = dict(n_components=4, n_landmarks=150, random_state=0)
     base = LocallyLinearLandmarks(**kw).fit(X)
     zero = LocallyLinearLandmarks(**kw, refine=0).fit(X)

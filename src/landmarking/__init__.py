@@ -3,7 +3,7 @@
 Estimators follow scikit-learn's conventions. See the README for a tour.
 
 The public names are resolved on first use (PEP 562): ``import landmarking``
-loads neither an estimator module nor numba, and ``from landmarking import X``
+loads no estimator module, and ``from landmarking import X``
 imports only the module that defines X.
 """
 

@@ -1,6 +1,6 @@
 """Public names of a package resolved on first use (PEP 562).
 
-``import landmarking`` must load no estimator module and no numba (issue 18), so
+``import landmarking`` must load no estimator module, so
 the packages ``landmarking`` and ``landmarking.embedding`` list their public
 names with the module that defines each, and import that module only when a
 name is first looked up.

@@ -1,13 +1,13 @@
 """``n_jobs``: the threads of a call, applied only for the duration of that call.
 
-``n_jobs=None`` (every estimator's default) leaves numba's and BLAS's thread pools
-as they are: every core, unless the user capped them (``NUMBA_NUM_THREADS``,
-``numba.set_num_threads``, ``threadpoolctl``), as scikit-learn's own OpenMP and BLAS
-code does; inside ``joblib.parallel_config(n_jobs=...)`` it means that many threads.
-A number caps both pools: ``1`` one thread, ``-1`` all cores, ``-2`` all but one.
-:func:`thread_limits` sets numba's thread count and caps the BLAS thread pools for
-the duration of a ``with`` block and restores both afterwards, so nothing leaks into
-the user's session. Results never depend on the thread count beyond round-off
+``n_jobs=None`` (every estimator's default) runs the compiled kernels on every core
+this process may use and leaves BLAS's thread pool as it is (every core, unless the
+user capped it with ``threadpoolctl``), as scikit-learn's own OpenMP and BLAS code
+does; inside ``joblib.parallel_config(n_jobs=...)`` it means that many threads.
+A number caps both: ``1`` one thread, ``-1`` all cores, ``-2`` all but one.
+:func:`thread_limits` sets the kernels' thread count and caps the BLAS thread pools
+for the duration of a ``with`` block and restores both afterwards, so nothing leaks
+into the user's session. Results never depend on the thread count beyond round-off
 (bit for bit where a method says so).
 
 The kernels compiled ahead of time (Cython, ``*.pyx``) run their parts on a pool of
@@ -107,36 +107,28 @@ def _asked_n_jobs(n_jobs):
 
 def resolve_n_jobs(n_jobs):
     """The number of threads ``n_jobs`` stands for, at least 1 (None: the joblib
-    context's, else numba's current thread count)."""
+    context's, else :func:`kernel_threads`)."""
     asked = _asked_n_jobs(n_jobs)
     if asked is None:
-        import numba
-
-        return numba.get_num_threads()
+        return kernel_threads()
     return max(1, int(effective_n_jobs(asked)))
 
 
 @contextmanager
 def thread_limits(n_jobs):
-    """Run the block with ``n_jobs`` numba threads and at most ``n_jobs`` BLAS threads.
+    """Run the block with ``n_jobs`` kernel threads and at most ``n_jobs`` BLAS threads.
 
-    ``n_jobs=None`` outside a joblib context changes nothing (the pools as they
-    are). Yields the resolved thread count. numba is imported only when this is
-    entered, so that ``import landmarking`` does not load it.
+    ``n_jobs=None`` outside a joblib context changes nothing (the kernels on
+    :func:`kernel_threads`, BLAS as it is). Yields the resolved thread count.
     """
-    import numba
-
     asked = _asked_n_jobs(n_jobs)
     if asked is None:
-        yield numba.get_num_threads()
+        yield kernel_threads()
         return
     n_threads = max(1, int(effective_n_jobs(asked)))
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     token = _KERNEL_THREADS.set(n_threads)
     try:
         with threadpool_limits(limits=n_threads, user_api="blas"):
             yield n_threads
     finally:
         _KERNEL_THREADS.reset(token)
-        numba.set_num_threads(previous)

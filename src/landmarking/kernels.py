@@ -161,7 +161,7 @@ def variance_kernel_width(X: MatrixLike) -> float:
 
 
 #: Arrays of at least this many values take the compiled column moments
-#: (:mod:`._moments_kernels`: the same bits, on numba's threads); smaller ones
+#: (:mod:`._moments_kernels`: the same bits, on the kernels' threads); smaller ones
 #: NumPy's, which cost less than loading the compiled code.
 COMPILED_MOMENTS_MIN_VALUES = 2**21
 

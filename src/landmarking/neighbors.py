@@ -61,8 +61,8 @@ Neighbors = tuple[NDArray[np.float64], NDArray[np.intp]]
 #: (0.998) at 5,000 points, 0.88 / 0.56 (0.997) at 10,000, 2.70 / 0.95 (0.996) at
 #: 20,000, 9.93 / 1.85 (0.994) at 40,000; k = 50: 0.57 / 0.42, 1.21 / 0.83,
 #: 3.55 / 1.47, 11.8 / 3.21. A first call in a new process adds about 0.4 s to
-#: either (loading usearch, and then numba's cached code, which the kernels compiled
-#: ahead of time no longer need; benchmarks/first_call.py: 60,000 digits, k = 10,
+#: either (loading usearch and the compiled kernels; benchmarks/first_call.py:
+#: 60,000 digits, k = 10,
 #: approximate 3.47 s first, 3.09 s warm). At 5,000 points the two
 #: cost the same and the exact lists win; from 10,000 on the approximate search
 #: is 1.5-5.4x faster at recall >= 0.99.
@@ -77,6 +77,13 @@ APPROXIMATE_MAX_NEIGHBORS = 50
 #: 6-D 94.1 s against 50.3 s. On a million roll points the HNSW graph sent 1,496
 #: points' whole lists to the next layer of the roll, and the tree is exact.
 TREE_MAX_FEATURES = 3
+
+# The OpenBLAS of NumPy 1.25 raises the invalid-operation flag in large threaded
+# float32 products of finite numbers (a 2,000 x 784 product of uniform numbers did;
+# every entry was right to 5e-7): the tiles multiply rows checked finite, so the
+# flag is ignored there (a new errstate each time: one is not re-entrant).
+def _spurious_invalid():
+    return np.errstate(invalid="ignore")
 
 # Unit roundoff of float32: the float32 shortlist is checked against a bound
 # proportional to it, so that the final lists are provably the exact ones.
@@ -534,7 +541,8 @@ def knn_block(Qb: NDArray[np.float64], X64: NDArray[np.float64], X32: NDArray[np
     self_start = -1 if self_offset is None else int(self_offset)
     for J in gen_batches(n, tile):
         G = buf[:b * (J.stop - J.start)].reshape(b, -1)
-        np.matmul(q32, X32[J].T, out=G)
+        with _spurious_invalid():
+            np.matmul(q32, X32[J].T, out=G)
         push_rows(G, sq[J], J.start, vals, idx, 0, self_start)
     return _rerank(Qb, q32, vals, idx, X64, X32, sq, k, self_offset)
 
@@ -556,7 +564,8 @@ def _self_knn(prepared, k, m):
         for c0 in range(r0, n, tile):
             cols = slice(c0, min(n, c0 + tile))
             G = buf[:(rows.stop - r0) * (cols.stop - c0)].reshape(rows.stop - r0, -1)
-            np.matmul(X32[rows], X32[cols].T, out=G)
+            with _spurious_invalid():
+                np.matmul(X32[rows], X32[cols].T, out=G)
             push_rows(G, sq[cols], c0, vals, idx, r0, r0)
             if c0 != r0:
                 push_columns(G, sq[rows], r0, vals, idx, c0)

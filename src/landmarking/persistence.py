@@ -2,7 +2,7 @@
 
 :func:`save` writes one ``.npz`` file (the zip archive :func:`numpy.savez` writes)
 and :func:`load` reads it with ``np.load(..., allow_pickle=False)``, so opening a
-model file never runs code from it and does not depend on the numba, NumPy or
+model file never runs code from it and does not depend on the NumPy or
 scikit-learn internals that break pickles across versions.
 
 The format

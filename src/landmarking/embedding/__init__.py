@@ -1,19 +1,11 @@
 """Embedding estimators: Laplacian eigenmaps, Locally Linear Landmarks, Manifold Sculpting.
 
 Lazy imports, the convention every module of this package follows so that
-``import landmarking`` compiles nothing and loads no numba (issue 18):
-
-- the public names below are resolved on first access (PEP 562 ``__getattr__``),
-  so importing the package imports none of its modules;
-- the compiled kernels live in their own modules (``landmarking._graph_kernels``,
-  ``landmarking.lll._kernels``, ``landmarking.sculpting._kernels``), and a module
-  that needs them imports them inside the function that calls them (``from . import
-  _kernels as K`` at the top of ``fit``), never at module level; ``import numba``
-  itself appears only in the kernel modules still compiled by numba (the others are
-  Cython, built ahead of time) and in ``_parallel.thread_limits``;
-- kernels are compiled lazily, on their first call, with ``cache=True``, so a
-  call compiles only the kernels it uses (``python -m landmarking._warmup``
-  fills the cache ahead of time).
+``import landmarking`` stays cheap: the public names below are resolved on first
+access (PEP 562 ``__getattr__``), so importing the package imports none of its
+modules. The compiled kernels (``landmarking._graph_kernels``,
+``landmarking.lll._kernels``, ``landmarking.sculpting._kernels``, ...) are Cython,
+built when the package is installed: nothing compiles at run time.
 """
 
 from typing import TYPE_CHECKING

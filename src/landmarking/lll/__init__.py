@@ -9,12 +9,12 @@ One module per part (a reader finds each algorithm by its file name):
   (``reconstruction_weights``), the reduced problem A~, B~ and its eigenvectors;
 - :mod:`.out_of_sample`: :func:`lll_out_of_sample`, the map of new points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
-- :mod:`._kernels`: the compiled (numba) loops of the NumPy path;
+- :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
 - :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refined` (the exact
   eigenvectors from an LLL start), :mod:`.model_selection` (:func:`sweep_lll`).
 
 The public names below are resolved on first access (PEP 562), so importing this
-package imports none of its modules and no numba.
+package imports none of its modules.
 """
 
 from typing import TYPE_CHECKING

@@ -88,6 +88,18 @@ cdef inline void _offer(double* hv, Py_ssize_t* hj, Py_ssize_t k, Py_ssize_t j,
         _sift_down(hv, hj, 0, k)
 
 
+cdef inline void _smallest(const double* row, Py_ssize_t n, Py_ssize_t c, double* hv,
+                           Py_ssize_t* hj) noexcept nogil:
+    """The c smallest (row[j], j) of row[:n] into the max-heap hv, hj (see
+    :func:`_offer`); after the first c, one comparison for most values."""
+    cdef Py_ssize_t j
+    for j in range(c):
+        _offer(hv, hj, c, j, row[j])
+    for j in range(c, n):
+        if row[j] < hv[0]:
+            _offer(hv, hj, c, j, row[j])
+
+
 cdef inline void _sort_pairs(double* v, Py_ssize_t* j, Py_ssize_t n) noexcept nogil:
     """Sort n (value, index) pairs in place by value, ties by index (heap sort)."""
     cdef Py_ssize_t pos
@@ -534,11 +546,7 @@ cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
             # (LB, j) pairs in a max-heap (one comparison for most).
             for j in range(n_land):
                 row[j] = ysq + sq[j] - 2.0 * <double>crow[j]
-            for j in range(c):
-                _offer(hv, hj, c, j, row[j])
-            for j in range(c, n_land):
-                if row[j] < hv[0]:
-                    _offer(hv, hj, c, j, row[j])
+            _smallest(row, n_land, c, hv, hj)
             # The candidates' distances from the differences, sorted by (distance,
             # index).
             for a in range(c):
@@ -651,11 +659,7 @@ def _cell_run(const real_x[:, ::1] X, const Py_ssize_t[::1] queries,
                 continue
             # The ``filled`` smallest bounds; there are at least that many finite
             # ones, so the query's own (inf) never stays.
-            for j in range(filled):
-                _offer(hv, hj, filled, j, row[j])
-            for j in range(filled, nc):
-                if row[j] < hv[0]:
-                    _offer(hv, hj, filled, j, row[j])
+            _smallest(row, nc, filled, hv, hj)
             for a in range(filled):
                 dist = _sq_distance(&X[q, 0], &X[candidates[hj[a]], 0], d)
                 _insert(cand_v, cand_j, a + 1, dist, candidates[hj[a]])

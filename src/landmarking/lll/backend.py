@@ -1,7 +1,7 @@
 """The backend binding of Locally Linear Landmarks: where Z, A~, B~ and the map run.
 
 :func:`lll_backend` resolves the ``device`` parameter once and returns the NumPy
-path (:mod:`~landmarking.lll.lll` and :mod:`.out_of_sample`, with the numba kernels of
+path (:mod:`~landmarking.lll.lll` and :mod:`.out_of_sample`, with the compiled kernels of
 :mod:`._kernels`) or the torch one (:mod:`._torch`, bound to the device). Both
 offer the same small interface:
 

@@ -9,7 +9,7 @@ fitted model are in :mod:`._incremental`; the intrinsic-dimension estimate in
 :mod:`.intrinsic_dimension`.
 
 The names are resolved on first use (PEP 562), so importing this package loads
-none of its modules and no numba.
+none of its modules.
 """
 
 from typing import TYPE_CHECKING

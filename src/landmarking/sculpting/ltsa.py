@@ -82,6 +82,10 @@ def _bottom_eigenvectors(M, t, random_state):
     from scipy.sparse.linalg import eigsh  # ARPACK: loaded only for large inputs
 
     n = M.shape[0]
+    # SuperLU, under the shift-invert, takes 32-bit indices only (scipy < 1.12
+    # refuses others): the same matrix in that layout.
+    M = sparse.csc_matrix(M)
+    M.indices, M.indptr = M.indices.astype(np.intc), M.indptr.astype(np.intc)
     shift = -1e-10 * M.diagonal().mean()
     v0 = random_state.uniform(-1.0, 1.0, n)
     values, vectors = eigsh(M, k=t + 1, sigma=shift, which="LM", v0=v0, tol=0.0)

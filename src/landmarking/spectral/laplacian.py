@@ -418,7 +418,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         Iterations of the iterative eigensolvers.
     n_jobs : int or None, default=None
         Threads for the neighbour search and the eigensolver's BLAS
-        (None: the threads numba and BLAS have, all cores unless capped; inside
+        (None: every core, BLAS's threads as they are, all cores unless capped; inside
         ``joblib.parallel_config(n_jobs=...)`` that many; -1 all cores). The
         result does not depend on it beyond round-off.
     random_state : int, RandomState or None, default=None
@@ -538,8 +538,8 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                     self.eigen_solver, X.shape[0], self.n_components, self.tol, affinity=W)
                 self.refine_result_ = None
                 if self.eigen_solver == "lll-refine":
-                    # Loaded here, not at the top: LLL's weights load numba, which
-                    # the other solvers never need (import landmarking stays light).
+                    # Loaded here, not at the top: LLL's modules, which the other
+                    # solvers never need (import landmarking stays light).
                     from ..lll.refined import lll_refined_embedding
 
                     self.embedding_, self.eigenvalues_, self.refine_result_ = \
