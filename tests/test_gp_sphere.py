@@ -161,3 +161,38 @@ def test_uniform_start_needs_the_sphere():
     X = np.abs(np.random.default_rng(0).normal(size=(50, 3)))
     with pytest.raises(ValueError, match="init='uniform' is the centre of the sphere-orthant"):
         GPLandmarks(n_landmarks=2, space="nonnegative", init="uniform").fit(X)
+
+
+def test_auto_blocks_give_way_to_the_sequential_fit_from_the_centre_on_the_sphere():
+    X, _ = make_sphere_orthant(300, n_features=5, n_clusters=3, random_state=4)
+    params = dict(n_landmarks=50, n_steps=5, batch_size=100, random_state=0)
+    wide = GPLandmarks(space="sphere", kernel_width=1.0, **params).fit(X)
+    assert (wide.block_size_, wide.init_) == (1, "uniform")
+    assert GPLandmarks(space="sphere", init="uniform", kernel_width=0.1,
+                       **params).fit(X).block_size_ == 1
+    # A narrow kernel, a given start or the nonnegative orthant keep the blocks.
+    narrow = GPLandmarks(space="sphere", kernel_width=0.1, **params).fit(X)
+    assert (narrow.block_size_, narrow.init_) == (50, "gaussian")
+    assert GPLandmarks(space="sphere", kernel_width=1.0, init="gaussian",
+                       **params).fit(X).block_size_ == 50
+    assert GPLandmarks(space="nonnegative", kernel_width=1.0, **params).fit(X).block_size_ == 50
+    # extend resolves the same way with the width it has.
+    grown = GPLandmarks(space="sphere", kernel_width=1.0, **{**params, "n_landmarks": 10})
+    assert grown.fit(X).extend(X, 40).block_size_ == 1
+
+
+def test_auto_on_the_sphere_draws_the_sample_of_the_sequential_fit():
+    # 2,000 rows in batches of 10: blocks of 100 steps sample 1,000 rows, the
+    # sequential fit's 1,000 steps all of them. "auto" decides on the blocks'
+    # sample, then fits as block_size=1 would, on its sample and its width.
+    rng = np.random.default_rng(2)
+    X = np.abs(rng.normal(size=(2000, 40))) * (rng.random((2000, 40)) < 0.2)
+    X[:, 0] += 0.01  # sparse rows on the sphere: the variance rule is wide (0.9)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    params = dict(n_landmarks=50, batch_size=10, space="sphere", kernel_width="variance",
+                  random_state=3)
+    auto = GPLandmarks(**params).fit(X)
+    sequential = GPLandmarks(block_size=1, **params).fit(X)
+    assert auto.block_size_ == 1 and auto.init_ == "uniform"
+    assert auto.kernel_width_ == sequential.kernel_width_ >= 0.5
+    np.testing.assert_array_equal(auto.landmarks_, sequential.landmarks_)

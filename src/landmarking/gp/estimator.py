@@ -156,10 +156,11 @@ default="auto"
         ``UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
         Newsgroups, 50 landmarks (seed 0), the sequential fit from the centre gave
         topic purity 0.297 in 65 s, blocks of 50 from Gaussian draws 0.275 in 4 s,
-        the authors' algorithm 0.284 (issue 35). Blocks gave the sequential fit's accuracy or better at 50 landmarks
-        and more on MNIST, faces and 20 Newsgroups in a tenth of its time, but
-        lower topic purity with 12 or 25 landmarks on 20 Newsgroups (the guide's
-        "Blocks of landmarks"); below 50 the sequential fit is fast anyway.
+        the authors' algorithm 0.284 (issue 35). Blocks gave the sequential fit's
+        accuracy or better at 50 landmarks and more on MNIST, faces and 20
+        Newsgroups (from Gaussian draws) in a tenth of its time, but lower topic
+        purity with 12 or 25 landmarks on 20 Newsgroups (the guide's "Blocks of
+        landmarks"); below 50 the sequential fit is fast anyway.
         Blocks run from the first new landmark: a run continued by ``extend``,
         ``warm_start`` or ``previous_landmarks`` equals one longer run when the
         landmarks it continues end at a block boundary (a multiple of 50 under
