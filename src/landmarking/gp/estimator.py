@@ -154,9 +154,10 @@ default="auto"
         else 1; and 1 on the sphere whenever the start is its centre
         (``init="uniform"``, or "auto" under a kernel at least
         ``UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
-        Newsgroups, 50 landmarks (seed 0), the sequential fit from the centre gave
-        topic purity 0.297 in 65 s, blocks of 50 from Gaussian draws 0.275 in 4 s,
-        the authors' algorithm 0.284 (issue 35). Blocks gave the sequential fit's
+        Newsgroups, 50 landmarks, the sequential fit from the centre gave topic
+        purity 0.290 (mean of 3 seeds) against the authors' algorithm's 0.288 in
+        0.12 of its time; blocks of 50 from Gaussian draws 0.275 (seed 0; issue
+        35). Blocks gave the sequential fit's
         accuracy or better at 50 landmarks and more on MNIST, faces and 20
         Newsgroups (from Gaussian draws) in a tenth of its time, but lower topic
         purity with 12 or 25 landmarks on 20 Newsgroups (the guide's "Blocks of
