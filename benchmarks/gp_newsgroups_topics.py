@@ -1,22 +1,35 @@
-"""Topics as GP landmarks on 20 Newsgroups (Liang & Paisley 2015, Table 1).
+"""Topics as GP landmarks on 20 Newsgroups (Liang & Paisley 2015, Table 1; issue 35).
 
 Each training post (headers, quoted lines and signature stripped) becomes the
 square root of its normalised word histogram over the 1,545 most frequent words
 after English stop words (the paper's vocabulary size), a point on the unit sphere
-in the positive orthant; ``GPLandmarks(space="sphere")`` learns landmarks there. Printed: the 5 most
-probable words (largest squared entries) of the first 12 landmarks, and a purity
-figure for each: the share of its 100 nearest documents (Hellinger distance) that
-come from its most common newsgroup. For scale, the same purity for 12 random
-documents and for 12 k-means++ centroids as landmarks.
+in the positive orthant. On that one matrix, for each number of landmarks and
+seed, back to back:
+
+- the library's default, ``GPLandmarks(n_landmarks=n, space="sphere")``;
+- the library with the paper's settings (one landmark at a time, 1000 steps of
+  batch 1000, schedule (10 + s)^-0.51, the variance rule's kernel width, the
+  paper's Gaussian start);
+- the authors' algorithm transcribed in plain NumPy (``_gp_sphere_steps.py``:
+  the unit-length gradient step rho_s = (10 + s)^-0.51 along the sphere, the
+  uniform start, batches drawn with replacement; their code's kernel values of the
+  finished landmarks cached, a faster peer than their code), with the same width.
+
+Printed: the mean purity (the share of each landmark's 100 nearest posts, by
+Hellinger distance, that come from its most common newsgroup), the purity of each
+seed, the seconds of a fit and their ratio to the authors' algorithm's, the
+machine line (load average, BLAS), and the 5 most probable words (largest squared
+entries) of each method's landmarks for the first seed.
 
 Usage::
 
-    python benchmarks/gp_newsgroups_topics.py          # quick: 3,000 posts, 200 steps
-    python benchmarks/gp_newsgroups_topics.py --full   # all 11,314 posts, 1000 steps
+    python benchmarks/gp_newsgroups_topics.py          # quick: 12 landmarks, one seed
+    python benchmarks/gp_newsgroups_topics.py --full   # 12, 25 and 50 landmarks, seeds 0-2
+    python benchmarks/gp_newsgroups_topics.py --full --seeds 0   # one seed
     python benchmarks/gp_newsgroups_topics.py --sparse [--full]
-        # the same from the CSR matrix, after a back-to-back fit of GPLandmarks on
-        # the dense and the CSR copy: seconds, bytes of X, peak memory of the fit
-        # (tracemalloc) and the largest landmark difference
+        # a back-to-back fit of GPLandmarks on the dense and the CSR copy: seconds,
+        # bytes of X, peak memory of the fit (tracemalloc) and the largest landmark
+        # difference
 """
 
 import time
@@ -24,12 +37,13 @@ import tracemalloc
 import warnings
 
 import numpy as np
-from _gp_common import machine_line, parse_args, print_table, pyplot
+from _gp_common import machine_line, parse_args, print_table
+from _gp_sphere_steps import sphere_landmarks
 from scipy import sparse
 
-from landmarking import GPLandmarks, KMeansLandmarks, RandomLandmarks
+from landmarking import GPLandmarks
 from landmarking.datasets.real import load_newsgroups
-from landmarking.kernels import squared_distances
+from landmarking.kernels import resolve_kernel_width, squared_distances
 from landmarking.text import clean_post, sqrt_histograms, top_words
 
 N_LANDMARKS = 12
@@ -40,12 +54,19 @@ N_NEAREST = 100
 def newsgroups_sqrt_frequencies():
     """All 11,314 training posts of 20 Newsgroups as dense float32 square-root word
     frequencies over the paper's 1,545 words, and their newsgroups."""
-    docs, labels, _ = load_newsgroups(subset="train")
+    X, labels, _, _ = newsgroups_with_vocabulary()
+    return X, labels
+
+
+def newsgroups_with_vocabulary():
+    """(X, labels) of :func:`newsgroups_sqrt_frequencies`, the vocabulary and the
+    newsgroups' names."""
+    docs, labels, names = load_newsgroups(subset="train")
     docs = [clean_post(d) for d in docs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        X, _, kept = sqrt_histograms(docs, n_words=1545, dense=True)
-    return X.astype(np.float32), labels[kept]
+        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=True)
+    return X.astype(np.float32), labels[kept], vocab, names
 
 
 def purity(X, landmarks, labels, k=N_NEAREST):
@@ -59,66 +80,113 @@ def purity(X, landmarks, labels, k=N_NEAREST):
     return out
 
 
+METHODS = ("library default", "paper's settings", "authors' algorithm (NumPy)")
+
+
+def library_default(X, n, seed, eta):
+    """What a new user gets: ``GPLandmarks(n_landmarks=n, space="sphere")``."""
+    return GPLandmarks(n_landmarks=n, space="sphere", random_state=seed).fit(X).landmarks_
+
+
+def papers_settings(X, n, seed, eta):
+    """The library with the paper's settings: one landmark at a time, 1000 steps of
+    batch 1000, the schedule (10 + s)^-0.51, the variance rule's width and the
+    paper's start (Gaussian draws with the data's mean and variances)."""
+    return GPLandmarks(n_landmarks=n, space="sphere", block_size=1, n_steps=1000,
+                       batch_size=1000, s0=10.0, tau=0.51, kernel_width=eta,
+                       init="gaussian", random_state=seed).fit(X).landmarks_
+
+
+def authors_algorithm(X, n, seed, eta, prefixes):
+    """The authors' algorithm transcribed (``_gp_sphere_steps``): unit-length
+    gradient step rho_s = (10 + s)^-0.51, uniform start, batches with replacement.
+    Sequential, so one run of the largest n gives every smaller n as its prefix:
+    returns {n: (landmarks, seconds to reach them)}."""
+    out = {}
+    start = time.perf_counter()
+
+    def record(k, landmarks):
+        if k + 1 in prefixes:
+            out[k + 1] = (landmarks.copy(), time.perf_counter() - start)
+
+    sphere_landmarks(X, n, eta, move="unit", start="uniform", n_steps=1000,
+                     batch_size=1000, t0=10.0, gamma=0.51, replace=True, seed=seed,
+                     callback=record)
+    return out
+
+
+def mean_purity(X, landmarks, labels):
+    return float(np.mean([s for _, s in purity(X, landmarks, labels)]))
+
+
+def compare(args):
+    """Issue 35's table: the library's default, the paper's settings and the authors'
+    algorithm on the same matrix, each n and seed back to back."""
+    X, labels, vocab, names = newsgroups_with_vocabulary()
+    eta = resolve_kernel_width(X, "variance")
+    sizes = (12, 25, 50) if args.full else (12,)
+    seeds = args.seeds or ((0, 1, 2) if args.full else (args.seed,))
+    print(f"20 Newsgroups train: {X.shape[0]} posts x {X.shape[1]} words (square-root "
+          f"frequencies, float32); variance-rule width eta = {eta:.4f}; "
+          f"{len(seeds)} seed(s), {', '.join(map(str, sizes))} landmarks", flush=True)
+    results = {}  # (method, n) -> [(purity, seconds)] over seeds
+    topics = {}   # method -> landmarks of the first seed, 12 landmarks
+    for seed in seeds:
+        authors = authors_algorithm(X, max(sizes), seed, eta, sizes)
+        for n in sizes:
+            for method, fit in ((METHODS[0], library_default), (METHODS[1], papers_settings)):
+                start = time.perf_counter()
+                landmarks = fit(X, n, seed, eta)
+                seconds = time.perf_counter() - start
+                results.setdefault((method, n), []).append(
+                    (mean_purity(X, landmarks, labels), seconds))
+                if seed == seeds[0] and n == sizes[0]:
+                    topics[method] = landmarks
+            landmarks, seconds = authors[n]
+            results.setdefault((METHODS[2], n), []).append(
+                (mean_purity(X, landmarks, labels), seconds))
+            if seed == seeds[0] and n == sizes[0]:
+                topics[METHODS[2]] = landmarks
+        print(f"seed {seed} done; {machine_line()}", flush=True)
+
+    print(f"\nMean purity of each landmark's {N_NEAREST} nearest posts (the share of "
+          f"their most common newsgroup; chance {np.bincount(labels).max() / len(labels):.3f}),"
+          f" mean over seeds {', '.join(map(str, seeds))}; seconds: mean wall time of a fit "
+          "(the authors' algorithm: the time its sequential run reached n landmarks)\n")
+    rows = []
+    for n in sizes:
+        base = np.mean([t for _, t in results[(METHODS[2], n)]])
+        for method in METHODS:
+            values = results[(method, n)]
+            secs = float(np.mean([t for _, t in values]))
+            rows.append([n, method, float(np.mean([p for p, _ in values])),
+                         ", ".join(f"{p:.3f}" for p, _ in values), secs, secs / base])
+    print_table(["landmarks", "method", "mean purity", "per seed", "seconds",
+                 "time / authors'"], rows, floatfmt="{:.3f}")
+    print(machine_line())
+    for method in METHODS:
+        print(f"\n{method}, seed {seeds[0]}: the {N_TOP} most probable words of the first "
+              f"{sizes[0]} landmarks\n")
+        table = []
+        for k, (group, share) in enumerate(purity(X, topics[method], labels)):
+            table.append([k + 1, " ".join(top_words(topics[method][k], vocab, N_TOP)),
+                          names[group], share])
+        print_table(["landmark", f"top {N_TOP} words", f"main group of {N_NEAREST} nearest",
+                     "purity"], table, floatfmt="{:.2f}")
+    return results
+
+
 def run(args):
+    """The ``--sparse`` comparison: a dense and a CSR fit, back to back."""
     docs, labels, names = load_newsgroups(subset="train")
-    rng = np.random.default_rng(args.seed)
-    if not args.full:
-        keep = np.sort(rng.choice(len(docs), 3000, replace=False))
-        docs, labels = [docs[i] for i in keep], labels[keep]
     docs = [clean_post(d) for d in docs]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=not args.sparse)
+        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=False)
     X = X.astype(np.float32)
-    labels = labels[kept]
-    dropped = len(docs) - len(kept)
-    print(f"20 Newsgroups train: {len(docs)} posts, {dropped} dropped as empty "
-          f"({caught[0].message if caught else 'none'}); vocabulary {len(vocab)} words")
-    if args.sparse:
-        compare_dense_sparse(X, args)
-    gp = GPLandmarks(n_landmarks=N_LANDMARKS, n_steps=1000 if args.full else 200,
-                     batch_size=1000, kernel_width=args.kernel_width, space="sphere",
-                     random_state=args.seed)
-    start = time.perf_counter()
-    gp.fit(X)
-    secs = time.perf_counter() - start
-    print(f"GPLandmarks(space='sphere'): eta = {gp.kernel_width_:.4g} ({args.kernel_width}), "
-          f"{gp.n_steps} steps, batch 1000: {secs:.1f} s\n")
-    gp_purity = purity(X, gp.landmarks_, labels)
-    rows = []
-    for k in range(N_LANDMARKS):
-        group, share = gp_purity[k]
-        rows.append([k + 1, " ".join(top_words(gp.landmarks_[k], vocab, N_TOP)),
-                     names[group], share])
-    print_table(["landmark", f"top {N_TOP} words", f"main group of {N_NEAREST} nearest",
-                 "purity"], rows, floatfmt="{:.2f}")
-
-    summary = {"GP": [s for _, s in gp_purity]}
-    rand = RandomLandmarks(n_landmarks=N_LANDMARKS, random_state=args.seed).fit(X)
-    summary["random documents"] = [s for _, s in purity(X, rand.landmarks_, labels)]
-    km = KMeansLandmarks(n_landmarks=N_LANDMARKS, random_state=args.seed).fit(X)
-    summary["k-means++"] = [s for _, s in purity(X, km.landmarks_, labels)]
-    print(f"\nPurity of the {N_NEAREST} nearest documents, {N_LANDMARKS} landmarks "
-          f"(chance: largest group share {np.bincount(labels).max() / len(labels):.3f})\n")
-    print_table(["landmarks", "mean purity", "min", "max"],
-                [[m, float(np.mean(v)), float(np.min(v)), float(np.max(v))]
-                 for m, v in summary.items()], floatfmt="{:.3f}")
-
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    width = 0.27
-    for j, (m, v) in enumerate(summary.items()):
-        ax.bar(np.arange(1, N_LANDMARKS + 1) + (j - 1) * width, v, width, label=m)
-    ax.set_xlabel("landmark")
-    ax.set_ylabel(f"purity of {N_NEAREST} nearest posts")
-    ax.set_xticks(np.arange(1, N_LANDMARKS + 1))
-    ax.legend(fontsize=8)
-    ax.set_title("20 Newsgroups: landmark purity")
-    fig.tight_layout()
-    png = args.out / f"gp_newsgroups_purity_{'full' if args.full else 'quick'}.png"
-    fig.savefig(png, dpi=110)
-    print(f"\nwrote {png}")
-    return gp, vocab
+    print(f"20 Newsgroups train: {len(docs)} posts, {len(docs) - len(kept)} dropped as "
+          f"empty ({caught[0].message if caught else 'none'}); vocabulary {len(vocab)} words")
+    compare_dense_sparse(X, args)
 
 
 def _nbytes(X):
@@ -161,6 +229,8 @@ def compare_dense_sparse(X_csr, args):
 def _extra_args(parser):
     parser.add_argument("--kernel-width", default="variance",
                         help="auto, variance (default, the paper's) or a number")
+    parser.add_argument("--seeds", type=int, nargs="+",
+                        help="the seeds to run (default 0 1 2 with --full, else --seed)")
     parser.add_argument("--sparse", action="store_true",
                         help="keep the histograms as a CSR matrix (and first compare a "
                              "fit on it with one on the dense copy)")
@@ -172,7 +242,7 @@ def main(argv=None):
         args.kernel_width = float(args.kernel_width)
     except ValueError:
         pass
-    return run(args)
+    return run(args) if args.sparse else compare(args)
 
 
 if __name__ == "__main__":

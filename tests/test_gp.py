@@ -75,13 +75,14 @@ def test_gradient_is_eq10_double_sum():
 # --- fast path against a slow transcription of Algorithm 1 -------------------------
 
 def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
-                          s0=10.0, tau=0.51, chunk_size=None):
+                          s0=10.0, tau=0.51, chunk_size=None, init="gaussian"):
     """Algorithm 1 written out: M formed, eq. 10 as written, no caching.
 
     Uses the library's batch layout and random draws so that results can match
     (chunks of ``chunk_size`` rows, each cut into batches by a permutation drawn
     from (seed, chunk)), and the library's scale-free step a_s (m - t), i.e.
-    rho_s = a_s eta / (4 f).
+    rho_s = a_s eta / (4 f). ``init`` is the start the estimator resolved
+    (``init_``).
     """
     chunk_size = chunk_size or len(X)
     starts = np.arange(0, len(X), chunk_size)
@@ -96,7 +97,7 @@ def _algorithm1_reference(X, n_landmarks, eta, n_steps, batch_size, seed, space,
     landmarks = []
     for k in range(n_landmarks):
         rng = np.random.default_rng([seed, k])
-        t = _initial_point(k, "gaussian", mean, std, rng, space)
+        t = _initial_point(k, init, mean, std, rng, space)
         order = batch_order(rng, batches, n_steps)
         for s, (c, j) in enumerate(order, start=1):
             B = X[chunks[c][j]]
@@ -127,7 +128,7 @@ def test_fast_path_matches_algorithm1_reference(space, chunk_size):
     gp = GPLandmarks(n_landmarks=4, n_steps=60, batch_size=30, kernel_width=eta,
                      space=space, chunk_size=chunk_size, random_state=0).fit(X)
     reference = _algorithm1_reference(X, 4, eta, 60, 30, gp.seed_, space,
-                                      chunk_size=chunk_size)
+                                      chunk_size=chunk_size, init=gp.init_)
     np.testing.assert_allclose(gp.landmarks_, reference, rtol=1e-6, atol=1e-8)
 
 
@@ -308,7 +309,7 @@ def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
     (np.eye(3), {"batch_size": 0}, ValueError, "batch_size must be >= 1"),
     (np.eye(3), {"space": "torus"}, ValueError, "space must be one of"),
     (np.eye(3), {"tau": 1.5}, ValueError, "tau must lie in"),
-    (np.eye(3), {"init": "kmeans"}, ValueError, "init must be 'gaussian'"),
+    (np.eye(3), {"init": "kmeans"}, ValueError, "init must be 'auto', 'gaussian', 'uniform'"),
     (np.eye(3), {"init": np.zeros((2, 3)), "n_landmarks": 4}, ValueError, "shape"),
     (np.ones((4, 3)), {"kernel_width": "auto"}, ValueError, "zero variance"),
 ])

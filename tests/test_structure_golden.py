@@ -78,11 +78,18 @@ def _continued_bound():
     return 0.0 if SAME else (1e-9 if SAME_LIBRARIES else 1e-6)
 
 
+# Fits a later change moved on purpose, held to the arrays it wrote instead
+# (tests/data/gp_sphere_step/make_after.py). Issue 35: on the sphere, under a
+# wide kernel, landmarks learned one at a time start at the centre of the
+# sphere-orthant (init="auto").
+CHANGED_ON_PURPOSE = np.load(HERE.parent / "gp_sphere_step" / "after.npz")
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("name", sorted(make_golden.fits()))
 def test_fit_reproduces_the_arrays_saved_before_the_move(name):
     got = np.asarray(make_golden.fits()[name]())
-    want = GOLDEN[name]
+    want = CHANGED_ON_PURPOSE[name] if name in CHANGED_ON_PURPOSE else GOLDEN[name]
     assert got.shape == want.shape and got.dtype == want.dtype
     bound = _bound(name)
     if bound == 0:

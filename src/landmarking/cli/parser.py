@@ -140,7 +140,8 @@ def _add_landmarks(commands, parents):
                         "(default 1000 per landmark, 100 per block)")
     p.add_argument("--block-size", type=_block_size, metavar="auto|B",
                    help="gp: landmarks learned together (default auto: blocks of 50 from "
-                        "50 landmarks on, else one at a time; 1 is the paper's algorithm)")
+                        "50 landmarks on, else one at a time, and one at a time when they "
+                        "start at the sphere's centre; 1 is the paper's algorithm)")
     p.add_argument("--batch-size", type=_positive_int,
                    help="gp: points per minibatch (default 1000)")
     p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH",
@@ -258,7 +259,9 @@ def _add_topics(commands, parents):
     p.add_argument("--steps", type=_positive_int,
                    help="optimisation steps per landmark, or per block of landmarks")
     p.add_argument("--block-size", type=_block_size, metavar="auto|B",
-                   help="landmarks learned together (default auto: one at a time below 50)")
+                   help="landmarks learned together (default auto: one at a time, from the "
+                        "sphere's centre, under a kernel at least 0.5 wide; else blocks of 50 "
+                        "from 50 topics on, one at a time below)")
     p.add_argument("--batch-size", type=_positive_int, help="documents per minibatch")
     p.add_argument("--kernel-width", type=_kernel_width, metavar="auto|variance|WIDTH")
     p.add_argument("--seed", type=int, help="random seed (default 0)")

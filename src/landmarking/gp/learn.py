@@ -139,8 +139,12 @@ def _check_arguments(X, settings, init, previous_landmarks, callback):
 
 def _initial_point(k, init, mean, std, rng, space):
     """Landmark k's start: a draw from the Gaussian with the data's per-dimension mean
-    and spread (the paper's), or row k of the given ``init``; projected onto ``space``."""
-    if isinstance(init, str):
+    and spread (the paper's, ``init="gaussian"``), the centre 1 / sqrt(d) of the
+    sphere-orthant (the authors' code's, ``"uniform"``; no draw) or row k of the
+    given ``init``; projected onto ``space``."""
+    if isinstance(init, str) and init == "uniform":
+        t = np.full(mean.shape[0], 1.0 / np.sqrt(mean.shape[0]))
+    elif isinstance(init, str):
         t = mean + std * rng.standard_normal(mean.shape[0])
     else:
         t = np.asarray(init[k], dtype=np.float64)
@@ -209,7 +213,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
                        n_steps: int | Literal["auto"] = 1000, batch_size: int = 1000,
                        s0: float = 10.0, tau: float = 0.51,
                        space: Literal["euclidean", "nonnegative", "sphere"] = "euclidean",
-                       init: Literal["gaussian"] | ArrayLike = "gaussian",
+                       init: Literal["gaussian", "uniform"] | ArrayLike = "gaussian",
                        previous_landmarks: ArrayLike | None = None, seed: int = 0,
                        chunk_size: int | None = None,
                        callback: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
@@ -238,7 +242,8 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         eta > 0.
     n_steps, batch_size, s0, tau, chunk_size : see :class:`landmarking.GPLandmarks`
     space : {"euclidean", "nonnegative", "sphere"}
-    init : "gaussian" or ndarray (n_landmarks, n_features)
+    init : "gaussian", "uniform" (the centre of the sphere-orthant) or ndarray
+        (n_landmarks, n_features)
     previous_landmarks : ndarray (k, n_features), optional
         Landmarks of an earlier run on the same data with the same settings; they
         are kept and the run continues with landmark k + 1.
