@@ -22,9 +22,12 @@ GOOD = dict(kernel_width=1.0, n_steps=5, batch_size=20, seed=0)
     ({"block_size": "auto"}, TypeError, "block_size must be an integer"),
     ({"seed": -1}, ValueError, "seed must be >= 0"),
     ({"seed": 1.5}, TypeError, "seed must be an integer"),
-    ({"init": "random"}, ValueError, "init must be 'gaussian' or an array of starting"),
+    ({"init": "random"}, ValueError,
+     "init must be 'gaussian', 'uniform' or an array of starting"),
+    ({"init": "uniform"}, ValueError,
+     "init='uniform' is the centre of the sphere-orthant and needs space='sphere'"),
     ({"init": np.zeros((2, 2))}, ValueError,
-     r"init must be 'gaussian' or a finite array of shape \(n_landmarks, n_features\) = "
+     r"init must be 'gaussian', 'uniform' or a finite array of shape \(n_landmarks, n_features\) = "
      r"\(3, 2\); got shape \(2, 2\)"),
     ({"init": np.full((3, 2), np.nan)}, ValueError, "finite array of shape"),
     ({"previous_landmarks": np.zeros((2, 5))}, ValueError,
@@ -87,4 +90,14 @@ def test_checked_arguments_give_the_estimator_landmarks():
                         random_state=0).fit(X)
     landmarks = learn_gp_landmarks(X, 3, kernel_width=1.0, n_steps=30, batch_size=20,
                                    seed=model.seed_, block_size=model.block_size_)[0]
+    np.testing.assert_array_equal(landmarks, model.landmarks_)
+
+
+def test_the_uniform_start_on_the_sphere_gives_the_estimator_landmarks():
+    sphere = np.abs(X) / np.linalg.norm(X, axis=1, keepdims=True)
+    model = GPLandmarks(n_landmarks=3, n_steps=5, batch_size=20, kernel_width=1.0,
+                        space="sphere", init="uniform", block_size=1,
+                        random_state=0).fit(sphere)
+    landmarks = learn_gp_landmarks(sphere, 3, kernel_width=1.0, n_steps=5, batch_size=20,
+                                   seed=model.seed_, space="sphere", init="uniform")[0]
     np.testing.assert_array_equal(landmarks, model.landmarks_)

@@ -108,15 +108,20 @@ def _check_arguments(X, settings, init, previous_landmarks, callback):
     check_feasible_for_space(X, settings.space)
     n_landmarks, n_features = settings.n_landmarks, X.shape[1]
     if isinstance(init, str):
-        if init != "gaussian":
+        if init not in ("gaussian", "uniform"):
             raise ValueError(
-                f"init must be 'gaussian' or an array of starting points, got {init!r}.")
+                f"init must be 'gaussian', 'uniform' or an array of starting points, "
+                f"got {init!r}.")
+        if init == "uniform" and settings.space != "sphere":
+            raise ValueError(
+                "init='uniform' is the centre of the sphere-orthant and needs "
+                f"space='sphere', got space={settings.space!r}; use init='gaussian'.")
     else:
         start = np.asarray(init)
         if (start.ndim != 2 or start.shape[1] != n_features or start.shape[0] < n_landmarks
                 or not np.all(np.isfinite(start))):
             raise ValueError(
-                f"init must be 'gaussian' or a finite array of shape (n_landmarks, "
+                f"init must be 'gaussian', 'uniform' or a finite array of shape (n_landmarks, "
                 f"n_features) = ({n_landmarks}, {n_features}); got shape {start.shape}.")
     if previous_landmarks is not None:
         previous = np.asarray(previous_landmarks)
