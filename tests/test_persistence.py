@@ -1,6 +1,7 @@
 """landmarking.save / landmarking.load: round trips of every estimator, and bad files."""
 
 import copy
+import dataclasses
 import inspect
 import io
 import json
@@ -73,6 +74,8 @@ def _cases():
         ("lll-fitted-landmarks-float32", LocallyLinearLandmarks(
             n_neighbors=8, landmarks=KMeansLandmarks(n_landmarks=25, random_state=0).fit(X),
             random_state=0), X.astype(np.float32), X_NEW.astype(np.float32)),
+        ("lll-refine", LocallyLinearLandmarks(n_landmarks=30, n_neighbors=8, refine=True,
+                                              random_state=0), X, X_NEW),
         ("lll-array-landmarks", LocallyLinearLandmarks(n_neighbors=8, landmarks=X[::6] + 0.01,
                                                        random_state=0), X, X_NEW),
         ("laplacian", LaplacianEigenmaps(n_neighbors=8, random_state=0), X, X_NEW),
@@ -120,6 +123,9 @@ def assert_same(a, b, where="estimator"):
         assert len(a) == len(b), where
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same(x, y, f"{where}[{i}]")
+    elif dataclasses.is_dataclass(a):  # a result record (RefineResult)
+        for f in dataclasses.fields(a):
+            assert_same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
     elif hasattr(a, "get_arrays"):  # a scikit-learn KDTree / BallTree, rebuilt on load
         for x, y in zip(a.get_arrays(), b.get_arrays(), strict=True):
             assert_same(x, y, f"{where}.get_arrays()")
@@ -422,6 +428,17 @@ def test_bad_model_files_raise_clear_errors(model_file, edit, drop, message):
     rewrite(model_file, edit=edit, drop=drop)
     with pytest.raises(ModelFileError, match=message):
         load(model_file)
+
+
+def test_unknown_result_class_is_refused_naming_the_fix(tmp_path):
+    path = tmp_path / "model.npz"
+    landmarking.save(LocallyLinearLandmarks(n_landmarks=30, n_neighbors=8, refine=True,
+                                            random_state=0).fit(X), path)
+    rewrite(path, edit=_set("estimator", "state", "refine_result_", "class", "os.system"))
+    with pytest.raises(ModelFileError, match=r"model\.npz: estimator\.refine_result_ names the "
+                                             r"result class 'os\.system', which this landmarking "
+                                             r"does not know .*upgrade landmarking, or refit"):
+        load(path)
 
 
 def test_pickled_object_array_is_refused(model_file):

@@ -40,6 +40,9 @@ kind                   holds
 ``estimator``          ``"class"`` (a name of :data:`ESTIMATORS`, never an import
                        path), ``"params"`` (``get_params(deep=False)``) and
                        ``"state"``
+``result``             a result record of the library (``RefineResult``, held in
+                       ``refine_result_``): ``"class"`` (a name of
+                       :data:`RESULTS`) and ``"fields"`` (format 1.1)
 =====================  =====================================================
 
 The state of an estimator is every instance attribute that is not a constructor
@@ -64,15 +67,18 @@ A file is read by any landmarking of the same major format version and a library
 major version at least the writer's. A newer *minor* format version may add
 members, top-level JSON fields, estimator parameters and fitted attributes; an
 older reader ignores fields it does not know, and a file from an older writer
-loads with the defaults of parameters added since. A new *kind* of value, a
-changed meaning of an existing field, or a removed parameter raises the major
-version, and a reader refuses files of a newer major version (format or library)
-with an error that says to upgrade. Loading a file whose estimator has a parameter
+loads with the defaults of parameters added since. A new *kind* of value raises
+the minor version: an older reader loads every file that does not use it and
+refuses, saying to upgrade, one that does (format 1.1 added ``result``). A changed
+meaning of an existing field or a removed parameter raises the major version, and
+a reader refuses files of a newer major version (format or library) with an error
+that says to upgrade. Loading a file whose estimator has a parameter
 this version does not know is refused, naming the parameter. Every problem with
 a file raises :class:`ModelFileError`, whose message names the file, the problem
 and the fix.
 """
 
+import dataclasses
 import errno
 import json
 import math
@@ -105,13 +111,15 @@ from .io import InputError, current_umask
 from .lll.estimator import LocallyLinearLandmarks
 from .sculpting.estimator import ManifoldSculpting
 from .spectral.laplacian import LaplacianEigenmaps
+from .spectral.refine import RefineResult
 
-__all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS"]
+__all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS",
+           "RESULTS"]
 
 #: The ``"format"`` field of every model file.
 FORMAT_NAME = "landmarking-model"
 #: (major, minor) of the format this module writes; see the module docstring.
-FORMAT_VERSION = (1, 0)
+FORMAT_VERSION = (1, 1)
 #: The member that holds the JSON document.
 HEADER = "__landmarking_model__"
 
@@ -132,6 +140,9 @@ ESTIMATORS.update({
     "sklearn.manifold.SpectralEmbedding": SpectralEmbedding,
 })
 _NAME_OF = {cls: name for name, cls in ESTIMATORS.items()}
+#: The library's result records (dataclasses) an estimator may hold, by name
+#: (``refine_result_``); like the estimators, only these are ever built on load.
+RESULTS = {cls.__name__: cls for cls in (RefineResult,)}
 # Estimators whose fitted state includes a compiled object: stored as parameters
 # and training data, refitted on load (the refit is deterministic).
 _REFIT_FROM = {NearestNeighbors: "_fit_X"}
@@ -199,6 +210,11 @@ class _Writer:
                     "has_gauss": int(has_gauss), "cached_gaussian": float(cached)}
         if isinstance(value, BaseEstimator):
             return self.estimator(value, path, where)
+        if type(value).__name__ in RESULTS and type(value) is RESULTS[type(value).__name__]:
+            return {"kind": "result", "class": type(value).__name__,
+                    "fields": {f.name: self.value(getattr(value, f.name), (*path, f.name),
+                                                  f"{where}.{f.name}")
+                               for f in dataclasses.fields(value)}}
         raise _unsupported(where, value)
 
     def ndarray(self, value, path, where):
@@ -402,10 +418,22 @@ class _Reader:
             est._restore_transient()  # empty caches in place of those left out
         return est
 
+    def _result(self, node, where):
+        name = node["class"]
+        cls = RESULTS.get(name)
+        if cls is None:
+            raise self.error(
+                f"{where} names the result class {name!r}, which this landmarking does not "
+                f"know (it loads {', '.join(RESULTS)}); the file was written by landmarking "
+                f"{self.version}: upgrade landmarking, or refit the model."
+            )
+        return cls(**{k: self.value(v, f"{where}.{k}") for k, v in node["fields"].items()})
+
     # Kind -> decoder; only these kinds are read (a file cannot pick another method).
     _DECODERS = {"ndarray": _ndarray, "scalar": _scalar, "str_object_array": _str_object_array,
                  "float": _float, "sparse": _sparse, "list": _list, "tuple": _tuple,
-                 "dict": _dict, "random_state": _random_state, "estimator": _estimator}
+                 "dict": _dict, "random_state": _random_state, "estimator": _estimator,
+                 "result": _result}
 
 
 # --------------------------------------------------------------------- files
