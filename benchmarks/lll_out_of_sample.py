@@ -13,13 +13,11 @@ computed once for the whole grid (they do not depend on sigma or K_W).
     python benchmarks/lll_out_of_sample.py --full    # 50,000 + 10,000 + 10,000
 """
 
-import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
-from sklearn.neighbors import KNeighborsClassifier
+from _common import argument_parser, held_out_knn_accuracy, parse
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import check_connected, gaussian_affinity
@@ -30,25 +28,21 @@ from landmarking.neighbors import nearest_neighbors
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--full", action="store_true")
+    p = argument_parser(__doc__, seed=False)
     p.add_argument("--landmarks", type=int, default=1000)
     p.add_argument("--landmark-choice", default="kmeans",
                    choices=["kmeans", "random", "random-pruned"])
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    return parse(p)
 
 
 def one_nn_error(train, y_train, test, y_test):
-    clf = KNeighborsClassifier(n_neighbors=1).fit(train, y_train)
-    return float(np.mean(clf.predict(test) != y_test))
+    return 1.0 - held_out_knn_accuracy(train, y_train, test, y_test, k=1)
 
 
 def main():
     args = parse_args()
     n_train, n_test, n_oos = (50000, 10000, 10000) if args.full else (10000, 2000, 2000)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     # All 70,000 digits, shuffled, then split: MNIST's official test digits are
     # harder (pixel 1-NN error 7.8% against 5.2% on held-out training digits
     # with 10,000 references), which would show up as a spurious gap.
