@@ -363,11 +363,11 @@ def sorted_one(args):
 
     X, y, X_test, y_test = _sorted_rows(args.data, args.n)
     folder = Path(args.store) / f"{args.data}_sorted_{args.n}"
+    folder.mkdir(parents=True, exist_ok=True)  # its parent keeps the landmarks of every kind
     if args.kind == "shuffled":
         order = np.random.default_rng(12345).permutation(len(X))
         data, labels = X[order], y[order]
     elif args.kind == "memmap":
-        folder.mkdir(parents=True, exist_ok=True)
         if not (folder / "X.npy").exists():
             np.save(folder / "X.npy", X)
         data, labels = np.load(folder / "X.npy", mmap_mode="r"), y
