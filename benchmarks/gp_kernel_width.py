@@ -3,16 +3,16 @@
 For each generated manifold, learns landmarks with both rules and prints how far the
 landmarks lie from the data (in units of the data's median nearest-neighbour
 spacing) and how many components (circles, clusters) got a landmark. Writes one PNG
-per rule for the circles. With ``--mnist-seeds N`` it also compares the two rules'
-MNIST test accuracy over N seeds (100 landmarks, lambda fixed).
+per rule for the circles. The rules on MNIST, text and faces are
+``gp_kernel_width_rules.py`` (``--mnist-seeds N`` for MNIST).
 
 Usage::
 
-    python benchmarks/gp_kernel_width.py [--full] [--mnist-seeds 3] [--out DIR]
+    python benchmarks/gp_kernel_width.py [--full] [--out DIR]
 """
 
 import numpy as np
-from _common import argument_parser, feature_accuracy, mnist_splits, parse
+from _common import argument_parser, parse
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
@@ -31,8 +31,6 @@ def _datasets(n):
 
 def main():
     parser = argument_parser(__doc__, seed=False)
-    parser.add_argument("--mnist-seeds", type=int, default=0,
-                        help="also compare both rules on MNIST over this many seeds")
     args = parse(parser)
     n, n_landmarks, n_steps = (4000, 24, 1000) if args.full else (1500, 12, 300)
     out = args.out
@@ -56,30 +54,7 @@ def main():
                                title=f"two circles, kernel_width='{rule}'",
                                path=out / f"gp_circles_{rule}.png")
     print(f"wrote {out / 'gp_circles_auto.png'} and {out / 'gp_circles_variance.png'}")
-    if args.mnist_seeds:
-        compare_on_mnist(args.mnist_seeds)
 
-
-def compare_on_mnist(n_seeds, n_landmarks=100, lam=0.1):
-    """Test accuracy of both rules over seeds, lambda fixed at ``lam``.
-
-    0.1 is the lambda the validation set chose for both rules and for k-means in
-    ``gp_mnist_speed.py --full``; fixing it keeps this to one fit per run.
-    """
-    train, _, test = mnist_splits(50000)
-    print(f"\nMNIST, {n_landmarks} landmarks, 50,000 training images, official test set, "
-          f"lambda = {lam}")
-    print(f"{'rule':<9} {'width':>7} " + " ".join(f"{'seed ' + str(s):>8}" for s in range(n_seeds))
-          + f" {'mean':>8}")
-    for rule in ("auto", "variance"):
-        scores = []
-        for seed in range(n_seeds):
-            gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width=rule, space="nonnegative",
-                             block_size=1, random_state=seed).fit(train[0])
-            scores.append(feature_accuracy(gp.landmarks_, gp.kernel_width_, train, test,
-                                           C=1 / lam))
-        print(f"{rule:<9} {gp.kernel_width_:>7.2f} " + " ".join(f"{s:>8.4f}" for s in scores)
-              + f" {np.mean(scores):>8.4f}")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ and prints one quality figure per data set:
 - faces (pixels / 255, space "nonnegative", 40 landmarks, 1000 steps): test
   accuracy of L2 logistic regression (C = 10) on the Gaussian features, every
   other image of each subject for training;
-- MNIST (``--mnist-seeds N``): test accuracy over N seeds (100 landmarks, lambda
-  0.1, as ``gp_kernel_width.py --mnist-seeds``).
+- MNIST (``--mnist-seeds N``): test accuracy over N seeds (100 landmarks, 50,000
+  training images, the official test set, lambda 0.1: C = 10).
 
 The rules: "local" is the median squared distance to the 20th neighbour (the
 "auto" before issue 23), "variance" the paper's sum of per-dimension variances,
