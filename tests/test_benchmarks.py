@@ -77,6 +77,13 @@ def test_run_child_returns_the_last_json_line(common, tmp_path):
     script = tmp_path / "child.py"
     script.write_text("import json, os\nprint(json.dumps({'x': os.environ['X_ROW']}))\n")
     assert common.run_child(script, env={"X_ROW": "7"})["x"] == "7"
+    # src: another checkout's src folder comes first on the child's path.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "_probe_module.py").write_text("WHERE = 'other checkout'\n")
+    code = "import json, _probe_module\nprint(json.dumps({'w': _probe_module.WHERE}))"
+    with pytest.raises(RuntimeError, match="ModuleNotFoundError"):
+        common.run_child(code)
+    assert common.run_child(code, src=tmp_path / "src")["w"] == "other checkout"
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         common.run_child("1 / 0")
 
