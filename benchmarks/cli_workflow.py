@@ -8,7 +8,7 @@ writing, pictures), and the start-up time alone. PNGs go to ``--out``.
 
 Usage::
 
-    python benchmarks/cli_workflow.py [--full] [--out DIR]
+    python benchmarks/cli_workflow.py [--full | --quick] [--out DIR]
 """
 
 import json
@@ -41,8 +41,13 @@ def command(args, cwd):
 
 
 def main():
-    args = parse(argument_parser(__doc__, seed=False))
-    if args.full:
+    parser = argument_parser(__doc__, seed=False)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (2,000 images, 500 posts): a smoke run")
+    args = parse(parser)
+    if args.quick:
+        n_rows, n_first, n_more, steps, n_lll, n_docs, n_topics = 2000, 4, 2, 50, 100, 500, 4
+    elif args.full:
         n_rows, n_first, n_more, steps, n_lll, n_docs, n_topics = 60000, 20, 5, 1000, 1000, None, 12
     else:
         n_rows, n_first, n_more, steps, n_lll, n_docs, n_topics = 10000, 8, 2, 200, 300, 3000, 6
