@@ -32,11 +32,18 @@ import os
 import time
 
 import numpy as np
-from _common import argument_parser, machine_line, mnist_splits, parse, print_table
+from _common import (
+    argument_parser,
+    machine_line,
+    mnist_splits,
+    parse,
+    print_table,
+    validated_accuracy,
+)
 
 from landmarking import GPLandmarks
 from landmarking.datasets import load_gtzan
-from landmarking.evaluation import cross_validated_accuracy, select_by_validation
+from landmarking.evaluation import cross_validated_accuracy
 from landmarking.gp import refine_gp_landmarks
 from landmarking.kernels import gaussian_features
 
@@ -69,15 +76,15 @@ def gtzan(seed):
 
 
 def accuracy(data, landmarks, eta, seed):
+    """Test accuracy of the logistic regression on the landmark features: lambda
+    chosen on the validation split (MNIST), else by 5-fold cross-validation."""
+    if data["val"] is not None:
+        return validated_accuracy(landmarks, eta, (data["train"], data["val"], data["test"]))[0]
     (X_tr, y_tr), (X_te, y_te) = data["train"], data["test"]
     F_tr = gaussian_features(X_tr, landmarks.astype(X_tr.dtype), eta)
     F_te = gaussian_features(X_te, landmarks.astype(X_te.dtype), eta)
-    if data["val"] is None:
-        return cross_validated_accuracy(F_tr, y_tr, F_test=F_te, y_test=y_te,
-                                        random_state=seed).test_accuracy
-    X_va, y_va = data["val"]
-    F_va = gaussian_features(X_va, landmarks.astype(X_va.dtype), eta)
-    return select_by_validation(F_tr, y_tr, F_va, y_va, F_te, y_te).test_accuracy
+    return cross_validated_accuracy(F_tr, y_tr, F_test=F_te, y_test=y_te,
+                                    random_state=seed).test_accuracy
 
 
 def full_objective(X, landmarks, eta):
