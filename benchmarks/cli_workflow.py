@@ -8,19 +8,18 @@ writing, pictures), and the start-up time alone. PNGs go to ``--out``.
 
 Usage::
 
-    python benchmarks/cli_workflow.py [--full] [--out DIR]
+    python benchmarks/cli_workflow.py [--full | --quick] [--out DIR]
 """
 
-import argparse
 import json
 import shlex
 import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from _common import argument_parser, parse, timed
 
 from landmarking import GPLandmarks
 from landmarking.datasets import load_mnist, load_newsgroups
@@ -41,23 +40,18 @@ def command(args, cwd):
     return seconds, proc.stdout
 
 
-def timed(function):
-    start = time.perf_counter()
-    value = function()
-    return time.perf_counter() - start, value
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true",
-                        help="all 60,000 MNIST images and all posts (slow)")
-    parser.add_argument("--out", default="benchmarks/output", help="folder for files and PNGs")
-    args = parser.parse_args()
-    if args.full:
+    parser = argument_parser(__doc__, seed=False)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (2,000 images, 500 posts): a smoke run")
+    args = parse(parser)
+    if args.quick:
+        n_rows, n_first, n_more, steps, n_lll, n_docs, n_topics = 2000, 4, 2, 50, 100, 500, 4
+    elif args.full:
         n_rows, n_first, n_more, steps, n_lll, n_docs, n_topics = 60000, 20, 5, 1000, 1000, None, 12
     else:
         n_rows, n_first, n_more, steps, n_lll, n_docs, n_topics = 10000, 8, 2, 200, 300, 3000, 6
-    work = Path(args.out).resolve() / "cli_workflow"
+    work = args.out.resolve() / "cli_workflow"
     work.mkdir(parents=True, exist_ok=True)
     for old in work.iterdir():
         if old.is_file():

@@ -31,17 +31,20 @@ a missing one is skipped.
 Prints a table (with the load average) and writes embeddings.json to --out.
 """
 
-import argparse
 import json
 import os
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from _common import (
+    argument_parser,
+    held_out_knn_accuracy,
+    knn_accuracy,
+    machine_line,
+    parse,
+    timed,
+)
 from sklearn.manifold import trustworthiness
-from sklearn.model_selection import cross_val_score
-from sklearn.neighbors import KNeighborsClassifier
 
 from landmarking.datasets import load_mnist
 from landmarking.lll.estimator import LocallyLinearLandmarks
@@ -52,7 +55,7 @@ METHODS = ("lll", "lll-refined", "le-ours", "le-sklearn", "umap", "tsne")
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--n", type=int, default=60000, help="training digits embedded")
     p.add_argument("--n-test", type=int, default=10000, help="test digits mapped")
     p.add_argument("--methods", default=",".join(METHODS))
@@ -60,23 +63,27 @@ def parse_args():
     p.add_argument("--sklearn-solver", default="amg",
                    help="SpectralEmbedding eigen_solver (amg needs pyamg; arpack is "
                    "its default and far slower here)")
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    return parse(p, machine=False)
 
 
 def fit(method, X, d):
     """(embedding, seconds, mapper or None)."""
-    t = time.perf_counter()
+    seconds, (embedding, mapper) = timed(_embed, method, X, d)
+    return embedding, seconds, mapper
+
+
+def _embed(method, X, d):
+    """(embedding, mapper or None) of ``method``."""
     if method in ("lll", "lll-refined"):
         est = LocallyLinearLandmarks(n_components=d, n_landmarks=ARGS.landmarks,
                                      n_landmark_neighbors=10, n_neighbors=10,
                                      refine=method == "lll-refined", random_state=0)
         emb = est.fit_transform(X)
-        return emb, time.perf_counter() - t, est.transform
+        return emb, est.transform
     if method == "le-ours":
         emb = LaplacianEigenmaps(n_components=d, n_neighbors=10, eigen_solver="lobpcg",
                                  random_state=0).fit_transform(X)
-        return emb, time.perf_counter() - t, None
+        return emb, None
     if method == "le-sklearn":
         from sklearn.manifold import SpectralEmbedding
 
@@ -84,24 +91,33 @@ def fit(method, X, d):
             warnings.simplefilter("ignore")
             emb = SpectralEmbedding(n_components=d, n_neighbors=10, random_state=0,
                                     eigen_solver=ARGS.sklearn_solver).fit_transform(X)
-        return emb, time.perf_counter() - t, None
+        return emb, None
     if method == "umap":
         import umap
 
         est = umap.UMAP(n_components=d, random_state=0)
         emb = est.fit_transform(X)
-        return emb, time.perf_counter() - t, est.transform
+        return emb, est.transform
     from openTSNE import TSNE
 
     emb = TSNE(n_components=d, random_state=0, n_jobs=2).fit(X)
-    return np.asarray(emb), time.perf_counter() - t, emb.transform
+    return np.asarray(emb), emb.transform
 
 
 def quality(emb, y, X, rng):
-    acc = cross_val_score(KNeighborsClassifier(10), emb, y, cv=5).mean()
     sub = rng.choice(len(X), min(5000, len(X)), replace=False)
     trust = trustworthiness(X[sub], emb[sub], n_neighbors=10)
-    return float(acc), float(trust)
+    return knn_accuracy(emb, y), float(trust)
+
+
+def _warm_up(method, X, Xt):
+    _, _, mapper = fit(method, X[:1000], 2)
+    if mapper is not None:
+        mapper(Xt[:20])  # umap and openTSNE compile their transform too
+    if method == "umap":
+        import umap
+
+        umap.UMAP(force_approximation_algorithm=True, random_state=0).fit(X[:3000])
 
 
 def main():
@@ -115,10 +131,8 @@ def main():
     # Warm-up of every method's compiled code on 1,000 digits, reported apart; our
     # approximate neighbours (from 20,000 points on: usearch, nothing to compile)
     # are timed as well, and umap-learn's pynndescent compiles in umap's warm-up.
-    cold = {}
-    t = time.perf_counter()
-    nearest_neighbors(X[:3000], 10, method="approximate", random_state=0)
-    cold["approximate"] = time.perf_counter() - t
+    cold = {"approximate": timed(nearest_neighbors, X[:3000], 10, method="approximate",
+                                 random_state=0)[0]}
     for m in methods:
         if m in ("tsne", "umap"):
             try:
@@ -126,19 +140,11 @@ def main():
             except ImportError:
                 print(f"{m}: not installed, skipped")
                 continue
-        t = time.perf_counter()
-        _, _, mapper = fit(m, X[:1000], 2)
-        if mapper is not None:
-            mapper(Xt[:20])  # umap and openTSNE compile their transform too
-        if m == "umap":
-            import umap
-
-            umap.UMAP(force_approximation_algorithm=True, random_state=0).fit(X[:3000])
-        cold[m] = time.perf_counter() - t
+        cold[m] = timed(_warm_up, m, X, Xt)[0]
     methods = [m for m in methods if m in cold and m != "approximate"]
     print("cold first calls on 1,000 digits: "
           + ", ".join(f"{m} {s:.1f} s" for m, s in cold.items()))
-    print(f"n={len(X)} embedded, {len(Xt)} mapped; load average before: {os.getloadavg()}")
+    print(f"n={len(X)} embedded, {len(Xt)} mapped; before: {machine_line()}")
     rows = []
     for m in methods:
         spectral = m not in ("umap", "tsne")
@@ -151,19 +157,11 @@ def main():
                 acc, trust = quality(E, y, X, rng)
                 row = {"method": m, "d": dd, "seconds": seconds, "knn_accuracy": acc,
                        "trustworthiness": trust, "load": os.getloadavg()[0]}
-                if mapper is not None and dd == d:
-                    t = time.perf_counter()
-                    mapped = np.asarray(mapper(Xt))
-                    row["map_seconds"] = time.perf_counter() - t
-                    clf = KNeighborsClassifier(10).fit(E, y)
-                    row["test_accuracy"] = float(clf.score(mapped[:, :dd], yt))
-                elif mapper is not None:
+                if mapper is not None:
                     # The 2-D columns of a 10-D spectral map are its 2-D map.
-                    t = time.perf_counter()
-                    mapped = np.asarray(mapper(Xt))[:, :dd]
-                    row["map_seconds"] = time.perf_counter() - t
-                    row["test_accuracy"] = float(
-                        KNeighborsClassifier(10).fit(E, y).score(mapped, yt))
+                    row["map_seconds"], mapped = timed(mapper, Xt)
+                    row["test_accuracy"] = held_out_knn_accuracy(
+                        E, y, np.asarray(mapped)[:, :dd], yt)
                 rows.append(row)
                 print(row, flush=True)
     print()
@@ -175,9 +173,8 @@ def main():
         ta = f"{r['test_accuracy']:.4f}" if "test_accuracy" in r else "n/a"
         print(f"| {r['method']} | {r['d']} | {r['seconds']:.1f} | {r['knn_accuracy']:.4f} | "
               f"{r['trustworthiness']:.4f} | {ms} | {ta} |")
-    print(f"load average after: {os.getloadavg()}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    print(f"after: {machine_line()}")
+    out = args.out
     (out / "embeddings.json").write_text(json.dumps({"n": len(X), "n_test": len(Xt),
                                                      "cold": cold, "rows": rows}, indent=1))
 

@@ -16,12 +16,18 @@ with their scikit-learn peer, ``--runs`` times each:
 - ``ManifoldSculpting()`` on 1,000 roll points (``benchmarks/sculpting.py
   --first-call`` times the star roll).
 
-"empty cache" points ``NUMBA_CACHE_DIR`` at a new, empty folder (a fresh install,
-or a container whose cache is not kept); "warm cache" is the next process, with
-the cache the first one filled. Each row also says whether a process imported
-numba at all (when none did, nothing compiles at run time)::
+"first process" is a new interpreter's import and fit; "next process" the same
+in the next new interpreter (what is cached on disk between processes, if
+anything, is warm there)::
 
     python benchmarks/first_call.py [--runs 3]
+
+``--gp-mnist``: the default ``GPLandmarks(n_landmarks=100, n_jobs=2)`` on the
+first 50,000 MNIST training digits (``--n`` fewer), ``--runs`` new interpreters
+one after another, each timing the first fit (seed 0) and then the warm one (seed
+1)::
+
+    python benchmarks/first_call.py --gp-mnist --runs 3
 
 ``--rows``: the k-NN graph of MNIST in a fresh process. Each row starts a new
 Python interpreter that loads the digits, times the first call of the search (the
@@ -73,19 +79,11 @@ Prints the machine line (load, BLAS) before and after the table; writes
 first_call.json to --out.
 """
 
-import argparse
-import inspect
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import textwrap
 import time
-from pathlib import Path
 
-from _common import run_child
-from _machine import full_speed_blas, machine_line
+from _common import argument_parser, installed, machine_line, mnist_digits, parse, run_child
 
 # What each row runs in its new interpreter: ``search()`` returns the indices.
 _SEARCH = {
@@ -184,30 +182,22 @@ _EMBED = {
 _EMBED_CHILD = """
 import json, os, time
 import numpy as np
-from sklearn.model_selection import cross_val_score
-from sklearn.neighbors import KNeighborsClassifier
+# scikit-learn's classifier modules are loaded before the timer, as they always were.
+import sklearn.model_selection, sklearn.neighbors
+from _common import held_out_knn_accuracy, knn_accuracy, mnist_digits, timed
 from landmarking.datasets import load_mnist
 
-{digits}
 X, y = mnist_digits({n})
 Xt, yt = load_mnist(split="test")
 Xt, yt = Xt[:{n_test}], yt[:{n_test}]
 {fit}
-start = time.perf_counter()
-embedding, mapper = fit()
-seconds = time.perf_counter() - start
+seconds, (embedding, mapper) = timed(fit)
 load = os.getloadavg()[0]
-if {warm}:
-    start = time.perf_counter()
-    fit()
-    warm = time.perf_counter() - start
-row = {{"seconds": seconds, "load": load, "warm": warm if {warm} else None,
-        "accuracy": float(cross_val_score(KNeighborsClassifier(10), embedding, y, cv=5).mean())}}
+row = {{"seconds": seconds, "load": load, "warm": timed(fit)[0] if {warm} else None,
+        "accuracy": knn_accuracy(embedding, y)}}
 if mapper is not None:
-    start = time.perf_counter()
-    mapped = mapper(Xt)
-    row["map_seconds"] = time.perf_counter() - start
-    row["test_accuracy"] = float(KNeighborsClassifier(10).fit(embedding, y).score(mapped, yt))
+    row["map_seconds"], mapped = timed(mapper, Xt)
+    row["test_accuracy"] = held_out_knn_accuracy(embedding, y, mapped, yt)
 print(json.dumps(row))
 """
 # The module a row needs beyond `make install` (a row without it is left out).
@@ -217,8 +207,8 @@ _MODULE = {"pynndescent": "pynndescent", "sklearn-amg": "pyamg", "usearch-784": 
 _CHILD = """
 import hashlib, json, os, sys, time
 import numpy as np
+from _common import mnist_digits
 
-{digits}
 X = mnist_digits({n})[0]
 K = {k}
 truth = np.load({truth!r})
@@ -244,47 +234,16 @@ print(json.dumps({{"first": first, "warm": warm, "recall": hits / truth.size,
 """
 
 
-def mnist_digits(n, seed=0):
-    """The first n MNIST training digits (float32 pixels in [0, 1]) and labels;
-    beyond the 60,000, digit i % 60,000 shifted by a random offset of -2..2
-    pixels in each axis ((0, 0) excluded: no exact copies), zero-padded.
-
-    Also runs in every row's interpreter (its source is pasted there), so it
-    imports what it needs.
-    """
-    import numpy as np
-
-    from landmarking.datasets import load_mnist
-
-    X, y = load_mnist()
-    if n <= len(X):
-        return X[:n], y[:n]
-    extra = np.arange(n - len(X)) % len(X)
-    offsets = [(dy, dx) for dy in range(-2, 3) for dx in range(-2, 3) if dy or dx]
-    which = np.random.default_rng(seed).integers(len(offsets), size=len(extra))
-    side = int(round(np.sqrt(X.shape[1])))
-    images = X.reshape(-1, side, side)
-    shifted = np.zeros((len(extra), side, side), dtype=X.dtype)
-    for o, (dy, dx) in enumerate(offsets):
-        rows = np.flatnonzero(which == o)
-        # out[r, c] = image[r - dy, c - dx] where that pixel exists, else 0.
-        shifted[rows, max(dy, 0):side + min(dy, 0), max(dx, 0):side + min(dx, 0)] = \
-            images[extra[rows], max(-dy, 0):side - max(dy, 0), max(-dx, 0):side - max(dx, 0)]
-    return (np.concatenate([X, shifted.reshape(len(extra), -1)]),
-            np.concatenate([y, y[extra]]))
-
-
-_DIGITS = inspect.getsource(mnist_digits)
-
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--n", type=int, default=60000,
                    help="training digits; above 60,000, shifted copies (mnist_digits)")
     p.add_argument("--k", type=int, default=10, help="neighbours per digit")
     p.add_argument("--rows", default="",
                    help="k-NN rows, e.g. approximate,exact,pynndescent")
-    p.add_argument("--runs", type=int, default=3, help="runs of each small-fit cell")
+    p.add_argument("--runs", type=int, default=3,
+                   help="runs of each small-fit cell, or new interpreters of --gp-mnist")
     p.add_argument("--embeddings", default="",
                    help="estimator rows, e.g. le,lll,sklearn-amg (issue 25's targets)")
     p.add_argument("--n-test", type=int, default=10000,
@@ -293,13 +252,9 @@ def parse_args():
                    help="time each estimator's fit a second time in its interpreter (warm)")
     p.add_argument("--libraries", action="store_true",
                    help="add one row per HNSW library installed, on all 784 pixels")
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
-
-
-def installed(module):
-    probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
-    return probe.returncode == 0
+    p.add_argument("--gp-mnist", action="store_true",
+                   help="the default GPLandmarks on MNIST 50,000: first and warm fit")
+    return parse(p)
 
 
 def neighbour_rows(args, rows, out, results):
@@ -320,7 +275,7 @@ def neighbour_rows(args, rows, out, results):
     print("|---|---|---|---|---|---|---|")
     for name in rows:
         row = run_child(_CHILD.format(n=args.n, k=args.k, truth=str(truth_path),
-                                      digits=_DIGITS, search=textwrap.dedent(_SEARCH[name])))
+                                      search=textwrap.dedent(_SEARCH[name])))
         row["method"] = name
         results.append(row)
         same = "" if row["same_twice"] else " (warm differs!)"
@@ -336,7 +291,7 @@ def embedding_rows(args, rows, out, results):
           "process s | load |")
     print("|---|---|---|---|---|---|---|---|")
     for name in rows:
-        row = run_child(_EMBED_CHILD.format(n=args.n, n_test=args.n_test, digits=_DIGITS,
+        row = run_child(_EMBED_CHILD.format(n=args.n, n_test=args.n_test,
                                             fit=textwrap.dedent(_EMBED[name]),
                                             warm=args.warm))
         row["method"] = name
@@ -387,79 +342,99 @@ _PEERS = {
 }
 
 _SMALL_CHILD = """
-import json, os, sys, time, warnings
+import json, os, time, warnings
 warnings.simplefilter("ignore")
 {data}
 start = time.perf_counter()
 {estimator}
 model.fit(X)
 seconds = time.perf_counter() - start
-print(json.dumps(dict(seconds=seconds, numba="numba" in sys.modules,
-                      load=os.getloadavg()[0])))
+print(json.dumps(dict(seconds=seconds, load=os.getloadavg()[0])))
 """
 
 
-def small_cell(data, estimator, numba_cache):
-    """Import + fit seconds in a new interpreter whose numba cache is ``numba_cache``."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=numba_cache)
-    code = _SMALL_CHILD.format(data=_SMALL_DATA[data], estimator=estimator)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"a cell failed:\n{done.stderr[-4000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def small_cell(data, estimator):
+    """Import + fit seconds of ``estimator`` on ``data`` in a new interpreter."""
+    return run_child(_SMALL_CHILD.format(data=_SMALL_DATA[data], estimator=estimator))
 
 
 def small_fit_rows(args, out, results):
-    """Empty cache, warm cache and the scikit-learn peer, each cell a new process."""
+    """A first new process, the next one and the scikit-learn peer, each cell a new
+    process."""
     print()
-    print("| fit (small data) | empty cache s | warm cache s | numba imported | peer | "
-          "peer s | empty / peer | warm / peer | load |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| fit (small data) | first process s | next process s | peer | "
+          "peer s | first / peer | next / peer | load |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, data, estimator, peer in _SMALL_ROWS:
-        empty, warm, peer_seconds, loads, numba = [], [], [], [], False
+        first, following, peer_seconds, loads = [], [], [], []
         for _ in range(args.runs):
-            with tempfile.TemporaryDirectory() as cache:
-                first = small_cell(data, estimator, cache)
-                second = small_cell(data, estimator, cache)
-            empty.append(first["seconds"])
-            warm.append(second["seconds"])
-            loads.append(first["load"])
-            numba = numba or first["numba"] or second["numba"]
+            cell = small_cell(data, estimator)
+            first.append(cell["seconds"])
+            loads.append(cell["load"])
+            following.append(small_cell(data, estimator)["seconds"])
             if peer:
-                with tempfile.TemporaryDirectory() as cache:
-                    peer_seconds.append(small_cell(data, _PEERS[peer], cache)["seconds"])
+                peer_seconds.append(small_cell(data, _PEERS[peer])["seconds"])
         if peer:
             best = min(peer_seconds)
-            peer_cells = (f"{peer} | {best:.2f} | {min(empty) / best:.2f} | "
-                          f"{min(warm) / best:.2f}")
+            peer_cells = (f"{peer} | {best:.2f} | {min(first) / best:.2f} | "
+                          f"{min(following) / best:.2f}")
         else:
             peer_cells = "none | | |"
-        print(f"| {name}, {data} | {min(empty):.2f} ({max(empty):.2f}) | "
-              f"{min(warm):.2f} ({max(warm):.2f}) | {'yes' if numba else 'no'} | "
+        print(f"| {name}, {data} | {min(first):.2f} ({max(first):.2f}) | "
+              f"{min(following):.2f} ({max(following):.2f}) | "
               f"{peer_cells} | {min(loads):.2f}-{max(loads):.2f} |", flush=True)
-        results.append(dict(row=name, data=data, empty=empty, warm=warm, peer=peer,
-                            peer_seconds=peer_seconds, numba=numba, loads=loads))
+        results.append(dict(row=name, data=data, first=first, next=following, peer=peer,
+                            peer_seconds=peer_seconds, loads=loads))
         (out / "first_call_small.json").write_text(json.dumps(results, indent=1))
     print(f"(the fastest of {args.runs} runs, the slowest in brackets; ratios of the "
           "fastest)")
 
 
+# The default GP fit in a new interpreter: the first call, then the warm one.
+_GP_MNIST_CHILD = """
+import json, os, time
+from landmarking import GPLandmarks
+from landmarking.datasets import load_mnist
+X = load_mnist(split="train")[0][:{n}]
+seconds = []
+for seed in (0, 1):
+    start = time.perf_counter()
+    GPLandmarks(n_landmarks=100, n_jobs=2, random_state=seed).fit(X)
+    seconds.append(time.perf_counter() - start)
+print(json.dumps(dict(first=seconds[0], warm=seconds[1], load=os.getloadavg()[0])))
+"""
+
+
+def gp_mnist_rows(args, out, results):
+    """``GPLandmarks(n_landmarks=100, n_jobs=2)`` on MNIST, ``--runs`` new
+    interpreters one after another: the first fit (seed 0) and the warm one (seed 1)."""
+    n = min(args.n, 50000)
+    print()
+    print(f"| run (GPLandmarks(n_landmarks=100, n_jobs=2), MNIST {n}) | first call s | "
+          "warm call s | load |")
+    print("|---|---|---|---|")
+    for run in range(args.runs):
+        row = run_child(_GP_MNIST_CHILD.format(n=n))
+        results.append(dict(row, run=run + 1))
+        print(f"| {run + 1} | {row['first']:.2f} | {row['warm']:.2f} | {row['load']:.2f} |",
+              flush=True)
+        (out / "first_call_gp_mnist.json").write_text(json.dumps(results, indent=1))
+
+
 def main():
-    full_speed_blas()
     args = parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     rows = [r for r in args.rows.split(",") if r]
     if args.libraries:
         rows += ["usearch-784", "faiss-784", "voyager-784", "hnswlib-784"]
     embeddings = [r for r in args.embeddings.split(",") if r]
     skipped = [r for r in rows + embeddings if r in _MODULE and not installed(_MODULE[r])]
-    print(machine_line(), flush=True)
     if skipped:
         print(f"not installed, left out: {', '.join(sorted(set(skipped)))}")
     results = []
-    if not rows and not embeddings:
+    if args.gp_mnist:
+        gp_mnist_rows(args, out, results)
+    elif not rows and not embeddings:
         small_fit_rows(args, out, results)
     if rows:
         neighbour_rows(args, [r for r in rows if r not in skipped], out, results)

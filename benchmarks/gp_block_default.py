@@ -24,21 +24,25 @@ MNIST (100 landmarks, three seeds, against k-means) is ``gp_mnist_speed.py
 
 Usage::
 
-    python benchmarks/gp_block_default.py [--sets circles newsgroups faces]
+    python benchmarks/gp_block_default.py [--sets circles newsgroups faces] [--quick]
 """
 
-import argparse
-import time
-
 import numpy as np
-from _machine import full_speed_blas, machine_line
-from gp_newsgroups_topics import newsgroups_sqrt_frequencies, purity
+from _common import (
+    argument_parser,
+    face_pixels,
+    feature_accuracy,
+    halves,
+    machine_line,
+    newsgroups_sqrt_frequencies,
+    parse,
+    purity,
+    timed,
+)
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
-from landmarking.datasets.real import load_faces
 from landmarking.evaluation import landmark_to_data_distances, nearest_neighbor_spacing
-from landmarking.kernels import gaussian_features
 
 SEEDS = (0, 1, 2)
 
@@ -61,22 +65,14 @@ def newsgroups():
 
 
 def faces():
-    from sklearn.linear_model import LogisticRegression
-
     out = []
     for name in ("yaleB", "olivetti"):
-        images, subjects = load_faces(name)
-        X = images.reshape(len(images), -1).astype(np.float64) / 255.0
-        rank = np.empty(len(X), dtype=np.int64)
-        for s in np.unique(subjects):
-            members = np.flatnonzero(subjects == s)
-            rank[members] = np.arange(len(members))
-        train, test = rank % 2 == 0, rank % 2 == 1
+        X, subjects = face_pixels(name)
+        train, test = halves(subjects)
 
         def score(gp, X=X, subjects=subjects, train=train, test=test):
-            F = gaussian_features(X, gp.landmarks_, gp.kernel_width_)
-            model = LogisticRegression(C=10.0, max_iter=2000).fit(F[train], subjects[train])
-            return model.score(F[test], subjects[test])
+            return feature_accuracy(gp.landmarks_, gp.kernel_width_, (X[train], subjects[train]),
+                                    (X[test], subjects[test]), max_iter=2000)
         out.append((name, "test accuracy", X[train], 40, {"space": "nonnegative"}, score))
     return out
 
@@ -84,18 +80,16 @@ def faces():
 SETS = {"circles": circles, "newsgroups": newsgroups, "faces": faces}
 
 
-def compare(label, measure, X, n_landmarks, params, score):
+def compare(label, measure, X, n_landmarks, params, score, seeds=SEEDS):
     rows = [("sequential (1, 1000 steps)", dict(block_size=1, n_steps=1000)),
             (f"blocks of {min(50, n_landmarks)}, 100 steps",
              dict(block_size=min(50, n_landmarks), n_steps=100)),
             ("default (auto)", {})]
     for name, settings in rows:
         seconds, scores, resolved = [], [], None
-        for seed in SEEDS:
+        for seed in seeds:
             gp = GPLandmarks(n_landmarks=n_landmarks, random_state=seed, **params, **settings)
-            start = time.perf_counter()
-            gp.fit(X)
-            seconds.append(time.perf_counter() - start)
+            seconds.append(timed(gp.fit, X)[0])
             scores.append(score(gp))
             resolved = gp.block_size_
         print(f"| {label} | {n_landmarks} | {name} | {resolved} | {np.mean(seconds):.2f} | "
@@ -104,17 +98,18 @@ def compare(label, measure, X, n_landmarks, params, score):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__doc__, size="quick", seed=False, out=False)
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS))
-    args = parser.parse_args()
-    full_speed_blas()
-    print(machine_line())
-    print("| data | landmarks | fit | block_size_ | seconds (mean) | quality (mean of 3 seeds) "
-          "| per seed |")
+    args = parse(parser)
+    if args.quick:  # a smoke run: the circles, one seed
+        args.sets = ["circles"]
+    seeds = SEEDS[:1] if args.quick else SEEDS
+    print(f"| data | landmarks | fit | block_size_ | seconds (mean) | quality (mean of "
+          f"{len(seeds)} seeds) | per seed |")
     print("|---|---|---|---|---|---|---|")
     for name in args.sets:
         for case in SETS[name]():
-            compare(*case)
+            compare(*case, seeds=seeds)
     print(machine_line())
 
 

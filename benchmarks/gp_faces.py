@@ -21,13 +21,19 @@ Usage::
     python benchmarks/gp_faces.py --blocks 1 10 --block-steps 300 --seeds 0 1 2
 """
 
-import time
-
 import numpy as np
-from _gp_common import parse_args, print_table
+from _common import (
+    argument_parser,
+    face_pixels,
+    feature_accuracy,
+    halves,
+    kernel_width_argument,
+    parse,
+    print_table,
+    timed,
+)
 
 from landmarking import GPLandmarks
-from landmarking.datasets.real import load_faces
 from landmarking.evaluation import nearest_distances, nearest_neighbor_spacing
 from landmarking.plotting import plot_image_grid
 
@@ -35,14 +41,11 @@ N_LANDMARKS = 8
 N_NEAREST = 5
 
 
-def _fit(images, args):
-    X = images.reshape(len(images), -1).astype(np.float64) / 255.0
+def _fit(X, args):
     gp = GPLandmarks(n_landmarks=N_LANDMARKS, n_steps=1000 if args.full else 200,
                      batch_size=1000, kernel_width=args.kernel_width, space="nonnegative",
                      random_state=args.seed)
-    start = time.perf_counter()
-    gp.fit(X)
-    return X, gp, time.perf_counter() - start
+    return gp, timed(gp.fit, X)[0]
 
 
 def _nearest(X, landmarks, k):
@@ -53,8 +56,8 @@ def _nearest(X, landmarks, k):
 
 def run(args):
     tag = "full" if args.full else "quick"
-    yale, yale_subject = load_faces("yale")
-    X, gp, secs = _fit(yale, args)
+    X, yale_subject = face_pixels("yale")
+    gp, secs = _fit(X, args)
     spacing = nearest_neighbor_spacing(X)
     dist, idx = nearest_distances(gp.landmarks_, X)
     print(f"Yale: {len(X)} faces 32x32, eta = {gp.kernel_width_:.4g} "
@@ -67,8 +70,8 @@ def run(args):
                     title="Yale faces: first 8 GP landmarks", path=png)
     print(f"wrote {png}\n")
 
-    olivetti, subject = load_faces("olivetti")
-    X, gp, secs = _fit(olivetti, args)
+    X, subject = face_pixels("olivetti")
+    gp, secs = _fit(X, args)
     spacing = nearest_neighbor_spacing(X)
     dist, _ = nearest_distances(gp.landmarks_, X)
     near = _nearest(X, gp.landmarks_, N_NEAREST)
@@ -96,63 +99,37 @@ def run(args):
     return gp
 
 
-def _halves(subjects):
-    """Every other image of each subject: (train, test) masks."""
-    rank = np.empty(len(subjects), dtype=np.int64)
-    for s in np.unique(subjects):
-        members = np.flatnonzero(subjects == s)
-        rank[members] = np.arange(len(members))
-    return rank % 2 == 0, rank % 2 == 1
-
-
 def blocks(args):
     """Block sizes against the sequential fit on face images (see the docstring)."""
-    from sklearn.linear_model import LogisticRegression
-
-    from landmarking.kernels import gaussian_features
-
     print("| faces | block_size | steps per block | seconds (mean) | test accuracy (mean) "
           "| per seed |")
     print("|---|---|---|---|---|---|")
     for name in ("yaleB", "olivetti"):
-        images, subjects = load_faces(name)
-        X = images.reshape(len(images), -1).astype(np.float64) / 255.0
-        train, test = _halves(subjects)
+        X, subjects = face_pixels(name)
+        train, test = halves(subjects)
         for block_size in args.blocks:
             n_steps = 1000 if block_size == 1 else args.block_steps
             scores, seconds = [], []
             for seed in args.seeds:
                 gp = GPLandmarks(n_landmarks=40, n_steps=n_steps, block_size=block_size,
                                  space="nonnegative", random_state=seed)
-                start = time.perf_counter()
-                gp.fit(X[train])
-                seconds.append(time.perf_counter() - start)
-                F = gaussian_features(X, gp.landmarks_, gp.kernel_width_)
-                model = LogisticRegression(C=10.0, max_iter=2000).fit(F[train], subjects[train])
-                scores.append(model.score(F[test], subjects[test]))
+                seconds.append(timed(gp.fit, X[train])[0])
+                scores.append(feature_accuracy(gp.landmarks_, gp.kernel_width_,
+                                               (X[train], subjects[train]),
+                                               (X[test], subjects[test]), max_iter=2000))
             print(f"| {name} | {block_size} | {n_steps} | {np.mean(seconds):.2f} | "
                   f"{np.mean(scores):.4f} | {', '.join(f'{v:.3f}' for v in scores)} |",
                   flush=True)
 
 
-def _extra(parser):
-    parser.add_argument("--kernel-width", default="variance",
-                        help="auto, variance (default, the paper's) or a number")
+def main(argv=None):
+    parser = argument_parser(__doc__, seeds=(0, 1, 2))
+    kernel_width_argument(parser)
     parser.add_argument("--blocks", type=int, nargs="+",
                         help="compare these block sizes instead (issue 23)")
     parser.add_argument("--block-steps", type=int, default=300)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-
-
-def main(argv=None):
-    args = parse_args(__doc__.split("\n\n")[0], argv, _extra)
-    if args.blocks:
-        return blocks(args)
-    try:
-        args.kernel_width = float(args.kernel_width)
-    except ValueError:
-        pass
-    return run(args)
+    args = parse(parser, argv)
+    return blocks(args) if args.blocks else run(args)
 
 
 if __name__ == "__main__":

@@ -3,18 +3,16 @@
 For each generated manifold, learns landmarks with both rules and prints how far the
 landmarks lie from the data (in units of the data's median nearest-neighbour
 spacing) and how many components (circles, clusters) got a landmark. Writes one PNG
-per rule for the circles. With ``--mnist-seeds N`` it also compares the two rules'
-MNIST test accuracy over N seeds (100 landmarks, lambda fixed).
+per rule for the circles. The rules on MNIST, text and faces are
+``gp_kernel_width_rules.py`` (``--mnist-seeds N`` for MNIST).
 
 Usage::
 
-    python benchmarks/gp_kernel_width.py [--full] [--mnist-seeds 3] [--out DIR]
+    python benchmarks/gp_kernel_width.py [--full] [--out DIR]
 """
 
-import argparse
-from pathlib import Path
-
 import numpy as np
+from _common import argument_parser, parse
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
@@ -32,15 +30,10 @@ def _datasets(n):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true", help="more points and landmarks")
-    parser.add_argument("--out", default="benchmarks/output")
-    parser.add_argument("--mnist-seeds", type=int, default=0,
-                        help="also compare both rules on MNIST over this many seeds")
-    args = parser.parse_args()
+    parser = argument_parser(__doc__, seed=False)
+    args = parse(parser)
     n, n_landmarks, n_steps = (4000, 24, 1000) if args.full else (1500, 12, 300)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
 
     print(f"{'data':<24} {'rule':<9} {'width':>9} {'max dist/NN':>11} "
           f"{'median dist/NN':>14} {'components hit':>14}")
@@ -61,39 +54,7 @@ def main():
                                title=f"two circles, kernel_width='{rule}'",
                                path=out / f"gp_circles_{rule}.png")
     print(f"wrote {out / 'gp_circles_auto.png'} and {out / 'gp_circles_variance.png'}")
-    if args.mnist_seeds:
-        compare_on_mnist(args.mnist_seeds)
 
-
-def compare_on_mnist(n_seeds, n_landmarks=100, lam=0.1):
-    """Test accuracy of both rules over seeds, lambda fixed at ``lam``.
-
-    0.1 is the lambda the validation set chose for both rules and for k-means in
-    ``gp_mnist_speed.py --full``; fixing it keeps this to one fit per run.
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    from landmarking.datasets import load_mnist
-    from landmarking.kernels import gaussian_features
-
-    X, y = load_mnist(split="train")
-    X_test, y_test = load_mnist(split="test")
-    X, y = X[:50000], y[:50000]
-    print(f"\nMNIST, {n_landmarks} landmarks, 50,000 training images, official test set, "
-          f"lambda = {lam}")
-    print(f"{'rule':<9} {'width':>7} " + " ".join(f"{'seed ' + str(s):>8}" for s in range(n_seeds))
-          + f" {'mean':>8}")
-    for rule in ("auto", "variance"):
-        scores = []
-        for seed in range(n_seeds):
-            gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width=rule, space="nonnegative",
-                             block_size=1, random_state=seed).fit(X)
-            features = [gaussian_features(A, gp.landmarks_.astype(A.dtype), gp.kernel_width_)
-                        for A in (X, X_test)]
-            model = LogisticRegression(C=1 / lam, max_iter=1000).fit(features[0], y)
-            scores.append(model.score(features[1], y_test))
-        print(f"{rule:<9} {gp.kernel_width_:>7.2f} " + " ".join(f"{s:>8.4f}" for s in scores)
-              + f" {np.mean(scores):>8.4f}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,14 @@ import json
 import time
 
 import numpy as np
-from _gp_common import parse_args, print_table, pyplot
+from _common import (
+    argument_parser,
+    kernel_width_argument,
+    mnist_splits,
+    parse,
+    print_table,
+    pyplot,
+)
 
 from landmarking import (
     ActiveLearningLandmarks,
@@ -34,7 +41,6 @@ from landmarking import (
     RandomLandmarks,
     RPCholeskyLandmarks,
 )
-from landmarking.datasets.real import load_mnist
 from landmarking.evaluation import landmark_geometry, select_by_validation
 from landmarking.kernels import resolve_kernel_width
 
@@ -70,17 +76,9 @@ def _make(method, n, width, cfg, seed, verbose):
 
 def run(args):
     cfg = _settings(args.full)
-    X, y = load_mnist(split="train")
-    X_test, y_test = load_mnist(split="test")
     n_tr, n_va = cfg["n_train"], cfg["n_val"]
-    X_tr, y_tr = X[:n_tr], y[:n_tr]
-    X_va, y_va = X[50000:50000 + n_va], y[50000:50000 + n_va]
-    X_te, y_te = X_test[:cfg["n_test"]], y_test[:cfg["n_test"]]
+    (X_tr, y_tr), (X_va, y_va), (X_te, y_te) = mnist_splits(n_tr, n_va, cfg["n_test"])
     rule = args.kernel_width
-    try:
-        rule = float(rule)
-    except ValueError:
-        pass
     width = resolve_kernel_width(X_tr, rule, random_state=args.seed)
     if args.sizes:
         cfg["sizes"] = tuple(sorted(args.sizes))
@@ -164,19 +162,17 @@ def run(args):
 
 
 def main(argv=None):
-    def extra(parser):
-        parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
-        parser.add_argument("--kernel-width", default=GPLandmarks().kernel_width,
-                            help="auto, variance or a number (default: GPLandmarks' default)")
-        parser.add_argument("--sizes", type=int, nargs="+",
-                            help="numbers of landmarks (default: 10 50 quick; 10 50..100 200 full)")
-        parser.add_argument("--max-iter", type=int, default=300,
-                            help="L-BFGS iterations per logistic regression (default 300)")
-        parser.add_argument("--gp-continue", metavar="FILE.npy",
-                            help="GP landmarks of an earlier run (same settings) to continue")
-        parser.add_argument("--verbose", action="store_true", help="progress bars")
-
-    return run(parse_args(__doc__.split("\n\n")[0], argv, extra))
+    parser = argument_parser(__doc__)
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    kernel_width_argument(parser, default=GPLandmarks().kernel_width)
+    parser.add_argument("--sizes", type=int, nargs="+",
+                        help="numbers of landmarks (default: 10 50 quick; 10 50..100 200 full)")
+    parser.add_argument("--max-iter", type=int, default=300,
+                        help="L-BFGS iterations per logistic regression (default 300)")
+    parser.add_argument("--gp-continue", metavar="FILE.npy",
+                        help="GP landmarks of an earlier run (same settings) to continue")
+    parser.add_argument("--verbose", action="store_true", help="progress bars")
+    return run(parse(parser, argv))
 
 
 if __name__ == "__main__":

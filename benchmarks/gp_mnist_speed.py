@@ -59,24 +59,27 @@ difference of the landmarks, relative to their largest value::
     python benchmarks/gp_mnist_speed.py --compare-with ../main/src --repeats 3
 """
 
-import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from _machine import full_speed_blas, machine_line
+from _common import (
+    argument_parser,
+    heldout_objective,
+    machine_line,
+    mnist_splits,
+    parse,
+    pyplot,
+    run_child,
+    timed,
+    validated_accuracy,
+)
 
 from landmarking import GPLandmarks
-from landmarking.datasets import load_mnist
-from landmarking.evaluation import select_by_validation
 from landmarking.gp import _numpy as gp_module
 from landmarking.gp.objective import step_size
-from landmarking.kernels import gaussian_features
 
 # One warm fit in a new interpreter (``--compare-with``): a warm-up fit, then the
 # timed one; prints its seconds (wall, CPU), the load average before it and a file
@@ -115,11 +118,7 @@ def compare_with(args):
             for fit, params in fits.items():
                 for which, src in sources.items():
                     path = Path(folder) / f"{len(landmarks)}.npy"
-                    env = dict(os.environ, PYTHONPATH=src)
-                    out = subprocess.run([sys.executable, "-c", _COMPARED_FIT, json.dumps(params),
-                                          str(path)], env=env, check=True, capture_output=True,
-                                         text=True).stdout
-                    row = json.loads(out.strip().splitlines()[-1])
+                    row = run_child(_COMPARED_FIT, json.dumps(params), path, src=src)
                     results[(fit, which)].append(row)
                     landmarks[(fit, which)] = np.load(path)
                     print(f"round {repeat + 1}: {fit:<28} {which:<5} wall {row['wall']:7.2f} s  "
@@ -188,11 +187,6 @@ def literal_algorithm1(X, n_landmarks, eta, n_steps, batch_size, seed, s0=10.0, 
     return np.array(landmarks)
 
 
-def classify(landmarks, eta, splits):
-    (X_tr, y_tr), (X_va, y_va), (X_te, y_te) = splits
-    feats = [gaussian_features(X, landmarks.astype(X.dtype), eta) for X in (X_tr, X_va, X_te)]
-    result = select_by_validation(feats[0], y_tr, feats[1], y_va, feats[2], y_te)
-    return result.test_accuracy, result.best_lambda
 
 
 def read_bandwidth(X, batch_size, threads=2, repeats=3):
@@ -222,44 +216,24 @@ def gemm_rate(n=2000, repeats=3):
     rng = np.random.default_rng(0)
     A, B = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
     A @ B
-    best = min(_timed(lambda: A @ B) for _ in range(repeats))
+    best = min(timed(np.matmul, A, B)[0] for _ in range(repeats))
     return 2 * n**3 / best
 
 
-def _timed(call):
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
 
 
-def heldout_objective(landmarks, eta, X_val):
-    """Mean log posterior variance of the landmarks, in order, on held-out images:
-    the joint objective (log det of Phi^T Phi, by the sequential pivots) per landmark."""
-    from landmarking.gp.objective import _objectives
-
-    F = gaussian_features(X_val, landmarks.astype(X_val.dtype), eta).astype(np.float64)
-    f = _objectives(F.T @ F, len(X_val), 0)
-    return float(np.mean(np.log(np.maximum(f, 1e-300))))
 
 
-def classify_lambdas(landmarks, eta, splits, lambdas):
-    (X_tr, y_tr), (X_va, y_va), (X_te, y_te) = splits
-    feats = [gaussian_features(X, landmarks.astype(X.dtype), eta) for X in (X_tr, X_va, X_te)]
-    result = select_by_validation(feats[0], y_tr, feats[1], y_va, feats[2], y_te,
-                                  lambdas=lambdas)
-    return result.test_accuracy, result.best_lambda
 
 
 def blocks_main(args):
     """The issue-23 benchmark (see the module docstring)."""
     from sklearn.cluster import KMeans, MiniBatchKMeans
 
-    X, y = load_mnist(split="train")
-    X_test, y_test = load_mnist(split="test")
-    splits = ((X[:50000], y[:50000]), (X[50000:60000], y[50000:60000]), (X_test, y_test))
+    splits = mnist_splits(50000)
     X_train, X_val = splits[0][0], splits[1][0]
     n_landmarks, b = 100, 1000
-    print(f"MNIST 50,000 x {X.shape[1]} {X.dtype}, {n_landmarks} landmarks, batch {b}; "
+    print(f"MNIST 50,000 x {X_train.shape[1]} {X_train.dtype}, {n_landmarks} landmarks, batch {b}; "
           f"lambda from {args.lambdas} on images 50,000-59,999")
     print(f"before: {machine_line()}", flush=True)
     bandwidth2 = read_bandwidth(X_train, b, threads=2)
@@ -268,7 +242,7 @@ def blocks_main(args):
     print(f"read bandwidth: {bandwidth1 / 1e9:.2f} GB/s on one core, {bandwidth2 / 1e9:.2f} "
           f"GB/s on two; float32 GEMM (2000^3, all BLAS threads): {flops / 1e9:.1f} GFLOP/s",
           flush=True)
-    # Compile (or load from numba's cache) the kernels before the timed fits.
+    # Warm the compiled kernels and the thread pool before the timed fits.
     small = X_train[:3000]
     GPLandmarks(n_landmarks=4, n_steps=20, block_size=2, random_state=0).fit(small)
     GPLandmarks(n_landmarks=2, n_steps=20, random_state=0).fit(small)
@@ -276,7 +250,7 @@ def blocks_main(args):
     def gp_fit(seed, block_size, n_steps, n_jobs=args.n_jobs[0]):
         gp = GPLandmarks(n_landmarks=n_landmarks, n_steps=n_steps, batch_size=b,
                          block_size=block_size, n_jobs=n_jobs, random_state=seed)
-        seconds = _timed(lambda: gp.fit(X_train))
+        seconds = timed(gp.fit, X_train)[0]
         return gp, seconds
 
     if args.sweep:
@@ -286,7 +260,7 @@ def blocks_main(args):
         for block_size in args.sweep_blocks:
             for n_steps in args.sweep_steps:
                 gp, seconds = gp_fit(args.seeds[0], block_size, n_steps)
-                accuracy, lam = classify_lambdas(gp.landmarks_, gp.kernel_width_, splits,
+                accuracy, lam = validated_accuracy(gp.landmarks_, gp.kernel_width_, splits,
                                                  args.lambdas)
                 held_out = heldout_objective(gp.landmarks_, gp.kernel_width_, X_val)
                 print(f"{block_size:>4} {n_steps:>11} {seconds:>8.2f} {accuracy:>9.4f} "
@@ -329,7 +303,7 @@ def blocks_main(args):
             key = landmarks.tobytes()  # the block fits on 1 and 2 threads: the same bits
             if key not in scored:
                 scored[key] = ((np.nan, np.nan) if args.no_accuracy else
-                               classify_lambdas(landmarks, eta, splits, args.lambdas))
+                               validated_accuracy(landmarks, eta, splits, args.lambdas))
             accuracy, lam = scored[key]
             rows.setdefault(name, []).append((secs, accuracy, lam))
             print(f"seed {seed}: {name:<28} {secs:8.2f} s  test accuracy {accuracy:.4f} "
@@ -358,12 +332,12 @@ def blocks_main(args):
     gp_s = min(np.mean([v[0] for v in rows[name]]) for name in names if name.startswith(first))
     n_blocks = -(-n_landmarks // args.block_size)
     per_step = gp_s / (n_blocks * args.block_steps[0])
-    B, d = args.block_size, X.shape[1]
-    batch_bytes = b * d * X.itemsize
+    B, d = args.block_size, X_train.shape[1]
+    batch_bytes = b * d * X_train.itemsize
     # Per step: the batch once (b x d), its rows of the kernel table (b x k, k the
     # earlier landmarks: n_landmarks / 2 on average); flops: the distances and the
     # weighted sums (2 b d B each) and the projection on the earlier span (4 b k B).
-    step_bytes = batch_bytes + b * (n_landmarks / 2) * X.itemsize
+    step_bytes = batch_bytes + b * (n_landmarks / 2) * X_train.itemsize
     step_flops = 4 * b * d * B + 4 * b * (n_landmarks / 2) * B
     print(f"time per block step (whole fit / steps, S={args.block_steps[0]}, the faster n_jobs): "
           f"{per_step * 1e6:.0f} us; reading its {step_bytes / 1e6:.2f} MB "
@@ -374,12 +348,9 @@ def blocks_main(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--full", action="store_true", help="the issue's full setting")
+    parser = argument_parser(__doc__, seeds=(0, 1, 2))
     parser.add_argument("--widths", nargs="+", default=["auto"],
                         help="kernel-width rules to compare (auto, variance or numbers)")
-    parser.add_argument("--out", default="benchmarks/output", help="folder for the PNG")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--numpy-landmarks", type=int, default=10,
                         help="landmarks fitted with today's NumPy step (0: skip)")
     parser.add_argument("--no-accuracy", action="store_true",
@@ -395,7 +366,6 @@ def main():
                              "time per step)")
     parser.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2],
                         help="threads of the block fits (each timed; the first for --sweep)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--sequential", action="store_true",
                         help="with --blocks, also the sequential fit")
     parser.add_argument("--baselines", action="store_true",
@@ -409,17 +379,14 @@ def main():
     parser.add_argument("--compare-sequential", type=int, default=100,
                         help="landmarks of the sequential fit of --compare-with")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of --compare-with")
-    args = parser.parse_args()
-    full_speed_blas()
+    args = parse(parser, machine=False)
     if args.compare_with:
         return compare_with(args)
     if args.blocks or args.sweep:
         return blocks_main(args)
 
     n_train, n_landmarks = (50000, 100) if args.full else (10000, 20)
-    X, y = load_mnist(split="train")
-    X_test, y_test = load_mnist(split="test")
-    splits = ((X[:n_train], y[:n_train]), (X[50000:60000], y[50000:60000]), (X_test, y_test))
+    splits = mnist_splits(n_train)
     X_train = splits[0][0]
     print(f"MNIST: {n_train} training images, {n_landmarks} landmarks, 1000 steps, batch 1000")
     print(f"before: {machine_line()}")
@@ -446,7 +413,7 @@ def main():
         gp = GPLandmarks(n_landmarks=n_landmarks, kernel_width=width, block_size=1,
                          n_steps=1000, random_state=args.seed).fit(X_train)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-        accuracy, lam = (np.nan, np.nan) if args.no_accuracy else classify(
+        accuracy, lam = (np.nan, np.nan) if args.no_accuracy else validated_accuracy(
             gp.landmarks_, gp.kernel_width_, splits)
         rows.append((f"GP ({width})", seconds, cpu, accuracy, lam, gp.kernel_width_))
         per_landmark[f"GP ({width})"] = gp.landmark_seconds_
@@ -459,7 +426,7 @@ def main():
     start, cpu = time.perf_counter(), time.process_time()
     km = KMeans(n_landmarks, n_init=1, random_state=args.seed).fit(X_train)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    accuracy, lam = (np.nan, np.nan) if args.no_accuracy else classify(
+    accuracy, lam = (np.nan, np.nan) if args.no_accuracy else validated_accuracy(
         km.cluster_centers_, eta, splits)
     rows.append((f"KMeans({n_landmarks}, n_init=1)", seconds, cpu, accuracy, lam, eta))
 
@@ -496,13 +463,8 @@ def main():
     marks = sorted(set([0, 1, 4, 9] + list(range(19, n_landmarks, 20)) + [n_landmarks - 1]))
     print("  " + "  ".join(f"#{k + 1}: {first[k]:.3f}" for k in marks if k < n_landmarks))
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    out = args.out
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, seconds in per_landmark.items():
         ax.plot(np.arange(1, len(seconds) + 1), seconds, label=name)
@@ -517,7 +479,7 @@ def main():
     if not args.no_literal:
         # The literal transcription against the library on a smaller setting.
         small = dict(n_landmarks=10, n_steps=200, batch_size=1000)
-        X_small = X[:10000]
+        X_small = X_train[:10000]
         lib = GPLandmarks(**small, kernel_width=eta, random_state=args.seed)
         start = time.perf_counter()
         lib.fit(X_small)

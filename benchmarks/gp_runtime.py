@@ -16,7 +16,7 @@ Usage::
 import json
 
 import numpy as np
-from _gp_common import parse_args_with_kernel_width, print_table, pyplot
+from _common import argument_parser, kernel_width_argument, parse, print_table, pyplot
 
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_faces
@@ -72,7 +72,9 @@ def run(args):
 
 
 def main(argv=None):
-    return run(parse_args_with_kernel_width(__doc__.split("\n\n")[0], argv))
+    parser = argument_parser(__doc__)
+    kernel_width_argument(parser)
+    return run(parse(parser, argv))
 
 
 if __name__ == "__main__":

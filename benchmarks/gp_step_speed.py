@@ -24,7 +24,7 @@ Usage::
 import time
 
 import numpy as np
-from _gp_common import machine_line, parse_args, print_table
+from _common import argument_parser, machine_line, parse, print_table
 from threadpoolctl import threadpool_limits
 
 from landmarking.datasets import load_mnist
@@ -34,7 +34,8 @@ from landmarking.gp.objective import MAX_STEP_WIDTHS
 from landmarking.gp.sampling import draw_sample
 
 
-def _extra(parser):
+def main():
+    parser = argument_parser(__doc__, size=None, out=False)
     parser.add_argument("--landmarks", type=int, nargs="+", default=[0, 50, 99],
                         help="numbers k of finished landmarks to time the step with")
     parser.add_argument("--blocks", type=int, nargs="+", default=[1, 50],
@@ -42,10 +43,7 @@ def _extra(parser):
     parser.add_argument("--threads", type=int, default=2,
                         help="threads of the compiled block step (also timed on one)")
     parser.add_argument("--rounds", type=int, default=5)
-
-
-def main():
-    args = parse_args(__doc__.split("\n\n")[0], extra=_extra)
+    args = parse(parser)
     X, _ = load_mnist(split="train")
     X = np.ascontiguousarray(X[:50000])
     b, (n, d) = 1000, X.shape
@@ -59,7 +57,7 @@ def main():
     sample = draw_sample(X, batch_size=b, steps=1000, seed=args.seed)
     tables = KernelTables(sample, landmarks, eta, gp_module.KERNEL_TABLE_BYTES)
     batches = list(range(sample.layout.n_batches))
-    print(f"MNIST 50,000 x {d} float32, batch {b}; {machine_line()}")
+    print(f"MNIST 50,000 x {d} float32, batch {b}")
     rows = []
     settings = dict(s0=10.0, tau=0.51, max_step=MAX_STEP_WIDTHS * np.sqrt(eta),
                     space="nonnegative")

@@ -32,29 +32,36 @@ import os
 import time
 
 import numpy as np
-from _gp_common import machine_line, parse_args, print_table
+from _common import (
+    argument_parser,
+    machine_line,
+    mnist_splits,
+    parse,
+    print_table,
+    validated_accuracy,
+)
 
 from landmarking import GPLandmarks
-from landmarking.datasets.real import load_gtzan, load_mnist
-from landmarking.evaluation import cross_validated_accuracy, select_by_validation
+from landmarking.datasets import load_gtzan
+from landmarking.evaluation import cross_validated_accuracy
 from landmarking.gp import refine_gp_landmarks
 from landmarking.kernels import gaussian_features
 
 
-def _extra(parser):
+def _arguments():
+    parser = argument_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=None,
                         help="MNIST training images (default 20,000 with --full)")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds")
     parser.add_argument("--refine-steps", default="auto",
                         help="steps per landmark in the refinement sweep (auto or an int)")
     parser.add_argument("--sets", nargs="+", default=["mnist", "gtzan"])
+    return parser
 
 
 def mnist(n_train):
-    X, y = load_mnist(split="train")
-    X_test, y_test = load_mnist(split="test")
-    return dict(train=(X[:n_train], y[:n_train]), val=(X[50000:60000], y[50000:60000]),
-                test=(X_test, y_test), holdout=X[50000:60000])
+    train, val, test = mnist_splits(n_train)
+    return dict(train=train, val=val, test=test, holdout=val[0])
 
 
 def gtzan(seed):
@@ -69,15 +76,15 @@ def gtzan(seed):
 
 
 def accuracy(data, landmarks, eta, seed):
+    """Test accuracy of the logistic regression on the landmark features: lambda
+    chosen on the validation split (MNIST), else by 5-fold cross-validation."""
+    if data["val"] is not None:
+        return validated_accuracy(landmarks, eta, (data["train"], data["val"], data["test"]))[0]
     (X_tr, y_tr), (X_te, y_te) = data["train"], data["test"]
     F_tr = gaussian_features(X_tr, landmarks.astype(X_tr.dtype), eta)
     F_te = gaussian_features(X_te, landmarks.astype(X_te.dtype), eta)
-    if data["val"] is None:
-        return cross_validated_accuracy(F_tr, y_tr, F_test=F_te, y_test=y_te,
-                                        random_state=seed).test_accuracy
-    X_va, y_va = data["val"]
-    F_va = gaussian_features(X_va, landmarks.astype(X_va.dtype), eta)
-    return select_by_validation(F_tr, y_tr, F_va, y_va, F_te, y_te).test_accuracy
+    return cross_validated_accuracy(F_tr, y_tr, F_test=F_te, y_test=y_te,
+                                    random_state=seed).test_accuracy
 
 
 def full_objective(X, landmarks, eta):
@@ -137,7 +144,7 @@ def run_set(name, args, seeds, sizes, refine_steps):
 
 
 def main():
-    args = parse_args(__doc__.split("\n\n")[0], extra=_extra)
+    args = parse(_arguments())
     if args.n_train is None:
         args.n_train = 20000 if args.full else 5000
     n_seeds = args.seeds or (3 if args.full else 1)

@@ -29,14 +29,11 @@ Prints a table (with the load average), writes knn.json (after every row, so
 that a cut run keeps what it measured) and knn.png to --out.
 """
 
-import argparse
 import json
 import os
-import time
-from pathlib import Path
 
 import numpy as np
-from _machine import full_speed_blas, machine_line
+from _common import argument_parser, machine_line, parse, timed
 from sklearn import config_context
 
 from landmarking.datasets import load_mnist
@@ -44,7 +41,7 @@ from landmarking.neighbors import exact_knn, nearest_neighbors
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--n", default="60000", help="comma-separated numbers of training digits")
     p.add_argument("--k", default="10,50,150", help="comma-separated neighbour counts")
     p.add_argument("--methods", default="ours,brute,approximate,kd_tree,ball_tree")
@@ -54,8 +51,7 @@ def parse_args():
     p.add_argument("--only-batches", action="store_true",
                    help="only the kept-index timing (issue 14): 1,000 one-point queries "
                    "against one 1,000-point query")
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    return parse(p, machine=False)
 
 
 def recall(found, truth):
@@ -69,15 +65,16 @@ def run(method, X, k, query=None):
     """Seconds, distances and indices of one search (self excluded when query is None)."""
     from sklearn.neighbors import NearestNeighbors
 
-    t = time.perf_counter()
-    if method == "ours":
-        d, i = exact_knn(X, k, query=query)
-    elif method == "approximate":
-        d, i = nearest_neighbors(X, k, method="approximate", random_state=0)
-    else:
+    def search():
+        if method == "ours":
+            return exact_knn(X, k, query=query)
+        if method == "approximate":
+            return nearest_neighbors(X, k, method="approximate", random_state=0)
         nn = NearestNeighbors(n_neighbors=k, algorithm=method).fit(X.astype(np.float64))
-        d, i = nn.kneighbors(None if query is None else query.astype(np.float64))
-    return time.perf_counter() - t, d, i
+        return nn.kneighbors(None if query is None else query.astype(np.float64))
+
+    seconds, (d, i) = timed(search)
+    return seconds, d, i
 
 
 def batch_queries(X, methods, n_query=1000, k=10):
@@ -94,20 +91,12 @@ def batch_queries(X, methods, n_query=1000, k=10):
           f"1 call of {n_query} points s | rebuilt per call: s per call |")
     print("|---|---|---|---|---|")
     for kind in kinds:
-        t = time.perf_counter()
-        index = NeighborIndex(method=kind, random_state=0).fit(X)
-        build = time.perf_counter() - t
-        t = time.perf_counter()
-        for q in Q:
-            index.query(q[None], k)
-        singles = time.perf_counter() - t
-        t = time.perf_counter()
-        index.query(Q, k)
-        batch = time.perf_counter() - t
-        t = time.perf_counter()
-        for q in Q[:3]:
-            query_neighbors(X, q[None], k, method=kind, random_state=0)
-        rebuilt = (time.perf_counter() - t) / 3
+        build, index = timed(NeighborIndex(method=kind, random_state=0).fit, X)
+        singles = timed(lambda index=index: [index.query(q[None], k) for q in Q])[0]
+        batch = timed(index.query, Q, k)[0]
+        rebuilt = timed(lambda kind=kind: [query_neighbors(X, q[None], k, method=kind,
+                                                           random_state=0)
+                                           for q in Q[:3]])[0] / 3
         out.append({"index": kind, "build": build, "singles": singles, "batch": batch,
                     "rebuilt_per_call": rebuilt})
         print(f"| {kind} | {build:.2f} | {singles:.2f} | {batch:.3f} | {rebuilt:.2f} |",
@@ -118,18 +107,17 @@ def batch_queries(X, methods, n_query=1000, k=10):
 def warm_up(X, Xt, methods):
     """Cold first calls (loading the compiled kernels, usearch's first graph),
     reported apart."""
-    cold = {}
-    t = time.perf_counter()
-    # A small working memory makes small tiles, so that every kernel (the
-    # transposed push too) runs once here and not first inside a timed call.
-    with config_context(working_memory=1):
-        exact_knn(X[:700], 5)
-        exact_knn(X[:700], 5, query=Xt[:10])
-    cold["ours"] = time.perf_counter() - t
+    def ours():
+        # A small working memory makes small tiles, so that every kernel (the
+        # transposed push too) runs once here and not first inside a timed call.
+        with config_context(working_memory=1):
+            exact_knn(X[:700], 5)
+            exact_knn(X[:700], 5, query=Xt[:10])
+
+    cold = {"ours": timed(ours)[0]}
     if "approximate" in methods:
-        t = time.perf_counter()
-        nearest_neighbors(X[:2000], 10, method="approximate", random_state=0)
-        cold["approximate"] = time.perf_counter() - t
+        cold["approximate"] = timed(nearest_neighbors, X[:2000], 10, method="approximate",
+                                    random_state=0)[0]
     return cold
 
 
@@ -211,15 +199,13 @@ def plot(rows, out):
 
 
 def main():
-    full_speed_blas()
     args = parse_args()
     methods = args.methods.split(",")
     ks = [int(k) for k in args.k.split(",")]
     sizes = [int(n) for n in args.n.split(",")]
     X_all, _ = load_mnist()
     Xt = load_mnist(split="test")[0]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     cold = warm_up(X_all, Xt, methods)
     print(machine_line(), flush=True)
     if args.only_batches:

@@ -4,7 +4,7 @@ Both fits share one 200-NN Gaussian graph (passed as ``affinity``) and the same
 451 random landmarks, so the stages compared are the ones the device runs: the
 weights Z, the reduced matrices A~, B~ (and the whole fit), and the out-of-sample
 map on the 10,000 test digits. Each configuration is warmed up once (the cold
-first call, numba compilation or torch start-up included, is printed apart);
+first call, loading the compiled kernels or torch start-up included, is printed apart);
 then the two paths alternate, best of ``--repeat``. The agreement of the two
 embeddings (Procrustes error) is printed beside the times.
 
@@ -18,31 +18,21 @@ Usage::
         [--n 10000] [--device cpu|cuda] [--kz 50 10] [--repeat 3]
 """
 
-import argparse
 import os
-import time
-from pathlib import Path
 
 import numpy as np
-
-OUTPUT = Path(__file__).parent / "output"
-
-
-def _timed(fn):
-    t = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - t, value
+from _common import argument_parser, machine_line, parse, pyplot, timed
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--n", type=int, default=10000, help="training digits (default 10,000)")
     p.add_argument("--device", default="cpu", help="torch device of the torch path")
     p.add_argument("--kz", type=int, nargs="+", default=[50, 10], help="K_Z values")
     p.add_argument("--landmarks", type=int, default=451)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--n-jobs", type=int, default=-1, help="n_jobs of both paths")
-    args = p.parse_args()
+    args = parse(p, machine=False)
 
     import torch
 
@@ -58,7 +48,7 @@ def main():
     print(f"MNIST {args.n:,} x {X.shape[1]}, L={args.landmarks}, K_W=200, "
           f"torch {torch.__version__} on {device} ({torch.get_num_threads()} threads), "
           f"n_jobs={args.n_jobs}, os.cpu_count()={os.cpu_count()}")
-    print(f"load average before: {os.getloadavg()}")
+    print(f"before: {machine_line()}")
     rows = []
     for kz in args.kz:
         def make(dev, kz=kz):
@@ -67,13 +57,12 @@ def main():
                                           bandwidth=200.0, random_state=0,
                                           n_jobs=args.n_jobs, device=dev)
         paths = {"numpy": make("cpu"), "torch": make(device)}
-        cold = {name: _timed(lambda e=est: e.fit(X, affinity=W))[0]
-                for name, est in paths.items()}
+        cold = {name: timed(est.fit, X, affinity=W)[0] for name, est in paths.items()}
         best = {name: {} for name in paths}
         for _ in range(args.repeat):
             for name, est in paths.items():  # alternating: the two paths back to back
                 est.fit(X, affinity=W)
-                t_map, _ = _timed(lambda e=est: e.transform(X_test))
+                t_map = timed(est.transform, X_test)[0]
                 for stage, value in [("weights", est.timings_["weights"]),
                                      ("reduced", est.timings_["reduced_problem"]),
                                      ("fit", est.timings_["total"]), ("transform", t_map)]:
@@ -88,17 +77,12 @@ def main():
     print(f"\n{'K_Z':>4} {'stage':<10} {'numpy s':>9} {'torch s':>9} {'numpy/torch':>12}")
     for kz, stage, a, b, ratio in rows:
         print(f"{kz:>4} {stage:<10} {a:>9.3f} {b:>9.3f} {ratio:>11.2f}x")
-    print(f"load average after: {os.getloadavg()}")
-    _plot(rows, device)
+    print(f"after: {machine_line()}")
+    _plot(rows, device, args.out)
 
 
-def _plot(rows, device):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    OUTPUT.mkdir(exist_ok=True)
+def _plot(rows, device, out):
+    plt = pyplot()
     labels = [f"K_Z={kz}\n{stage}" for kz, stage, *_ in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.9), 3.5))
@@ -108,7 +92,7 @@ def _plot(rows, device):
     ax.set_ylabel("seconds (best of runs)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(OUTPUT / f"lll_device_{device.type}.png", dpi=120)
+    fig.savefig(out / f"lll_device_{device.type}.png", dpi=120)
 
 
 if __name__ == "__main__":

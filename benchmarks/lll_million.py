@@ -36,14 +36,12 @@ The digits are written once to ``--cache`` (3.1 GB for 1,020,000) and read back 
 each row; the rows' memory includes them (3.0 GiB of float32).
 """
 
-import argparse
 import json
 import textwrap
 from pathlib import Path
 
 import numpy as np
-from _common import PEAK_RSS, run_child
-from _machine import full_speed_blas, machine_line
+from _common import PEAK_RSS, argument_parser, machine_line, parse, pyplot, run_child, timed
 
 FIGURE = Path(__file__).resolve().parents[1] / "docs" / "figures" / "lll_million.png"
 
@@ -108,7 +106,7 @@ print(json.dumps(dict(seconds=seconds, load=os.getloadavg()[0], peak_rss=peak_rs
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False, out=False)
     p.add_argument("--n", type=int, default=1_020_000, help="digits to embed")
     p.add_argument("--new", type=int, default=1_000_000, help="new digits LLL maps")
     p.add_argument("--landmarks", type=int, default=10_000)
@@ -120,7 +118,7 @@ def parse_args():
     p.add_argument("--cache", default="benchmarks/output/million",
                    help="folder for the digits and the embeddings")
     p.add_argument("--figure", default=str(FIGURE), help="the Fig. 7 picture ('' for none)")
-    return p.parse_args()
+    return parse(p)
 
 
 def digits(cache, n, split, seed):
@@ -131,15 +129,11 @@ def digits(cache, n, split, seed):
     labels = cache / f"digits_{split}_{n}_{seed}_labels.npy"
     sources = cache / f"digits_{split}_{n}_{seed}_sources.npy"
     if not (path.exists() and labels.exists() and sources.exists()):
-        import time
-
-        start = time.perf_counter()
-        _, y, s = make_deformed_digits(n, random_state=seed, split=split, out=path,
-                                       overwrite=True, return_source=True)
+        seconds, (_, y, s) = timed(make_deformed_digits, n, random_state=seed, split=split,
+                                   out=path, overwrite=True, return_source=True)
         np.save(labels, y)
         np.save(sources, s)
-        print(f"made {n:,} {split} digits in {time.perf_counter() - start:.1f} s "
-              f"({path})", flush=True)
+        print(f"made {n:,} {split} digits in {seconds:.1f} s ({path})", flush=True)
     return path, np.load(labels), np.load(sources)
 
 
@@ -164,11 +158,7 @@ def row_code(name, args, cache, path, new_path):
 
 
 def draw(cache, args, labels, names):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     shown = [n for n in names if (cache / f"embedding_{n}_{args.n}.npy").exists()]
     if not shown:
         return
@@ -189,11 +179,9 @@ def draw(cache, args, labels, names):
 
 
 def main():
-    full_speed_blas()
     args = parse_args()
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    print(machine_line(), flush=True)
     path, labels, sources = digits(cache, args.n, "train", 0)
     rows = [r for r in args.rows.split(",") if r]
     new_path = new_labels = None

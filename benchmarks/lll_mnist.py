@@ -28,13 +28,13 @@ it tells a limit of the weights from a limit of the solver.
 Prints tables; writes lll_mnist.png and lll_mnist.json to --out.
 """
 
-import argparse
 import json
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import argument_parser, neighbour_graph, parse
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import gaussian_affinity
@@ -42,12 +42,11 @@ from landmarking.lll._numpy import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import select_landmarks
 from landmarking.metrics import procrustes_error, span_error
-from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import spectral_embedding
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--full", action="store_true", help="all 60,000 training digits")
     p.add_argument("--n", type=int, default=None, help="number of digits (default 5000, "
                    "60000 with --full)")
@@ -72,22 +71,7 @@ def parse_args():
     p.add_argument("--gp-steps", type=int, default=None,
                    help="GPLandmarks steps per landmark in the study (default 30; 50 with --full)")
     p.add_argument("--cache", default=None, help="folder to cache the neighbour graph in")
-    p.add_argument("--out", default="benchmarks/output", help="folder for PNG and JSON")
-    return p.parse_args()
-
-
-def neighbour_graph(X, k, cache):
-    path = Path(cache) / f"mnist_knn{k}_n{len(X)}.npz" if cache else None
-    if path is not None and path.exists():
-        f = np.load(path)
-        return f["d"], f["i"], 0.0
-    t = time.perf_counter()
-    d, i = nearest_neighbors(X, k)
-    seconds = time.perf_counter() - t
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, d=d.astype(np.float32), i=i.astype(np.int32))
-    return d, i, seconds
+    return parse(p)
 
 
 def exact_reference(W, d, n, cache):
@@ -143,8 +127,7 @@ def main():
     else:
         counts = [60, 112, 211, 451, 1000, 2000]
     seeds = args.seeds or 1
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
 
     X, y = load_mnist(split="train")
     X = X[:n]

@@ -11,15 +11,13 @@ computed once for the whole grid (they do not depend on sigma or K_W).
 
     python benchmarks/lll_out_of_sample.py           # 10,000 + 2,000 + 2,000 digits
     python benchmarks/lll_out_of_sample.py --full    # 50,000 + 10,000 + 10,000
+    python benchmarks/lll_out_of_sample.py --quick   # a smoke: 2,000 + 500 + 500, L=200
 """
 
-import argparse
 import json
-import time
-from pathlib import Path
 
 import numpy as np
-from sklearn.neighbors import KNeighborsClassifier
+from _common import argument_parser, held_out_knn_accuracy, parse, pyplot, timed
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import check_connected, gaussian_affinity
@@ -30,25 +28,35 @@ from landmarking.neighbors import nearest_neighbors
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--full", action="store_true")
+    p = argument_parser(__doc__, seed=False)
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes (2,000 + 500 + 500 digits, at most 200 landmarks): "
+                        "a smoke run, not the figures")
     p.add_argument("--landmarks", type=int, default=1000)
     p.add_argument("--landmark-choice", default="kmeans",
                    choices=["kmeans", "random", "random-pruned"])
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    return parse(p)
 
 
 def one_nn_error(train, y_train, test, y_test):
-    clf = KNeighborsClassifier(n_neighbors=1).fit(train, y_train)
-    return float(np.mean(clf.predict(test) != y_test))
+    return 1.0 - held_out_knn_accuracy(train, y_train, test, y_test, k=1)
+
+
+def embed(dist, nbr, sigma, Z, d_max):
+    """(components of the graph, reduced eigenvectors, embedding) of LLL on the
+    Gaussian graph of these neighbour lists."""
+    W = gaussian_affinity(dist, nbr, sigma)
+    n_comp = check_connected(W, warn=False)
+    A, B = reduced_problem(W, Z)
+    vecs, _ = solve_reduced_problem(A, B, d_max)
+    return n_comp, vecs, np.asarray(Z @ vecs)
 
 
 def main():
     args = parse_args()
-    n_train, n_test, n_oos = (50000, 10000, 10000) if args.full else (10000, 2000, 2000)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    n_train, n_test, n_oos = ((50000, 10000, 10000) if args.full else
+                              (2000, 500, 500) if args.quick else (10000, 2000, 2000))
+    out = args.out
     # All 70,000 digits, shuffled, then split: MNIST's official test digits are
     # harder (pixel 1-NN error 7.8% against 5.2% on held-out training digits
     # with 10,000 references), which would show up as a spurious gap.
@@ -60,22 +68,18 @@ def main():
     y = y_all[: n_train + n_test]
     X_oos = X_all[n_train + n_test: n_train + n_test + n_oos]
     y_oos = y_all[n_train + n_test: n_train + n_test + n_oos]
-    L, kz, d_max = args.landmarks, 50, 50
+    L, kz, d_max = min(args.landmarks, 200) if args.quick else args.landmarks, 50, 50
     dims = [5, 10, 20, 50]
     kws = [5, 10, 30, 100]
     sigmas = [2.0, 4.0, 8.0, 200.0]
 
-    t = time.perf_counter()
-    idx = select_landmarks(X, L, args.landmark_choice, random_state=0)
-    T = X[idx].astype(np.float64)
-    Z = reconstruction_weights(X, T, kz)
-    t_z = time.perf_counter() - t
-    t = time.perf_counter()
-    dist, nbr = nearest_neighbors(X, max(kws))
-    t_nn = time.perf_counter() - t
-    t = time.perf_counter()
-    Z_oos = reconstruction_weights(X_oos, T, kz)
-    t_oos = time.perf_counter() - t
+    def landmarks_and_weights():
+        T = X[select_landmarks(X, L, args.landmark_choice, random_state=0)].astype(np.float64)
+        return T, reconstruction_weights(X, T, kz)
+
+    t_z, (T, Z) = timed(landmarks_and_weights)
+    t_nn, (dist, nbr) = timed(nearest_neighbors, X, max(kws))
+    t_oos, Z_oos = timed(reconstruction_weights, X_oos, T, kz)
     print(f"MNIST: {n_train} train + {n_test} test embedded, {n_oos} out-of-sample; "
           f"L={L} {args.landmark_choice} landmarks, K_Z={kz}")
     pixel_test = one_nn_error(X[:n_train], y[:n_train], X[n_train:], y[n_train:])
@@ -87,13 +91,8 @@ def main():
     rows = []
     for kw in kws:
         for sigma in sigmas:
-            t = time.perf_counter()
-            W = gaussian_affinity(dist[:, :kw], nbr[:, :kw], sigma)
-            n_comp = check_connected(W, warn=False)
-            A, B = reduced_problem(W, Z)
-            vecs, _ = solve_reduced_problem(A, B, d_max)
-            emb = np.asarray(Z @ vecs)
-            seconds = time.perf_counter() - t
+            seconds, (n_comp, vecs, emb) = timed(embed, dist[:, :kw], nbr[:, :kw], sigma, Z,
+                                                 d_max)
             oos = lll_out_of_sample(X_oos, T, vecs, kz)
             np.testing.assert_allclose(oos, Z_oos @ vecs, atol=1e-8)
             errs = []
@@ -117,11 +116,7 @@ def main():
 
 
 def plot(rows, kws, sigmas, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     for ax, key, title in zip(axes, ["seconds", "test_error", "oos_error"],
                               ["LLL seconds per setting", "1-NN error, test (embedded)",

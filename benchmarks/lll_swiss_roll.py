@@ -40,42 +40,24 @@ took 42 s against the approximate search's 95 s.
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import (
+    arc_length_swiss_roll,
+    argument_parser,
+    intrinsic_error,
+    machine_line,
+    parse,
+    run_child,
+)
 
 from landmarking.graph import gaussian_affinity
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import spectral_embedding
-
-
-def arc_length_swiss_roll(n, random_state=0):
-    """Swiss roll (t cos t, h, t sin t), t in [1.5 pi, 4.5 pi], uniform in arc
-    length s, height h uniform in [0, 0.7 * total length]. Returns X and (s, h)."""
-    rng = np.random.default_rng(random_state)
-    grid = np.linspace(1.5 * np.pi, 4.5 * np.pi, 20001)
-    s_grid = 0.5 * (grid * np.sqrt(1 + grid ** 2) + np.arcsinh(grid))
-    s = rng.uniform(s_grid[0], s_grid[-1], n)
-    t = np.interp(s, s_grid, grid)
-    h = rng.uniform(0, 0.7 * (s_grid[-1] - s_grid[0]), n)
-    X = np.column_stack([t * np.cos(t), h, t * np.sin(t)])
-    return X, np.column_stack([s - s_grid[0], h])
-
-
-def intrinsic_error(embedding, truth):
-    """Relative error of the best affine image of ``embedding`` against the
-    intrinsic coordinates (arc length, height):
-    sqrt(sum |t - A e - b|^2 / sum |t - mean t|^2), 0 for a perfect unrolling."""
-    from landmarking.metrics import affine_align
-
-    aligned = affine_align(embedding, truth)
-    return float(np.sqrt(np.sum((truth - aligned) ** 2)
-                         / np.sum((truth - truth.mean(axis=0)) ** 2)))
 
 
 def kdtree_graph(X, n_neighbors=10):
@@ -133,9 +115,6 @@ def scale_child(method, n, warm, graph):
 
 
 def scale_rows(args):
-    from _machine import machine_line
-
-    print(machine_line(), flush=True)
     print()
     print("| points | method | solver | fit s (first call) | warm s | stages s | peak RSS MB "
           "| intrinsic error | LE / LLL time | LE / LLL error | load |")
@@ -144,13 +123,8 @@ def scale_rows(args):
     for n in args.sizes:
         rows = {}
         for method in args.methods.split(","):
-            command = [sys.executable, __file__, "--child", method, str(n), "--graph",
-                       args.graph]
-            done = subprocess.run(command + (["--warm"] if args.warm else []),
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"the {method} row at {n} failed:\n{done.stderr}")
-            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row = run_child(Path(__file__).resolve(), "--child", method, n, "--graph",
+                            args.graph, *(["--warm"] if args.warm else []))
             rows[method] = row
             results.append(row)
             ratio = ("", "")
@@ -164,13 +138,11 @@ def scale_rows(args):
                   f"| {ratio[1]} | {row['load']:.2f} |", flush=True)
     print()
     print(machine_line())
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "lll_swiss_roll_scale.json").write_text(json.dumps(results, indent=1))
+    (args.out / "lll_swiss_roll_scale.json").write_text(json.dumps(results, indent=1))
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser():
+    p = argument_parser(__doc__, seed=False)
     p.add_argument("--scale", action="store_true",
                    help="issue 32's rows: LE against LLL at --sizes, fresh processes")
     p.add_argument("--sizes", type=int, nargs="+", default=[300000, 1000000])
@@ -182,24 +154,20 @@ def parse_args():
                         "KD-tree search given as affinity= (timed inside each fit)")
     p.add_argument("--child", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, default=4000)
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--full", action="store_true", help="5 seeds (the paper's count)")
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    p.add_argument("--seeds", type=int, default=3, help="landmark seeds (5 with --full)")
+    return p
 
 
 def main():
-    args = parse_args()
-    if args.child:
+    parser = build_parser()
+    args = parser.parse_args()
+    if args.child:  # one --scale row, in this new interpreter: no machine line
         return scale_child(args.child[0], int(args.child[1]), args.warm, args.graph)
+    args = parse(parser)
     if args.scale:
-        from _machine import full_speed_blas
-
-        full_speed_blas()
         return scale_rows(args)
     seeds = 5 if args.full else args.seeds
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     X, truth = arc_length_swiss_roll(args.n)
     sigma0, L0, kw0, kz = 1.6, 300, 150, 5
     sigmas = [0.4, 0.8, 1.2, 1.6, 2.4, 3.2, 6.4]
@@ -210,7 +178,7 @@ def main():
     print(f"Swiss roll: {args.n} points, K_Z={kz}, {seeds} landmark seeds; "
           f"{max(kws)}-NN graph {time.perf_counter() - t:.2f} s (shared, excluded below)")
 
-    # Compile the numba kernels once, outside the timings.
+    # Load the compiled kernels once, outside the timings.
     LocallyLinearLandmarks(n_landmarks=50, n_neighbors=10).fit(X[:500])
 
     def evaluate(sigma, L, kw):

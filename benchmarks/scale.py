@@ -26,17 +26,14 @@ at the end). Results are appended to ``benchmarks/output/scale.json``; ``table``
 prints them and draws ``benchmarks/output/scale_seconds_per_landmark.png``.
 """
 
-import argparse
 import json
 import os
 import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from _machine import full_speed_blas, machine_line
+from _common import argument_parser, machine_line, parse, run_child
 
 N_TOTAL = 10_000_000
 N_FEATURES = 100
@@ -44,6 +41,7 @@ LATENT = 5
 CHUNK = 100_000
 SEED = 20261123
 OUT = Path("benchmarks/output")
+SCRIPT = Path(__file__).resolve()
 
 
 # --------------------------------------------------------------------------- data
@@ -287,7 +285,7 @@ def _memmap_file(store):
 
 def memmap_one(args):
     """One memory-map fit in this (fresh) process: seconds untraced, then the
-    tracemalloc peak of the same fit; numba compiles before either."""
+    tracemalloc peak of the same fit; the compiled kernels load before either."""
     import tracemalloc
 
     from landmarking import GPLandmarks
@@ -320,10 +318,7 @@ def memmap(args):
     print("| chunk_size | seconds | traced peak MiB | % of the data | load |")
     print("|---|---|---|---|---|")
     for chunk in (0, 50_000, 200_000, 500_000):
-        out = subprocess.run([sys.executable, __file__, "memmap-one", "--store", args.store,
-                              "--chunk-size", str(chunk)], check=True, capture_output=True,
-                             text=True).stdout.strip().splitlines()[-1]
-        r = json.loads(out)
+        r = run_child(SCRIPT, "memmap-one", "--store", args.store, "--chunk-size", chunk)
         print(f"| {r['chunk_size'] or 'None (default)'} | {r['seconds']:.2f} | "
               f"{r['peak'] / 2**20:.0f} | {100 * r['peak'] / r['data']:.0f}% | "
               f"{r['load']:.1f} |", flush=True)
@@ -368,11 +363,11 @@ def sorted_one(args):
 
     X, y, X_test, y_test = _sorted_rows(args.data, args.n)
     folder = Path(args.store) / f"{args.data}_sorted_{args.n}"
+    folder.mkdir(parents=True, exist_ok=True)  # its parent keeps the landmarks of every kind
     if args.kind == "shuffled":
         order = np.random.default_rng(12345).permutation(len(X))
         data, labels = X[order], y[order]
     elif args.kind == "memmap":
-        folder.mkdir(parents=True, exist_ok=True)
         if not (folder / "X.npy").exists():
             np.save(folder / "X.npy", X)
         data, labels = np.load(folder / "X.npy", mmap_mode="r"), y
@@ -414,11 +409,8 @@ def sorted_table(args):
         reference = None
         for kind in ("shuffled", "memmap", "zarr"):
             seeds = args.zarr_seeds if kind == "zarr" else args.seeds
-            out = subprocess.run([sys.executable, __file__, "sorted-one", "--store", args.store,
-                                  "--data", args.data, "--n", str(n), "--kind", kind,
-                                  "--seeds", seeds],
-                                 check=True, capture_output=True, text=True)
-            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r = run_child(SCRIPT, "sorted-one", "--store", args.store, "--data", args.data,
+                          "--n", n, "--kind", kind, "--seeds", seeds)
             acc = [x["accuracy"] for x in r["results"]]
             mean = float(np.mean(acc))
             reference = mean if reference is None else reference
@@ -483,7 +475,7 @@ ISSUE24 = {"memmap": memmap, "memmap-one": memmap_one, "sorted": sorted_table,
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False, out=False)
     p.add_argument("what", choices=["generate", "gp", "lll", "table", "one", "memmap",
                                     "memmap-one", "sorted", "sorted-one", "containers"])
     p.add_argument("--store", default="/tmp/landmarking-scale")
@@ -504,8 +496,7 @@ def main():
     # The Zarr fits equal the memory map's bit for bit (checked for these seeds), so
     # its accuracy is theirs; fewer Zarr seeds save time on a shared machine.
     p.add_argument("--zarr-seeds", default="0,1,2")
-    args = p.parse_args()
-    full_speed_blas()
+    args = parse(p, machine=False)
     OUT.mkdir(parents=True, exist_ok=True)
     if args.what in ISSUE24:
         ISSUE24[args.what](args)
@@ -517,10 +508,9 @@ def main():
     elif args.what == "gp":
         runs = [(int(n), args.source) for n in args.sizes.split(",")]
         for n, source in runs:
-            subprocess.run([sys.executable, __file__, "one", "--store", args.store, "--n",
-                            str(n), "--source", source, "--landmarks", str(args.landmarks),
-                            "--workers", str(args.workers), "--memory-limit",
-                            args.memory_limit], check=True)
+            run_child(SCRIPT, "one", "--store", args.store, "--n", n, "--source", source,
+                      "--landmarks", args.landmarks, "--workers", args.workers,
+                      "--memory-limit", args.memory_limit)
         table()
     elif args.what == "lll":
         _append(run_lll(args.store, args.sample, args.lll_landmarks, args.workers,

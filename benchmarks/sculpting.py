@@ -31,8 +31,9 @@ from the default LTSA start), with its normalised MSE; beside them, in the same
 run, scikit-learn's LTSA on the same rows (the default start alone, the peer).
 ``--against SRC`` runs every cell also with ``PYTHONPATH=SRC`` (another
 checkout's ``src``, e.g. the commit before), alternating, so that the two are
-compared under the same load; each tree first fits once untimed, so that a
-numba cache is warm, as after ``make install``.
+compared under the same load; each tree first fits once untimed, so that
+whatever it caches on disk (an older checkout's numba cache) is warm, as after
+``make install``.
 
 Quick run (default, under a minute): one seed of a 600-point Swiss
 roll with the star hole, sigma = 0.99. ``--full``: the paper's scale, 2,000
@@ -46,16 +47,12 @@ Usage::
     landmarking reproduce sculpting [--full]
 """
 
-import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from _common import DEFAULT_OUT, argument_parser, machine_line, parse, run_child, timed
 from sklearn.manifold import Isomap, LocallyLinearEmbedding
 
 from landmarking import ManifoldSculpting
@@ -104,13 +101,7 @@ def _relative_mse(Y, target):
     return float(err / np.sum((target - target.mean(axis=0)) ** 2, axis=1).mean())
 
 
-def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
-def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, datasets=None,
+def run(full=False, out_dir=DEFAULT_OUT, seeds=None, sigmas=None, datasets=None,
         n=None, pca=True):
     seeds = range(seeds if seeds is not None else (5 if full else 1))
     sigmas = tuple(sigmas) if sigmas else ((0.99, 0.999) if full else (0.99,))
@@ -120,8 +111,8 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
     out_dir.mkdir(parents=True, exist_ok=True)
 
     X, _ = make_sculpting_swiss_roll(200, random_state=0)
-    _, compile_s = _timed(lambda: ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=2,
-                                                    preprocess="pca").fit(X))
+    compile_s = timed(ManifoldSculpting(n_neighbors=8, min_iter=2, max_iter=2,
+                                        preprocess="pca").fit, X)[0]
     print(f"warm-up (imports, the neighbour search's first call): {compile_s:.2f} s\n")
 
     rows = []
@@ -134,7 +125,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
                 if method == "HLLE" and k <= t * (t + 3) / 2:
                     continue
                 try:
-                    Y, secs = _timed(lambda make=make, X=X: make().fit_transform(X))
+                    secs, Y = timed(make().fit_transform, X)
                     mse = affine_normalized_mse(Y, target)
                 except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover
                     print(f"{method} failed on {name}: {exc}")
@@ -145,7 +136,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
             for sigma in (sigmas if pca else ()):
                 model = ManifoldSculpting(n_components=t, n_neighbors=k, scale_rate=sigma,
                                           preprocess="pca", random_state=seed)
-                Y, secs = _timed(lambda model=model, X=X: model.fit_transform(X))
+                secs, Y = timed(model.fit_transform, X)
                 rows.append((name, seed, "MS (pca)", sigma, affine_normalized_mse(Y, target),
                              secs, _relative_mse(Y, target)))
                 if seed == 0 and sigma == sigmas[0]:
@@ -156,7 +147,7 @@ def run(full=False, out_dir=Path("benchmarks/output"), seeds=None, sigmas=None, 
             for method, rule in (("MS (ltsa)", "total"), ("MS (ltsa, point)", "point")):
                 model = ManifoldSculpting(n_components=t, n_neighbors=k, preprocess="ltsa",
                                           move_rule=rule, random_state=seed)
-                Y, secs = _timed(lambda model=model, X=X: model.fit_transform(X))
+                secs, Y = timed(model.fit_transform, X)
                 rows.append((name, seed, method, "-", affine_normalized_mse(Y, target), secs,
                              _relative_mse(Y, target)))
                 if seed == 0:
@@ -241,8 +232,7 @@ model = {fit}
 warm = time.perf_counter() - start
 Y = model if isinstance(model, np.ndarray) else model.embedding_
 np.save({out!r}, Y)
-print(json.dumps(dict(first=first, warm=warm, load=os.getloadavg()[0],
-                      numba="numba" in sys.modules)))
+print(json.dumps(dict(first=first, warm=warm, load=os.getloadavg()[0])))
 """
 
 _FIRST_CALL_CELLS = {
@@ -260,34 +250,26 @@ _FIRST_CALL_CELLS = {
 
 
 def _first_call_cell(folder, rows, imports, fit, src):
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = str(Path(src).resolve())
     out = os.path.join(folder, "embedding.npy")
     code = _FIRST_CALL_CHILD.format(data=os.path.join(folder, f"{rows}.npy"), imports=imports,
                                     fit=fit, out=out)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1]), np.load(out)
+    return run_child(code, src=src), np.load(out)
 
 
 def first_call(runs=3, against=None):
     """Issue 34's first-call cells (see the module docstring); prints the table."""
-    from _machine import full_speed_blas, machine_line
     from sklearn.datasets import make_swiss_roll
 
-    full_speed_blas()
     trees = [("this tree", None)] + ([("against", against)] if against else [])
     star, star_uv = make_sculpting_swiss_roll(2000, hole=True, random_state=0)
     with tempfile.TemporaryDirectory(prefix="sculpting-first-call-") as folder:
         np.save(os.path.join(folder, "roll.npy"), make_swiss_roll(1000, random_state=0)[0])
         np.save(os.path.join(folder, "star.npy"), star)
-        for _, src in trees:  # untimed: a numba cache, if any, is warm after this
+        for _, src in trees:  # untimed: what is cached on disk, if anything, is warm after this
             _first_call_cell(folder, "roll", *_FIRST_CALL_CELLS[
                 "ManifoldSculpting(), Swiss roll 1,000"][1:], src)
-        print(machine_line())
         print(f"\n{'cell':52s} {'tree':10s} {'first (s)':>22s} {'warm (s)':>22s} "
-              f"{'MSE':>9s} numba")
+              f"{'MSE':>9s}")
         for cell, (rows, imports, fit) in _FIRST_CALL_CELLS.items():
             trees_here = trees if cell.startswith("Manifold") else trees[:1]
             found = {name: [] for name, _ in trees_here}
@@ -300,17 +282,15 @@ def first_call(runs=3, against=None):
                 mse = (f"{affine_normalized_mse(results[0][1], star_uv):9.3g}" if rows == "star"
                        else f"{'':9s}")
                 print(f"{cell:52s} {name:10s} {min(first):9.2f} - {max(first):9.2f} "
-                      f"{min(warm):9.2f} - {max(warm):9.2f} {mse} "
-                      f"{any(r['numba'] for r, _ in results)}")
+                      f"{min(warm):9.2f} - {max(warm):9.2f} {mse}")
         print(machine_line())
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__, size=None, seed=False)
     parser.add_argument("--full", action="store_true",
                         help="paper scale: 2,000 points, five seeds, sigma 0.99 and 0.999, "
                              "all four manifolds")
-    parser.add_argument("--out", default="benchmarks/output", help="folder for the PNG")
     parser.add_argument("--seeds", type=int, help="number of seeds (default 1, 5 with --full)")
     parser.add_argument("--sigmas", type=float, nargs="+", help="scale rates for MS (pca)")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS,
@@ -326,7 +306,7 @@ def main(argv=None):
                         help="new interpreters per cell and tree (--first-call)")
     parser.add_argument("--against", metavar="SRC",
                         help="another checkout's src folder, timed alongside (--first-call)")
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if args.first_call:
         first_call(runs=args.runs, against=args.against)
         return 0

@@ -33,15 +33,21 @@ sigma = 200 on [0, 1] pixels, d = 50; benchmarks/lll_mnist.py).
 Prints tables (with the load average); writes spectral_refine_<case>.json to --out.
 """
 
-import argparse
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import (
+    arc_length_swiss_roll,
+    argument_parser,
+    machine_line,
+    neighbour_graph,
+    parse,
+    timed,
+)
 from scipy import sparse
 
 from landmarking.datasets import load_mnist
@@ -52,13 +58,9 @@ from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import spectral_embedding
 from landmarking.spectral.refine import refine_spectral_embedding
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lll_mnist import neighbour_graph  # noqa: E402
-from lll_swiss_roll import arc_length_swiss_roll  # noqa: E402
-
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--case", choices=("swissroll", "mnist"), default="swissroll")
     p.add_argument("--n", type=int, default=None, help="points (4000 / 60000)")
     p.add_argument("--tol", type=float, default=1e-5,
@@ -76,8 +78,7 @@ def parse_args():
     p.add_argument("--sklearn", default="lobpcg,amg",
                    help="scikit-learn solvers, comma-separated (lobpcg, amg, arpack)")
     p.add_argument("--cache", default=None, help="folder to cache graph and reference in")
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    return parse(p, machine=False)
 
 
 def residuals(W, emb):
@@ -161,17 +162,14 @@ def main():
     args = parse_args()
     X, W, d, kw, sigma, graph_seconds = graph(args)
     n = W.shape[0]
-    # numba warm-up (LLL kernels, neighbour re-rank), reported apart.
-    t = time.perf_counter()
-    small = min(n, 600)
-    LocallyLinearLandmarks(n_components=2, n_landmarks=60, n_neighbors=10,
-                           random_state=0).fit(X[:small])
-    cold = time.perf_counter() - t
+    # Warm-up (loading LLL's compiled kernels, the neighbour re-rank), reported apart.
+    cold = timed(LocallyLinearLandmarks(n_components=2, n_landmarks=60, n_neighbors=10,
+                                        random_state=0).fit, X[:min(n, 600)])[0]
     print(f"{args.case}: n={n}, K_W={kw}, sigma={sigma}, d={d}, nnz(W)={W.nnz}; graph "
-          f"{graph_seconds:.1f} s (0 = cached); numba warm-up {cold:.1f} s")
+          f"{graph_seconds:.1f} s (0 = cached); warm-up {cold:.1f} s")
     ref, ref_seconds, how = reference(args, X, W, d)
     print(f"reference: {how}, {ref_seconds:.1f} s, residual {residuals(W, ref):.1e}")
-    print(f"load average before: {os.getloadavg()}")
+    print(f"before: {machine_line()}")
     Ls = ([int(v) for v in args.landmarks.split(",")] if args.landmarks
           else ([300, 1000] if args.case == "swissroll" else [451, 1000]))
     rows = []
@@ -228,9 +226,8 @@ def main():
                   f"{r['start_residual']:.1e} | {r['setup_seconds']:.2f} | "
                   f"{r['lobpcg_seconds']:.2f} | {r['iterations']} | {per:.2f} | "
                   f"{r['converged']} |")
-    print(f"load average after: {os.getloadavg()}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    print(f"after: {machine_line()}")
+    out = args.out
     (out / f"spectral_refine_{args.case}.json").write_text(json.dumps(
         {"n": n, "d": d, "tol": args.tol, "reference": how, "cold": cold, "rows": rows},
         indent=1, default=float))

@@ -20,7 +20,7 @@ eigenvectors of S = D^-1/2 W D^-1/2 by, back to back:
 
 For each case: :func:`low_frequency_bound` of the graph (what ``"auto"`` looks
 at) with its seconds, the first eigenvalue found, the solver ``"auto"`` picks;
-for each solver: seconds (warm: pyamg and numba are loaded before), the ratio
+for each solver: seconds (warm: pyamg and the compiled kernels are loaded before), the ratio
 to the first solver's, the largest eigenvector residual |S u - mu u|, and the error: on the
 Swiss roll against its intrinsic coordinates (:func:`intrinsic_error`), else the
 largest eigenvalue difference to the first solver's.
@@ -36,13 +36,18 @@ Cases, ``NAME:N``: ``mnist`` (``first_call.mnist_digits``: 784-D pixels),
 Prints the machine line (load, BLAS) before and after the table.
 """
 
-import argparse
-import time
 import warnings
 
 import numpy as np
-from _machine import full_speed_blas, machine_line
-from lll_swiss_roll import arc_length_swiss_roll, intrinsic_error
+from _common import (
+    arc_length_swiss_roll,
+    argument_parser,
+    intrinsic_error,
+    machine_line,
+    mnist_digits,
+    parse,
+    timed,
+)
 from scipy import sparse
 
 from landmarking.graph import degree, neighbor_graph
@@ -69,8 +74,6 @@ def case_data(name, n):
     """(X, intrinsic coordinates or None) of a case."""
     rng = np.random.default_rng(0)
     if name == "mnist":
-        from first_call import mnist_digits
-
         return mnist_digits(n)[0], None
     if name == "roll":
         return arc_length_swiss_roll(n, random_state=0)
@@ -109,15 +112,14 @@ def warm_up(solvers):
 
 
 def main():
-    full_speed_blas()
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", nargs="+", default=["mnist:60000"])
+    p = argument_parser(__doc__, size=None, seed=False, out=False)
+    p.add_argument("--cases", nargs="+", default=["mnist:60000"],
+                   help="NAME:N, NAME one of mnist, roll, cubeD, gaussD")
     p.add_argument("--solvers", default="arpack,lobpcg,amg")
     p.add_argument("--n-components", type=int, default=10)
-    args = p.parse_args()
+    args = parse(p)
     solvers = args.solvers.split(",")
     warm_up(solvers)
-    print(machine_line(), flush=True)
     print()
     print("| case | n | bound (s) | lambda_1 | auto | solver | seconds | / first "
           "| max residual | error |")
@@ -127,17 +129,13 @@ def main():
         n = int(n)
         X, truth = case_data(name, n)
         W, _ = neighbor_graph(X, 10, "auto", method="auto", random_state=0)
-        start = time.perf_counter()
-        bound = low_frequency_bound(W)
-        bound_seconds = time.perf_counter() - start
+        bound_seconds, bound = timed(low_frequency_bound, W)
         auto = resolve_eigen_solver("auto", n, args.n_components, None, affinity=W)[0]
         rows = []
         for solver in solvers:
-            start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                emb, lam = solve(solver, X, W, args.n_components)
-            seconds = time.perf_counter() - start
+                seconds, (emb, lam) = timed(solve, solver, X, W, args.n_components)
             rows.append((solver, seconds, emb, lam))
             base = rows[0]
             error = (f"{intrinsic_error(emb[:, :2], truth):.4f} (intrinsic)" if truth is not None

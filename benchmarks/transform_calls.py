@@ -14,14 +14,15 @@ four ways, back to back in one process:
   per call, each building its own index from the fitted points.
 
 Every way must give the same embedding bit for bit (checked). On a busy machine
-run it with ``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``: a one-point query
-is microseconds of work, and waking the thread pools of numba's parallel
-kernels and of BLAS, when other processes hold the cores, then costs far more
-than the search itself (measured: 100 ms against 2.5 ms per query of 2,000
-points at load 10 on 2 cores), which would hide what the index costs. The first call
-(numba compiles the shortlist kernels unless cached) is timed apart and then
-the kernels are warm. Prints a table with the load average and writes
-``transform_calls.json`` and ``transform_calls.png`` to ``--out``.
+run it on one core, ``taskset -c 0`` with ``OPENBLAS_NUM_THREADS=1`` (the
+compiled kernels use the cores the process may run on): a one-point query is
+microseconds of work, and waking the thread pools of the parallel kernels and
+of BLAS, when other processes hold the cores, then costs far more than the
+search itself (measured with numba's kernels: 100 ms against 2.5 ms per query
+of 2,000 points at load 10 on 2 cores), which would hide what the index costs.
+The first call (it builds the index) is timed apart. Prints a table with the
+machine line and writes ``transform_calls.json`` and ``transform_calls.png`` to
+``--out``.
 
     python benchmarks/transform_calls.py                 # 20,000 digits, 1,000 calls
     python benchmarks/transform_calls.py --n 5000 --calls 200 --synthetic
@@ -30,13 +31,13 @@ the kernels are warm. Prints a table with the load average and writes
 and saves it, later runs load it and time only the transforms.
 """
 
-import argparse
 import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import argument_parser, machine_line, parse, pyplot, timed
 
 from landmarking import load, save
 from landmarking.neighbors import LazyNeighborIndex, query_neighbors
@@ -44,7 +45,7 @@ from landmarking.spectral.laplacian import LaplacianEigenmaps
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argument_parser(__doc__, size=None, seed=False)
     p.add_argument("--n", type=int, default=20000, help="training digits fitted")
     p.add_argument("--calls", type=int, default=1000, help="points placed (calls of one)")
     p.add_argument("--slow-calls", type=int, default=None,
@@ -54,8 +55,7 @@ def parse_args():
     p.add_argument("--synthetic", action="store_true",
                    help="a noisy Swiss roll in 784 dimensions instead of MNIST")
     p.add_argument("--model", help="a model file: loaded when it exists, else written")
-    p.add_argument("--out", default="benchmarks/output")
-    return p.parse_args()
+    return parse(p, machine=False)
 
 
 def load_data(args):
@@ -92,18 +92,15 @@ def transform_before(le, X):
 
 
 def one_by_one(place, X):
-    t = time.perf_counter()
-    Y = np.vstack([place(X[i:i + 1]) for i in range(len(X))])
-    return time.perf_counter() - t, Y
+    """(seconds, rows) of placing the rows of X one call each."""
+    return timed(lambda: np.vstack([place(X[i:i + 1]) for i in range(len(X))]))
 
 
 def main():
     args = parse_args()
     slow = args.slow_calls or args.calls
     X, new, name = load_data(args)
-    print(f"load average before: {os.getloadavg()}; threads: numba "
-          f"{os.environ.get('NUMBA_NUM_THREADS', 'default')}, BLAS "
-          f"{os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
+    print(f"before: {machine_line()}")
     t = time.perf_counter()
     if args.model and Path(args.model).exists():
         le = load(args.model)
@@ -119,22 +116,17 @@ def main():
     print(f"{name}: {how} {X.shape[0]} x {X.shape[1]} ({X.dtype}) in {fit_seconds:.1f} s; "
           f"placing {len(new)} points", flush=True)
 
-    t = time.perf_counter()
-    le.transform(new[:1])  # builds the index; compiles the kernels unless cached
-    cold = time.perf_counter() - t
+    cold = timed(le.transform, new[:1])[0]  # builds the index
     le.transform(new[1:2])
-    t = time.perf_counter()
-    le.transform(new[2:3])
-    warm_first = time.perf_counter() - t
+    warm_first = timed(le.transform, new[2:3])[0]
 
     def emptied(x):
         le._neighbor_index = LazyNeighborIndex()
         return le.transform(x)
 
     rows = []
-    t = time.perf_counter()
-    batch = le.transform(new)
-    rows.append(("kept, 1 x N", 1, len(new), time.perf_counter() - t))
+    seconds, batch = timed(le.transform, new)
+    rows.append(("kept, 1 x N", 1, len(new), seconds))
     seconds, singles = one_by_one(le.transform, new)
     rows.append(("kept, N x 1", len(new), 1, seconds))
     seconds, rebuilt = one_by_one(emptied, new[:slow])
@@ -142,10 +134,11 @@ def main():
     seconds, before = one_by_one(lambda x: transform_before(le, x), new[:slow])
     rows.append(("before, N x 1", slow, 1, seconds))
     load_after = os.getloadavg()
+    machine_after = machine_line()
 
     same = (np.array_equal(singles, batch) and np.array_equal(rebuilt, batch[:slow])
             and np.array_equal(before, batch[:slow]))
-    print(f"cold first call (index build{'' if cold < 5 else ' and numba compile'}): "
+    print(f"cold first call (index build): "
           f"{cold:.2f} s; a warm call with the index kept: {1e3 * warm_first:.2f} ms")
     print(f"all four ways give the same embedding bit for bit: {same}")
     base = rows[0][3] / rows[0][2]
@@ -159,23 +152,18 @@ def main():
     kept_singles = rows[1][3] / rows[1][1]
     print(f"\none-point calls: rebuilt / kept = {rows[2][3] / rows[2][1] / kept_singles:.1f}x, "
           f"before / kept = {rows[3][3] / rows[3][1] / kept_singles:.1f}x")
-    print(f"load average after: {load_after}")
+    print(f"after: {machine_after}")
     if not same:
         raise SystemExit("the ways disagree")
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = args.out
     record = {"data": name, "n": int(X.shape[0]), "n_neighbors": args.n_neighbors,
               "fit_seconds": fit_seconds, "cold_first_call": cold,
               "rows": [{"way": w, "calls": c, "points_per_call": p, "seconds": s}
                        for w, c, p, s in rows],
               "load_before_after": [list(load_after)]}
     (out / "transform_calls.json").write_text(json.dumps(record, indent=1))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3))
     per_point = [1e3 * s / (c * p) for _, c, p, s in rows]
     ax.barh([w for w, *_ in rows], per_point, color=["C0", "C0", "C3", "C7"])
