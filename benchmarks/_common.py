@@ -250,17 +250,24 @@ def newsgroups_sqrt_frequencies():
     """All 11,314 training posts of 20 Newsgroups (headers, quotes and signature
     stripped) as dense float32 square-root word frequencies over the paper's 1,545
     words: points on the unit sphere; and their newsgroups."""
+    X, labels, _, _ = newsgroups_with_vocabulary()
+    return X, labels
+
+
+def newsgroups_with_vocabulary():
+    """(X, labels) of :func:`newsgroups_sqrt_frequencies`, the vocabulary and the
+    newsgroups' names."""
     import warnings
 
     from landmarking.datasets import load_newsgroups
     from landmarking.text import clean_post, sqrt_histograms
 
-    docs, labels, _ = load_newsgroups(subset="train")
+    docs, labels, names = load_newsgroups(subset="train")
     docs = [clean_post(d) for d in docs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the posts left empty are dropped (kept)
-        X, _, kept = sqrt_histograms(docs, n_words=1545, dense=True)
-    return X.astype(np.float32), labels[kept]
+        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=True)
+    return X.astype(np.float32), labels[kept], vocab, names
 
 
 def arc_length_swiss_roll(n, random_state=0):

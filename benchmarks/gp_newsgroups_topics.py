@@ -37,47 +37,26 @@ import tracemalloc
 import warnings
 
 import numpy as np
-from _gp_common import machine_line, parse_args, print_table
+from _common import (
+    argument_parser,
+    kernel_width_argument,
+    machine_line,
+    newsgroups_with_vocabulary,
+    parse,
+    print_table,
+    purity,
+)
 from _gp_sphere_steps import sphere_landmarks
 from scipy import sparse
 
 from landmarking import GPLandmarks
 from landmarking.datasets.real import load_newsgroups
-from landmarking.kernels import resolve_kernel_width, squared_distances
+from landmarking.kernels import resolve_kernel_width
 from landmarking.text import clean_post, sqrt_histograms, top_words
 
 N_LANDMARKS = 12
 N_TOP = 5
 N_NEAREST = 100
-
-
-def newsgroups_sqrt_frequencies():
-    """All 11,314 training posts of 20 Newsgroups as dense float32 square-root word
-    frequencies over the paper's 1,545 words, and their newsgroups."""
-    X, labels, _, _ = newsgroups_with_vocabulary()
-    return X, labels
-
-
-def newsgroups_with_vocabulary():
-    """(X, labels) of :func:`newsgroups_sqrt_frequencies`, the vocabulary and the
-    newsgroups' names."""
-    docs, labels, names = load_newsgroups(subset="train")
-    docs = [clean_post(d) for d in docs]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        X, vocab, kept = sqrt_histograms(docs, n_words=1545, dense=True)
-    return X.astype(np.float32), labels[kept], vocab, names
-
-
-def purity(X, landmarks, labels, k=N_NEAREST):
-    """For each landmark: (majority label, share of its k nearest rows with it)."""
-    d2 = squared_distances(X.astype(np.float64), np.asarray(landmarks, np.float64))
-    nearest = np.argsort(d2, axis=0, kind="stable")[:k].T
-    out = []
-    for rows in nearest:
-        counts = np.bincount(labels[rows], minlength=labels.max() + 1)
-        out.append((int(np.argmax(counts)), counts.max() / k))
-    return out
 
 
 METHODS = ("library default", "paper's settings", "authors' algorithm (NumPy)")
@@ -226,22 +205,15 @@ def compare_dense_sparse(X_csr, args):
           f"{machine_line()}\n")
 
 
-def _extra_args(parser):
-    parser.add_argument("--kernel-width", default="variance",
-                        help="auto, variance (default, the paper's) or a number")
+def main(argv=None):
+    parser = argument_parser(__doc__)
+    kernel_width_argument(parser)
     parser.add_argument("--seeds", type=int, nargs="+",
                         help="the seeds to run (default 0 1 2 with --full, else --seed)")
     parser.add_argument("--sparse", action="store_true",
                         help="keep the histograms as a CSR matrix (and first compare a "
                              "fit on it with one on the dense copy)")
-
-
-def main(argv=None):
-    args = parse_args(__doc__.split("\n\n")[0], argv, _extra_args)
-    try:
-        args.kernel_width = float(args.kernel_width)
-    except ValueError:
-        pass
+    args = parse(parser, argv)
     return run(args) if args.sparse else compare(args)
 
 
