@@ -17,7 +17,7 @@ VENV_MIN := .venv-min
 PY_MIN := $(VENV_MIN)/bin/python
 STAMP_MIN := $(VENV_MIN)/.installed
 
-.PHONY: install demo test lint test-min bench clean docs docs-check
+.PHONY: install demo test lint test-min clean docs docs-check
 
 # The compiled kernels: every .pyx under src/ is one extension module (setup.py). An
 # edited kernel is rebuilt in place (pip's editable build, without re-installing the
