@@ -40,10 +40,10 @@ __all__ = ["GPLandmarks"]
 
 #: ``init="auto"`` on the sphere starts landmarks learned one at a time at the centre
 #: of the sphere-orthant when the kernel width is at least this (a quarter of the
-#: largest squared distance there, 2). Measured (issue 35): on 20 Newsgroups
-#: (width 0.96) the centre gave purity 0.31 against 0.23 from Gaussian draws; on
-#: three clusters of ``make_sphere_orthant`` (local width 0.014) landmarks from the
-#: centre all went to two of them, from Gaussian draws to all three.
+#: largest squared distance there, 2): text under the variance rule's width is
+#: wide, and topics from the centre are purer there; under a narrow kernel (clusters
+#: of ``make_sphere_orthant``) landmarks from one start find the same few clusters.
+#: The measurements: docs/results/gp.md, "20 Newsgroups topics (the paper's Table 1)".
 UNIFORM_START_WIDTH = 0.5
 
 #: ``GPLandmarks(block_size="auto")``: blocks of this many landmarks when a run
@@ -116,9 +116,8 @@ default="auto"
         (``kernel_width_ >= UNIFORM_START_WIDTH``, 0.5) when landmarks are learned
         one at a time (``block_size_ == 1``, which ``block_size="auto"`` then
         always takes), else "gaussian" (a block needs distinct starts; under a
-        narrow kernel landmarks from one start find the same few clusters). On 20
-        Newsgroups the uniform start gave purity 0.31 against 0.23 from Gaussian
-        draws (issue 35).
+        narrow kernel landmarks from one start find the same few clusters; the
+        purities behind the rule are in docs/results/gp.md).
     chunk_size : int or None, default=None
         None: the minibatches are slices of a seeded random order of the fit's
         sample, every row when a landmark's ``n_steps`` can visit all
