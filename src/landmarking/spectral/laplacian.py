@@ -60,19 +60,14 @@ AUTO_ARPACK_TOL = 1e-6
 
 
 #: ``eigen_solver="auto"`` solves by LOBPCG with an AMG preconditioner (``"amg"``)
-#: when :func:`low_frequency_bound` of the graph is below this. Measured on 2
-#: shared cores, one BLAS thread (benchmarks/spectral_solvers.py): on the 10-NN
-#: graphs of Swiss rolls of 20,000-60,000 points (bounds 2.5e-4 to 3.9e-4) "amg"
-#: took 0.17-0.38 of ARPACK's time for 2 components and 0.47-1.34 for 10; of
-#: 10,000 points (7.3e-4) 0.6-1.7; on graphs with larger bounds ARPACK was
-#: faster: a uniform 3-cube (4.1e-3) by 1.3-2.5x, a 5-cube (3.5e-2) 1.6-2.9x,
-#: MNIST (0.11-0.15) 3.4-8.8x, 10-D normal points (0.26) 17-24x.
+#: when :func:`low_frequency_bound` of the graph is below this: the 10-NN graphs of
+#: Swiss rolls of 20,000 points and more fall below it, where "amg" beat ARPACK;
+#: cubes, normal points and MNIST lie above, where ARPACK won (the measurements:
+#: docs/results/spectral.md, "The eigensolver behind "auto"").
 AMG_BOUND_LIMIT = 5e-4
 #: Extra columns of the ``"amg"`` solver's block (guard vectors). Each guard
-#: saved a few iterations but cost more V-cycles than it saved: 2-D embeddings
-#: of Swiss rolls of 100,000 / 300,000 points took 39 / 56 column V-cycles with
-#: none, 58 / 95 with two; 10-D 140 against 163; a uniform 3-cube, whose 2nd and
-#: 3rd eigenvalues are 1% apart, 45 against 48, the same eigenvalues.
+#: saved a few iterations but cost more V-cycles than it saved (the counts are
+#: in the same section of docs/results/spectral.md).
 AMG_GUARDS = 0
 #: Iterations of the ``"amg"`` solver when ``max_iter`` is None.
 AMG_MAX_ITER = 200
@@ -199,11 +194,11 @@ def resolve_eigen_solver(eigen_solver: str, n_samples: int, n_components: int,
     ARPACK needs thousands of products and the preconditioned block solver a few
     dozen iterations. Else ARPACK, which is faster on the small-world graphs of
     high-dimensional data (MNIST). Without pyamg (the optional ``amg`` extra)
-    every graph gets ARPACK: on Swiss rolls of 30,000 and 100,000 points LOBPCG
-    without a preconditioner took 1.8x and 1.3x ARPACK's time;
-    ``"lll-refine"`` took 0.9x and 0.4x, but stopped at residuals of 5e-6 and
-    4e-6 after its 100 iterations, and needs the data and LLL. A disconnected
-    graph, or none given, gets ARPACK. Any other solver is returned as given.
+    every graph gets ARPACK: LOBPCG without a preconditioner was slower on Swiss
+    rolls, and ``"lll-refine"``, though faster, stopped short of the residual
+    after its 100 iterations and needs the data and LLL (docs/results/spectral.md,
+    "The eigensolver behind "auto""). A disconnected graph, or none given, gets
+    ARPACK. Any other solver is returned as given.
 
     Parameters
     ----------
