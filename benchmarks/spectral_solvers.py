@@ -7,8 +7,8 @@ The measurements behind ``eigen_solver="auto"``
 eigenvectors of S = D^-1/2 W D^-1/2 by, back to back:
 
 - ``arpack``: scipy's ``eigsh`` (implicitly restarted Lanczos) to
-  ``AUTO_ARPACK_TOL``, as ``"auto"`` ran it for every graph above 2,500 points
-  before issue 32;
+  ``AUTO_ARPACK_TOL``, what ``"auto"`` runs on graphs above 2,500 points whose
+  low-frequency bound is at least ``AMG_BOUND_LIMIT``;
 - ``lobpcg``: LOBPCG without a preconditioner from a random block with guard
   columns, to the same residual (``refine_spectral_embedding``,
   ``preconditioner="none"``; scipy's ``eigen_solver="lobpcg"`` stops at its own
@@ -16,7 +16,7 @@ eigenvectors of S = D^-1/2 W D^-1/2 by, back to back:
 - ``amg``: the same LOBPCG with pyamg's smoothed-aggregation preconditioner,
   ``eigen_solver="amg"``;
 - ``lll-refine``: Locally Linear Landmarks, then LOBPCG from its embedding
-  (``eigen_solver="lll-refine"``; LLL's compile is warmed up first).
+  (``eigen_solver="lll-refine"``).
 
 For each case: :func:`low_frequency_bound` of the graph (what ``"auto"`` looks
 at) with its seconds, the first eigenvalue found, the solver ``"auto"`` picks;
@@ -101,7 +101,7 @@ def solve(solver, X, W, n_components):
 
 
 def warm_up(solvers):
-    """Load pyamg and compile LLL's kernels outside the timings."""
+    """Load pyamg and LLL's compiled kernels outside the timings."""
     if "amg" in solvers:
         import pyamg  # noqa: F401
     if "lll-refine" in solvers:
