@@ -20,7 +20,7 @@ Where each part lives (imports run downward, in this order):
   backend from the ``device``;
 - :mod:`.learn`: :func:`learn_gp_landmarks`, the one driver of a fit (it keeps
   the Gram matrix of the kernel columns for the blocks' greedy orders);
-- :mod:`.refine`: :func:`refine_gp_landmarks`, the joint refinement;
+- :mod:`~landmarking.gp.refine`: :func:`refine_gp_landmarks`, the joint refinement;
 - :mod:`.diagnostics`: :class:`KernelWidthWarning` and its check;
 - :mod:`.estimator`: :class:`~landmarking.GPLandmarks`.
 

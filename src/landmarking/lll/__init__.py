@@ -12,7 +12,7 @@ One module per part (a reader finds each algorithm by its file name):
   points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
 - :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
-- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.refine` (the exact
+- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`~landmarking.lll.refine` (the exact
   eigenvectors from an LLL start), :mod:`.model_selection`
   (:func:`~landmarking.sweep_lll`).
 

@@ -2,7 +2,7 @@
 
 - :mod:`.laplacian`: :func:`~.laplacian.spectral_embedding` (the eigenproblem of a
   graph) and :class:`~landmarking.LaplacianEigenmaps`, the scikit-learn estimator;
-- :mod:`.refine`: exact eigenvectors by LOBPCG from a good start
+- :mod:`~landmarking.spectral.refine`: exact eigenvectors by LOBPCG from a good start
   (``refine_spectral_embedding``), with guard columns;
 - :mod:`.nystrom`: the Nystroem map of new points.
 
