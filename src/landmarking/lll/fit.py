@@ -6,8 +6,9 @@ order: the numerical helpers of :mod:`~landmarking.lll._numpy`, this function, t
 estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
 array or an estimator), the weights Z, the graph
 (:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
-eigenvectors (:mod:`~landmarking.lll._numpy`), the optional refinement (:mod:`~landmarking.lll.refine`) and the
-reconstruction check (:mod:`.diagnostics`). The paper's two baselines are
+eigenvectors (:mod:`~landmarking.lll._numpy`), the optional refinement
+(:mod:`~landmarking.lll.refine`) and the reconstruction check
+(:mod:`.diagnostics`). The paper's two baselines are
 ``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
 landmarks alone (:mod:`landmarking.spectral`), placed with Z or the Nystroem
 formula. The device is bound once, by :func:`.backend.lll_backend`.
