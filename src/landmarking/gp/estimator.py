@@ -147,14 +147,13 @@ default="auto"
         else 1; and 1 on the sphere whenever the start is its centre
         (``init="uniform"``, or "auto" under a kernel at least
         ``UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
-        Newsgroups, 50 landmarks, the sequential fit from the centre gave topic
-        purity 0.290 (mean of 3 seeds) against the authors' algorithm's 0.288 in
-        0.12 of its time; blocks of 50 from Gaussian draws 0.275 (seed 0; issue
-        35). Blocks gave the sequential fit's
-        accuracy or better at 50 landmarks and more on MNIST, faces and 20
-        Newsgroups (from Gaussian draws) in a tenth of its time, but lower topic
-        purity with 12 or 25 landmarks on 20 Newsgroups (the guide's "Blocks of
-        landmarks"); below 50 the sequential fit is fast anyway.
+        Newsgroups the sequential fit from the centre gives purer topics than
+        blocks from Gaussian draws (docs/results/gp.md, "20 Newsgroups topics").
+        Blocks gave the sequential fit's accuracy or better at 50 landmarks and
+        more on MNIST, faces and 20 Newsgroups (from Gaussian draws) in a tenth of
+        its time, but lower topic purity with 12 or 25 landmarks on 20 Newsgroups
+        (the guide's "Blocks of landmarks"); below 50 the sequential fit is fast
+        anyway.
         Blocks run from the first new landmark: a run continued by ``extend``,
         ``warm_start`` or ``previous_landmarks`` equals one longer run when the
         landmarks it continues end at a block boundary (a multiple of 50 under
