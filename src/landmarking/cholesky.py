@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from sklearn.utils.extmath import row_norms
-from tqdm.auto import tqdm
 
+from ._progress import progress_bar
 from .kernels import squared_distances
 
 __all__ = ["pivoted_cholesky", "PIVOT_RULES"]
@@ -92,7 +92,7 @@ def pivoted_cholesky(
     selected = np.zeros(n, dtype=bool)
     # Row norms once, not once per kernel row.
     sq_norms = row_norms(X, squared=True)
-    for j in tqdm(range(n_pivots), desc=f"{rule} pivoted Cholesky", disable=not verbose):
+    for j in progress_bar(range(n_pivots), desc=f"{rule} pivoted Cholesky", disable=not verbose):
         p = _next_pivot(diag, selected, rule, random_state)
         pivots[j] = p
         pivot_variance[j] = diag[p]

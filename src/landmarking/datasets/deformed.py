@@ -49,6 +49,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._parallel import check_n_jobs, kernel_threads, run_parts
+from .._progress import progress_bar
 from .._typing import StrPath
 from .real import load_mnist
 
@@ -422,15 +423,13 @@ class _FileRows:
 def _fill(target, n, entropy, images, basis, alpha, max_shift, block_rows, n_threads,
           verbose):
     """Write the n rows into ``target`` (an array or Zarr array), block by block."""
-    from tqdm.auto import tqdm
-
     # One UnitWarp (and its buffers) per thread, handed from unit to unit.
     warps = queue.SimpleQueue()
     for _ in range(min(n_threads, -(-n // UNIT_ROWS))):
         warps.put(UnitWarp(images, basis, alpha, max_shift))
     in_place = isinstance(target, np.ndarray)
     with threadpool_limits(limits=1, user_api="blas"), \
-            tqdm(total=n, desc="deformed digits", unit="digit", disable=not verbose) as bar:
+            progress_bar(total=n, desc="deformed digits", unit="digit", disable=not verbose) as bar:
         for start in range(0, n, block_rows):
             stop = min(start + block_rows, n)
             block = (target[start:stop] if in_place

@@ -22,10 +22,10 @@ from types import SimpleNamespace
 from typing import Any, Literal
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .._blocks import check_rows
 from .._parallel import NJobs
+from .._progress import progress_bar
 from .._typing import ArrayLike, DeviceLike, MatrixLike
 from .._validation import (
     SPACES,
@@ -368,7 +368,7 @@ def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_s
     mean, std = sample_mean_std(sample.X, sample.chunks)  # for the starting points
     seconds, steps = [], []
     firsts = range(n_previous, n_landmarks, block_size)
-    outer = tqdm(firsts, desc="landmarks" if block_size == 1 else "blocks",
+    outer = progress_bar(firsts, desc="landmarks" if block_size == 1 else "blocks",
                  disable=not verbose, unit="landmark" if block_size == 1 else "block")
     with backend.fit(sample, landmarks, n_previous, eta=kernel_width, space=space,
                      max_steps=steps_per_landmark, s0=s0, tau=tau, auto=auto,
@@ -393,7 +393,7 @@ def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_s
                 order = sample.layout.order(rngs[0], steps_per_landmark)
                 fit.start(k, t0, order)
                 label = f"landmark {k + 1}" if end == k + 1 else f"landmarks {k + 1}-{end}"
-                with tqdm(total=steps_per_landmark, desc=label, leave=False,
+                with progress_bar(total=steps_per_landmark, desc=label, leave=False,
                           disable=not verbose, unit="step") as step_bar:
                     landmarks[k:end], taken = fit.run(step_bar)
                 if end > k + 1:

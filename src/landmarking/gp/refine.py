@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from .._progress import progress_bar
 from .._typing import ArrayLike, MatrixLike
 from .backend import GPBackend, gp_backend
 from .objective import _objectives, max_steps
@@ -86,7 +86,7 @@ def _refine(sample: Sample, landmarks, backend: GPBackend, *, kernel_width, n_sw
     steps = np.zeros((n_sweeps, n_landmarks), dtype=np.int64)
     accepted = np.zeros((n_sweeps, n_landmarks), dtype=bool)
     for sweep in range(n_sweeps):
-        for k in tqdm(range(n_landmarks), desc=f"refinement sweep {sweep + 1}",
+        for k in progress_bar(range(n_landmarks), desc=f"refinement sweep {sweep + 1}",
                       disable=not verbose, unit="landmark"):
             rng = np.random.default_rng([seed, k, 0x5EF1, sweep])
             order = sample.layout.order(rng, steps_per_run)

@@ -32,11 +32,11 @@ from scipy.sparse.linalg import eigsh, lobpcg
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 from threadpoolctl import ThreadpoolController
-from tqdm.auto import tqdm
 
 from .._blocks import block_bounds, reduce_row_blocks
 from .._memory import working_memory_bytes
 from .._parallel import kernel_threads, run_parts
+from .._progress import progress_bar
 from .._typing import (
     ArrayLike,
     MatrixLike,
@@ -147,7 +147,7 @@ def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neigh
     groups = ([bounds[i:i + 2] for i in range(len(bounds) - 1)] if verbose
               else [bounds])
     parts = []
-    for group in tqdm(groups, disable=not verbose, desc="LLL weights Z", leave=False):
+    for group in progress_bar(groups, disable=not verbose, desc="LLL weights Z", leave=False):
         parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
     return _weights_matrix(parts, n, local.k, n_land)
 

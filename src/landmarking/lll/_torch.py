@@ -42,7 +42,6 @@ import numpy as np
 from scipy import sparse
 from sklearn import get_config
 from sklearn.utils.extmath import row_norms
-from tqdm.auto import tqdm
 
 from .._blocks import (
     block_bounds,
@@ -51,6 +50,7 @@ from .._blocks import (
     rows_per_block,
     working_dtype,
 )
+from .._progress import progress_bar
 from .._torch import device_memory, import_torch, to_numpy
 from .._validation import check_positive_int
 from ..graph import degree
@@ -145,7 +145,7 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, device, reg=1e
     parts = []
     with _device_memory(device, "the LLL weights Z", local.chunk_rows,
                         "reconstruction_weights"):
-        for group in tqdm(groups, disable=not verbose, desc="LLL weights Z", leave=False):
+        for group in progress_bar(groups, disable=not verbose, desc="LLL weights Z", leave=False):
             parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
     return _numpy._weights_matrix(parts, n, local.k, n_land)
 

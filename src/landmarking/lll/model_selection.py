@@ -17,9 +17,9 @@ from typing import Any, Literal
 import numpy as np
 from scipy import sparse
 from sklearn.utils import check_random_state
-from tqdm.auto import tqdm
 
 from .._blocks import check_rows, take_rows, to_memory
+from .._progress import progress_bar
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import check_positive_float, check_positive_int
@@ -128,7 +128,7 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
                                       random_state=random_state)
     rows = []
     grid = [(k, b) for k in ks for b in bandwidths]
-    for k, b in tqdm(grid, disable=not verbose, desc="sweep", leave=False):
+    for k, b in progress_bar(grid, disable=not verbose, desc="sweep", leave=False):
         row = {"bandwidth": b, "n_neighbors": k}
         with stage(row, "lll_seconds"):
             try:
