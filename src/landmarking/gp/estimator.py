@@ -31,7 +31,7 @@ from .._validation import (
 from ..kernels import resolve_kernel_width
 from .backend import gp_backend
 from .diagnostics import warn_if_kernel_width_is_off
-from .learn import PARAMETER_RULES, _learn
+from .learn import PARAMETER_RULES, _learn, check_previous_landmarks, check_start
 from .objective import max_steps
 from .refine import _refine
 from .sampling import draw_sample
@@ -313,7 +313,7 @@ default="auto"
         else:
             previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
             seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-        previous = self._check_previous(previous_landmarks, X.shape[1])
+        previous = check_previous_landmarks(previous_landmarks, self.n_landmarks, X.shape[1])
         width = self.kernel_width_ if continuing else None
         self.block_size_ = self._resolved_block_size(self.n_landmarks, width)
         # One read of out-of-core X: the sample's read checks it for NaN and
@@ -493,43 +493,9 @@ default="auto"
         X = self._check_rows(X, reset=not (self.warm_start and hasattr(self, "landmarks_")))
         check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_feasible_for_space(X, self.space)
-        if not isinstance(self.init, str):
-            self._check_init(X.shape[1])
-        elif self.init not in ("auto", "gaussian", "uniform"):
-            raise ValueError(
-                "init must be 'auto', 'gaussian', 'uniform' or an array of starting points, "
-                f"got {self.init!r}."
-            )
-        elif self.init == "uniform" and self.space != "sphere":
-            raise ValueError(
-                "init='uniform' is the centre of the sphere-orthant and needs "
-                f"space='sphere', got space={self.space!r}; use init='auto' or 'gaussian'."
-            )
+        check_start(self.init, self.n_landmarks, X.shape[1], self.space,
+                    names=("auto", "gaussian", "uniform"))
         return X
-
-    def _check_init(self, n_features):
-        init = np.asarray(self.init)
-        if (init.ndim != 2 or init.shape[1] != n_features
-                or init.shape[0] < self.n_landmarks or not np.all(np.isfinite(init))):
-            raise ValueError(
-                f"init must be 'auto' or a finite array of shape (n_landmarks, "
-                f"n_features) = ({self.n_landmarks}, {n_features}); got shape {init.shape}."
-            )
-
-    def _check_previous(self, previous, n_features):
-        if previous is None:
-            return None
-        previous = np.asarray(previous, dtype=np.float64)
-        if previous.ndim != 2 or previous.shape[1] != n_features:
-            raise ValueError(
-                f"previous_landmarks must have shape (k, {n_features}), got {previous.shape}."
-            )
-        if previous.shape[0] > self.n_landmarks:
-            raise ValueError(
-                f"there are already {previous.shape[0]} landmarks but n_landmarks is "
-                f"{self.n_landmarks}; ask for more landmarks to continue the list."
-            )
-        return previous
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -95,6 +95,48 @@ _FUNCTION_RULES = {
 }
 
 
+def check_start(init, n_landmarks, n_features, space, names):
+    """``init`` checked, for the function and the estimator: one of ``names`` (the
+    estimator's include "auto"), "uniform" only on the sphere, or a finite array of
+    at least ``n_landmarks`` starting points with ``n_features`` columns."""
+    listed = ", ".join(repr(name) for name in names)
+    if isinstance(init, str):
+        if init not in names:
+            raise ValueError(
+                f"init must be {listed} or an array of starting points, got {init!r}.")
+        if init == "uniform" and space != "sphere":
+            others = " or ".join(repr(name) for name in names if name != "uniform")
+            raise ValueError(
+                "init='uniform' is the centre of the sphere-orthant and needs "
+                f"space='sphere', got space={space!r}; use init={others}.")
+        return
+    start = np.asarray(init)
+    if (start.ndim != 2 or start.shape[1] != n_features or start.shape[0] < n_landmarks
+            or not np.all(np.isfinite(start))):
+        raise ValueError(
+            f"init must be {listed} or a finite array of shape (n_landmarks, n_features) "
+            f"= ({n_landmarks}, {n_features}); got shape {start.shape}.")
+
+
+def check_previous_landmarks(previous, n_landmarks, n_features):
+    """``previous_landmarks`` as float64, checked: finite, ``n_features`` columns and
+    at most ``n_landmarks`` rows (the run continues the list); None stays None."""
+    if previous is None:
+        return None
+    previous = np.asarray(previous, dtype=np.float64)
+    if previous.ndim != 2 or previous.shape[1] != n_features:
+        raise ValueError(
+            f"previous_landmarks must have shape (k, {n_features}), got {previous.shape}.")
+    if previous.shape[0] > n_landmarks:
+        raise ValueError(
+            f"there are already {previous.shape[0]} landmarks but n_landmarks is "
+            f"{n_landmarks}; ask for more landmarks to continue the list.")
+    if not np.all(np.isfinite(previous)):
+        raise ValueError("previous_landmarks contain NaN or infinity; pass the finite "
+                         "landmarks of an earlier run.")
+    return previous
+
+
 def _check_arguments(X, settings, init, previous_landmarks, callback):
     """The arguments of :func:`learn_gp_landmarks` checked: ``settings`` (a namespace
     of the scalar arguments) against their rules, then X as ``GPLandmarks.fit``
@@ -106,35 +148,9 @@ def _check_arguments(X, settings, init, previous_landmarks, callback):
     X = check_rows(X, scan_finite=settings.chunk_size is not None)
     check_enough_samples(X.shape[0], 2, "learn_gp_landmarks")
     check_feasible_for_space(X, settings.space)
-    n_landmarks, n_features = settings.n_landmarks, X.shape[1]
-    if isinstance(init, str):
-        if init not in ("gaussian", "uniform"):
-            raise ValueError(
-                f"init must be 'gaussian', 'uniform' or an array of starting points, "
-                f"got {init!r}.")
-        if init == "uniform" and settings.space != "sphere":
-            raise ValueError(
-                "init='uniform' is the centre of the sphere-orthant and needs "
-                f"space='sphere', got space={settings.space!r}; use init='gaussian'.")
-    else:
-        start = np.asarray(init)
-        if (start.ndim != 2 or start.shape[1] != n_features or start.shape[0] < n_landmarks
-                or not np.all(np.isfinite(start))):
-            raise ValueError(
-                f"init must be 'gaussian', 'uniform' or a finite array of shape (n_landmarks, "
-                f"n_features) = ({n_landmarks}, {n_features}); got shape {start.shape}.")
-    if previous_landmarks is not None:
-        previous = np.asarray(previous_landmarks)
-        if previous.ndim != 2 or previous.shape[1] != n_features:
-            raise ValueError(
-                f"previous_landmarks must have shape (k, {n_features}), got {previous.shape}.")
-        if previous.shape[0] > n_landmarks:
-            raise ValueError(
-                f"there are already {previous.shape[0]} landmarks but n_landmarks is "
-                f"{n_landmarks}; ask for more landmarks to continue the list.")
-        if not np.all(np.isfinite(previous)):
-            raise ValueError("previous_landmarks contain NaN or infinity; pass the finite "
-                             "landmarks of an earlier run.")
+    check_start(init, settings.n_landmarks, X.shape[1], settings.space,
+                names=("gaussian", "uniform"))
+    check_previous_landmarks(previous_landmarks, settings.n_landmarks, X.shape[1])
     if callback is not None and not callable(callback):
         raise TypeError(
             f"callback must be None or a function called as callback(landmarks, objectives, "
