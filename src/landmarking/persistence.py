@@ -391,15 +391,20 @@ class _Reader:
                        node["has_gauss"], node["cached_gaussian"]))
         return rng
 
-    def _estimator(self, node, where):
+    def _known_class(self, node, where, classes, kind):
+        """The class a node names, from ``classes`` (the ``kind`` of class this
+        landmarking loads); a class it does not know is an error naming the fix."""
         name = node["class"]
-        cls = ESTIMATORS.get(name)
-        if cls is None:
+        if name not in classes:
             raise self.error(
-                f"{where} names the estimator class {name!r}, which this landmarking does not "
-                f"know (it loads {', '.join(ESTIMATORS)}); the file was written by landmarking "
+                f"{where} names the {kind} class {name!r}, which this landmarking does not "
+                f"know (it loads {', '.join(classes)}); the file was written by landmarking "
                 f"{self.version}: upgrade landmarking, or refit the model."
             )
+        return name, classes[name]
+
+    def _estimator(self, node, where):
+        name, cls = self._known_class(node, where, ESTIMATORS, "estimator")
         params = {k: self.value(v, f"{where}.{k}") for k, v in node["params"].items()}
         unknown = sorted(set(params) - set(cls().get_params(deep=False)))
         if unknown:
@@ -419,14 +424,7 @@ class _Reader:
         return est
 
     def _result(self, node, where):
-        name = node["class"]
-        cls = RESULTS.get(name)
-        if cls is None:
-            raise self.error(
-                f"{where} names the result class {name!r}, which this landmarking does not "
-                f"know (it loads {', '.join(RESULTS)}); the file was written by landmarking "
-                f"{self.version}: upgrade landmarking, or refit the model."
-            )
+        _, cls = self._known_class(node, where, RESULTS, "result")
         return cls(**{k: self.value(v, f"{where}.{k}") for k, v in node["fields"].items()})
 
     # Kind -> decoder; only these kinds are read (a file cannot pick another method).
