@@ -167,16 +167,30 @@ def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _end_or_show_stacks(proc, timeout):
+    """The stderr of ``proc`` once it has ended; a process still running after
+    ``timeout`` seconds is aborted and the test fails with its threads' stacks."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        err = proc.communicate()[1].decode(errors="replace")
+        pytest.fail(f"the interrupted run did not end within {timeout} s; its stacks:\n"
+                    f"{err[-6000:]}")
+
+
 def test_ctrl_c_writes_finished_landmarks_and_resume_completes_them(tmp_path, monkeypatch):
     # One landmark at a time (--block-size 1), so that any k finished landmarks
     # continue to the first k + 1 of a single run; blocks: tests/test_faults.py.
     X, _ = circle(1500, seed=1)
     np.save(tmp_path / "x.npy", X)
     env = dict(os.environ, PYTHONWARNINGS="ignore")
+    # -X faulthandler: a child that fails to end is sent SIGABRT, which prints where
+    # each of its threads waits (see _end_or_show_stacks).
     proc = subprocess.Popen(
-        [sys.executable, "-m", "landmarking.cli", "landmarks", "x.npy", "-n", "200", "--steps",
-         "300", "--block-size", "1", "-o", "part.npz"], cwd=tmp_path, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env=env, preexec_fn=_default_sigint)
+        [sys.executable, "-X", "faulthandler", "-m", "landmarking.cli", "landmarks", "x.npy",
+         "-n", "200", "--steps", "300", "--block-size", "1", "-o", "part.npz"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_default_sigint)
     seen, deadline = b"", time.monotonic() + 120
     while b"landmark 4" not in seen and time.monotonic() < deadline:
         chunk = proc.stderr.read1(4096)
@@ -185,8 +199,7 @@ def test_ctrl_c_writes_finished_landmarks_and_resume_completes_them(tmp_path, mo
         seen += chunk
     assert b"landmark 4" in seen, seen.decode(errors="replace")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    err = (seen + err).decode(errors="replace")
+    err = (seen + _end_or_show_stacks(proc, timeout=120)).decode(errors="replace")
     assert proc.returncode == 130, err
     partial = read_result(tmp_path / "part.npz", required=["landmarks"])
     k = len(partial["landmarks"])
