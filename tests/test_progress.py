@@ -47,3 +47,19 @@ def test_interrupted_bar_cannot_hang_the_exit():
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == "exiting"
+
+
+def test_quiet_sculpting_fit_does_not_import_tqdm():
+    # tqdm.auto costs about 0.15 s to import; a run without bars should not pay it.
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from landmarking import ManifoldSculpting
+        X = np.random.default_rng(0).normal(size=(200, 3))
+        ManifoldSculpting(n_components=2, max_iter=5).fit(X)
+        print("tqdm" in sys.modules)
+    """)
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "False"

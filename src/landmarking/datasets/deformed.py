@@ -49,7 +49,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._parallel import check_n_jobs, kernel_threads, run_parts
-from .._progress import progress_bar
 from .._typing import StrPath
 from .real import load_mnist
 
@@ -423,6 +422,8 @@ class _FileRows:
 def _fill(target, n, entropy, images, basis, alpha, max_shift, block_rows, n_threads,
           verbose):
     """Write the n rows into ``target`` (an array or Zarr array), block by block."""
+    from .._progress import progress_bar  # tqdm's import only when rows are written
+
     # One UnitWarp (and its buffers) per thread, handed from unit to unit.
     warps = queue.SimpleQueue()
     for _ in range(min(n_threads, -(-n // UNIT_ROWS))):

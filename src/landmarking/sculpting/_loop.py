@@ -13,7 +13,6 @@ import numpy as np
 from sklearn.utils import gen_batches
 
 from .._blocks import rows_per_block
-from .._progress import progress_bar
 from . import _kernels as K
 
 __all__ = ["Relations", "sculpt", "neighbor_relations", "junk_caches",
@@ -174,6 +173,8 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
     best_err, best_iter, best_T = np.inf, -1, T.copy()
     bar = None
     if verbose:
+        from .._progress import progress_bar  # tqdm's import only when a bar is shown
+
         bar = progress_bar(total=max_iter, desc=desc, leave=False)
     try:
         for it in range(max_iter):
