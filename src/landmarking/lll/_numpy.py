@@ -31,11 +31,10 @@ from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh, lobpcg
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
-from threadpoolctl import ThreadpoolController
 
 from .._blocks import block_bounds, reduce_row_blocks
 from .._memory import working_memory_bytes
-from .._parallel import kernel_threads, run_parts
+from .._parallel import blas_limit, kernel_threads, run_parts
 from .._progress import progress_bar
 from .._typing import (
     ArrayLike,
@@ -259,7 +258,7 @@ class _LandmarkAxes:
         # The axes' small eigenproblem on one BLAS thread: the same axes on any
         # thread count, and no threads spinning on a busy machine (a small eigh
         # on two loaded cores took many times its time on one: CHANGELOG.md).
-        with ThreadpoolController().limit(limits=1, user_api="blas"):
+        with blas_limit(1):
             self.axes = _search_axes(centred)
         self.projects = self.axes is not None
         p = n_features if self.axes is None else self.axes.shape[0] + 1
@@ -371,14 +370,13 @@ def _weights_of_block(block, local):
     weights = np.empty((n, k), dtype=np.float64)
     scan = local.axes is not None and not sparse.issparse(block)
     # On several threads, each of the kernel's threads makes its own product on
-    # one BLAS thread (see bounded_candidate_weights). The BLAS libraries are
-    # looked up once per block (a look-up is not free), and only then.
-    blas = ThreadpoolController() if scan and kernel_threads() > 1 else None
+    # one BLAS thread (see bounded_candidate_weights). blas_limit is safe when
+    # Dask's threads run blocks at once (BLAS's thread count is process-wide).
+    one_blas_thread = scan and kernel_threads() > 1
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
         if scan:
-            with (blas.limit(limits=1, user_api="blas") if blas is not None
-                  else contextlib.nullcontext()):
+            with blas_limit(1) if one_blas_thread else contextlib.nullcontext():
                 todo = _bounded_weights(block[rows], local, indices[rows], weights[rows])
             if todo.size == 0:
                 continue

@@ -23,9 +23,8 @@ import contextlib
 
 import numpy as np
 from sklearn.utils import gen_batches
-from threadpoolctl import ThreadpoolController
 
-from .._parallel import kernel_threads, run_parts
+from .._parallel import blas_limit, kernel_threads, run_parts
 from .._typing import ArrayLike, NDArray
 from .._validation import check_positive_int
 from ..neighbors import _exact_rows
@@ -106,15 +105,16 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
                          np.ascontiguousarray(nearest[:, :probes]), k)
     tasks = list(gen_batches(len(starts) - 1, CELLS_PER_TASK))
     threads = kernel_threads()
-    blas = ThreadpoolController() if threads > 1 else None
 
     def run(task):
-        with (blas.limit(limits=1, user_api="blas") if blas is not None
-              else contextlib.nullcontext()):
-            for cell in range(task.start, task.stop):
-                search.cell(cell, distances, indices)
+        for cell in range(task.start, task.stop):
+            search.cell(cell, distances, indices)
 
-    run_parts(run, tasks, threads)
+    # Each thread's products on one BLAS thread (the threads already fill the
+    # cores), set once here in the calling thread: BLAS's thread count is one
+    # setting for the whole process.
+    with blas_limit(1) if threads > 1 else contextlib.nullcontext():
+        run_parts(run, tasks, threads)
     short = np.flatnonzero(indices[:, -1] < 0)
     if short.size:
         distances[short], indices[short] = _exact_rows(X, X, short, k, exclude_self=True)

@@ -25,10 +25,9 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from .._blocks import check_rows, take_rows, to_memory
-from .._parallel import thread_limits
+from .._parallel import blas_limit, thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
 from .._validation import Check, Integer, Options, check_choice, check_params
@@ -373,7 +372,7 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
     # LAPACK's result on the L x L problem depends on the BLAS thread count
     # (OpenBLAS splits its reductions by thread): one thread, so that the
     # embedding does not depend on n_jobs.
-    with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
+    with stage(timings, "eigensolver"), blas_limit(1):
         vecs, vals = solve_reduced_problem(A, B, p.n_components, random_state=rng)
     with stage(timings, "embedding"):
         emb = np.asarray(Z_used @ vecs)
@@ -440,7 +439,7 @@ def _landmark_le_embedding(X, T, Z, p, timings, rng):
         symmetrize=p.symmetrize, method=p.neighbors_method,
         random_state=p.random_state, n_jobs=p.n_jobs, timings=timings)
     n_components_graph = check_connected(W_land)
-    with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
+    with stage(timings, "eigensolver"), blas_limit(1):
         vecs, vals = spectral_embedding(W_land, p.n_components, random_state=rng)
     with stage(timings, "embedding"):
         if p.method == "le-z":

@@ -424,7 +424,8 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         Iterations of the iterative eigensolvers.
     n_jobs : int or None, default=None
         Threads for the neighbour search and the eigensolver's BLAS
-        (None: every core, BLAS's threads as they are, all cores unless capped; inside
+        (None: ``OMP_NUM_THREADS`` if set, else the CPUs this process may use,
+        within an enclosing ``threadpool_limits``; BLAS's threads as they are; inside
         ``joblib.parallel_config(n_jobs=...)`` that many; -1 all cores). The
         result does not depend on it beyond round-off.
     random_state : int, RandomState or None, default=None
