@@ -95,8 +95,9 @@ def main(argv=None):
         print(f"\n{name}: {n} points, first {N_POINTS} points of each method "
               f"(distances over the median nearest-neighbour spacing)\n")
         headers = ["method", "kernel width", "to data max", "to data median", "mean cover",
-                   "covering radius", "closest pair"] + (["per circle"] if labels is not None
-                                                         else [])
+                   "covering radius", "closest pair"]
+        if labels is not None:
+            headers.append("per circle (inner/outer)")
         print_table(headers, rows, floatfmt="{:.3g}")
     fig.tight_layout()
     tag = "full" if args.full else "quick"

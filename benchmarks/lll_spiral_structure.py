@@ -6,10 +6,10 @@ Carreira-Perpinan 2013, Fig. 1).
 Gaussian k-NN graph of all points that Laplacian eigenmaps uses; the same graph
 built on the 20 landmarks alone (what "LE on the landmarks" uses); and LLL's
 learned landmark affinity C = Z^T W Z (``weights_`` of
-:class:`~landmarking.LocallyLinearLandmarks` is the N x L matrix Z^T... stored as
-rows of points; C is its Gram through W), the matrix whose Laplacian LLL's reduced
-problem solves. The paper's claim: C is almost perfectly banded (connections run
-along the spiral), while the landmarks' own graph connects points across turns.
+:class:`~landmarking.LocallyLinearLandmarks` is Z^T, one row of landmark weights per
+point), whose Laplacian is LLL's reduced problem. The paper's claim: C is almost
+perfectly banded (connections run along the spiral), while the landmarks' own graph
+connects points across turns.
 
 Printed for each matrix: the share of its affinity mass on pairs more than
 ``--band`` positions apart along the spiral (0 for a banded matrix, counted in
@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/lll_spiral_structure.py          # the paper's 100 points, 20 landmarks
     python benchmarks/lll_spiral_structure.py --full   # also 1,000 points, 200 landmarks
+                                                       # (landmarks then 10x closer than the turns)
 """
 
 import json
@@ -34,8 +35,8 @@ from landmarking.graph import knn_affinity
 
 def spiral(n, turns=2.0, noise=0.0, random_state=0):
     """``n`` points along an Archimedean spiral, equally spaced in arc length, in
-    order along it; the gap between turns (2 pi a = 1.0) is smaller than the
-    spacing of every fifth point, as in the paper's picture."""
+    order along it. The gap between turns (2 pi a = 1.0) is about the spacing of
+    every fifth point when ``n`` is 100 (0.96), as in the paper's picture."""
     rng = np.random.RandomState(random_state)
     fine = np.linspace(np.pi, np.pi * (1 + 2 * turns), 20000)
     a = 1.0 / (2 * np.pi)
