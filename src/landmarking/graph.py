@@ -40,6 +40,7 @@ from ._validation import (
     check_choice,
     check_positive_float,
     check_positive_int,
+    check_sparse_structure,
 )
 from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 
@@ -289,7 +290,9 @@ def check_affinity(W: SparseMatrix, n_samples: int | None = None) -> sparse.csr_
             f"affinity must be a scipy sparse matrix, got {type(W).__name__}; "
             "convert it with scipy.sparse.csr_matrix(W)."
         )
+    check_sparse_structure(W, "affinity")  # before the conversion, which trusts it
     W = sparse.csr_matrix(W, dtype=np.float64)
+    check_sparse_structure(W, "affinity")
     if W.shape[0] != W.shape[1]:
         raise ValueError(f"affinity must be square, got shape {W.shape}.")
     if n_samples is not None and W.shape[0] != n_samples:

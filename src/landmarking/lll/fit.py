@@ -31,7 +31,14 @@ from .._blocks import check_rows, take_rows, to_memory
 from .._parallel import thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
-from .._validation import Check, Integer, Options, check_choice, check_params
+from .._validation import (
+    Check,
+    Integer,
+    Options,
+    check_choice,
+    check_params,
+    check_sparse_structure,
+)
 from ..graph import (
     GRAPH_PARAMETER_RULES,
     check_affinity,
@@ -263,6 +270,9 @@ def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
         raise ValueError(
             "neighbors_method='cells' searches dense data; pass a dense X or "
             "neighbors_method='exact' for sparse input.")
+    # The full check (symmetry, degrees) comes with the graph stage; the indices are
+    # checked before any work is done on X.
+    check_sparse_structure(affinity, "affinity")
     if params.neighbors_method == "cells" and params.method != "lll":
         raise ValueError(
             f"neighbors_method='cells' builds the graph of all points, which "
