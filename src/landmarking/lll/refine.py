@@ -13,10 +13,12 @@ embedding, so that the LLL map places new points consistently
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import cg, spsolve
+from sklearn.exceptions import ConvergenceWarning
 
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
@@ -136,9 +138,27 @@ def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: Arra
     M = sparse.diags(1.0 / G.diagonal())
     out = np.empty_like(previous)
     for j in range(previous.shape[1]):
-        out[:, j], _ = cg(G, rhs[:, j], x0=previous[:, j], M=M,
-                          maxiter=10 * G.shape[0], **_CG_TOLERANCE)
+        out[:, j], info = cg(G, rhs[:, j], x0=previous[:, j], M=M,
+                             maxiter=10 * G.shape[0], **_CG_TOLERANCE)
+        if info != 0:
+            _warn_cg_not_converged(G, rhs[:, j], out[:, j], j, info)
     return out
+
+
+def _warn_cg_not_converged(G, b, x, column, info):
+    """A ConvergenceWarning with the relative residual of the unconverged column
+    (cg returns its last iterate, which is used: it is no worse than the start)."""
+    norm = float(np.linalg.norm(b))
+    residual = float(np.linalg.norm(G @ x - b)) / (norm if norm > 0 else 1.0)
+    reason = (f"stopped after {info} iterations" if info > 0
+              else "broke down (the system is not positive definite in floating point)")
+    warnings.warn(
+        f"conjugate gradients for the landmark coordinates (column {column} of the "
+        f"refined embedding) {reason} with relative residual {residual:.3g} "
+        f"(tolerance {_CG_TOLERANCE.get('rtol', _CG_TOLERANCE.get('tol'))}); the landmark "
+        "embedding, and so transform, may be off by about that much. Use at most "
+        f"{DIRECT_LIMIT} landmarks (a direct solve), or refine=False.",
+        ConvergenceWarning, stacklevel=3)
 
 
 # scipy 1.12 renamed cg's relative tolerance from tol to rtol (and 1.14 dropped tol).
