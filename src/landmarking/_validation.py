@@ -9,6 +9,7 @@ import numpy as np
 from scipy import sparse
 
 __all__ = [
+    "as_real_array",
     "check_sparse_structure",
     "check_positive_int",
     "check_positive_float",
@@ -507,3 +508,43 @@ def check_sparse_structure(A, name="X"):
                 f"{nnz} values. " + _FULL_CHECK.format(name=name))
         _check_index_range(rows, n_rows, name, "row")
         _check_index_range(cols, n_cols, name, "column")
+
+
+def as_real_array(value, name, *, finite=False):
+    """``value`` as a float64 NumPy array, refusing what is not real numbers.
+
+    Complex numbers, strings, Python objects and sparse matrices get a
+    ``ValueError`` naming ``name`` (NumPy would drop imaginary parts with only a
+    warning, or fail with a message that names no argument); bools, integers and
+    float16 are converted. ``finite=True`` also refuses NaN and infinity.
+
+    Examples
+    --------
+    >>> as_real_array([[1, 2]], "landmarks")
+    array([[1., 2.]])
+    >>> as_real_array([[1j]], "landmarks")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: landmarks holds complex numbers; pass real numbers ...
+    """
+    if sparse.issparse(value):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix; convert it "
+                        f"with {name}.toarray().")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if array.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers; pass real numbers (np.real({name}) "
+                         "where the imaginary parts are zero).")
+    if array.dtype.kind not in "biuf":
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{name} must hold numbers, got an array of dtype {array.dtype} ({exc}); "
+                f"convert it with np.asarray({name}, dtype=float).") from None
+    array = array.astype(np.float64, copy=False)
+    if finite and not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinity; pass finite values.")
+    return array

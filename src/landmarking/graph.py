@@ -138,7 +138,15 @@ def gaussian_affinity(distances: ArrayLike, indices: ArrayLike, bandwidth: float
     n, k = indices.shape
     check_memory(128 * n * k, what=f"the affinity graph of {n} points x {k} neighbours",
                  way_out="use fewer neighbours, fewer rows, or an out-of-core (Dask) input")
-    values = np.exp(-(distances ** 2) / (2.0 * bandwidth ** 2)).ravel()
+    with np.errstate(over="ignore", under="ignore"):
+        width = 2.0 * bandwidth ** 2
+        if not 0 < width < np.inf:
+            raise ValueError(
+                f"bandwidth={bandwidth!r}: its square {'underflows' if width == 0 else 'overflows'}"
+                " float64; pass a bandwidth in the units of the data's distances, or "
+                "'auto'.")
+        # Distances whose squares overflow get weight 0 (no edge), as they should.
+        values = np.exp(-(distances ** 2) / width).ravel()
     rows = np.repeat(np.arange(n), k)
     cols = indices.ravel()
     keep = cols != rows  # a duplicate point may list itself; no self-loops

@@ -35,6 +35,7 @@ from .._validation import (
     Check,
     Integer,
     Options,
+    as_real_array,
     check_choice,
     check_params,
     check_sparse_structure,
@@ -343,9 +344,9 @@ def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.Rand
                 f"{type(spec).__name__} has no landmarks_ after fit; pass an "
                 "estimator that stores its landmarks in landmarks_."
             )
-        T = np.asarray(est.landmarks_, dtype=np.float64)
+        T = as_real_array(est.landmarks_, "landmarks_")
     else:
-        T = np.asarray(spec, dtype=np.float64)
+        T = as_real_array(spec, "landmarks")
     if T.ndim != 2 or T.shape[1] != X.shape[1]:
         raise ValueError(
             f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."

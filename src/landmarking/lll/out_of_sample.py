@@ -13,6 +13,7 @@ import numpy as np
 
 from .._blocks import check_rows, map_row_blocks, working_dtype
 from .._typing import ArrayLike, MatrixLike
+from .._validation import as_real_array
 from ._numpy import _LocalMap, _weights_of_block
 
 __all__ = ["lll_out_of_sample", "lll_map_rows", "check_landmark_embedding"]
@@ -79,8 +80,11 @@ def check_landmark_embedding(landmarks: ArrayLike, landmark_embedding: ArrayLike
                              ) -> tuple[np.ndarray, np.ndarray]:
     """(landmarks, landmark_embedding as float64) after checking one row per landmark;
     shared by the NumPy and the torch maps."""
-    landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
-    landmarks = np.asarray(landmarks)
+    landmark_embedding = as_real_array(landmark_embedding, "landmark_embedding", finite=True)
+    landmarks = as_real_array(landmarks, "landmarks", finite=True)
+    if landmarks.ndim != 2:
+        raise ValueError(f"landmarks must be a 2-D array (n_landmarks, n_features), got "
+                         f"shape {landmarks.shape}.")
     if landmark_embedding.ndim != 2 or landmark_embedding.shape[0] != landmarks.shape[0]:
         raise ValueError(
             f"landmark_embedding {landmark_embedding.shape} needs one row per landmark "

@@ -40,6 +40,7 @@ from .._validation import (
     OpenInterval,
     Options,
     PositiveNumber,
+    as_real_array,
     check_choice,
     check_params,
 )
@@ -351,7 +352,7 @@ def check_clamps(clamp_indices, clamp_values, n, t):
     idx = np.mod(idx, n)
     if np.unique(idx).size != idx.size:
         raise ValueError("clamp_indices must not repeat a point.")
-    vals = np.asarray(clamp_values, dtype=float)
+    vals = as_real_array(clamp_values, "clamp_values")
     if vals.ndim == 1 and t == 1:
         vals = vals[:, None]
     if vals.shape != (idx.size, t):
