@@ -244,8 +244,8 @@ def describe(case):
 # ------------------------------------------------------------------ the cases
 
 _SCALES = [1.0, 1.0, 1.0, 1e300, 1e-300, 1e150, 1e-150]
-_DTYPES = [np.float64, np.float64, np.float32, np.float16, np.int64, np.bool_,
-           np.complex128, object, "U3"]
+_DTYPES = [np.float64, np.float64, np.float64, np.float64, np.float32, np.float16, np.int64,
+           np.bool_, np.complex128, object, "U3"]
 
 
 @st.composite

@@ -137,27 +137,36 @@ def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: Arra
     # only a little, with G's diagonal as preconditioner.
     M = sparse.diags(1.0 / G.diagonal())
     out = np.empty_like(previous)
+    unconverged = []
     for j in range(previous.shape[1]):
         out[:, j], info = cg(G, rhs[:, j], x0=previous[:, j], M=M,
                              maxiter=10 * G.shape[0], **_CG_TOLERANCE)
         if info != 0:
-            _warn_cg_not_converged(G, rhs[:, j], out[:, j], j, info)
+            unconverged.append((j, info))
+    if unconverged:
+        _warn_cg_not_converged(G, rhs, out, unconverged)
     return out
 
 
-def _warn_cg_not_converged(G, b, x, column, info):
-    """A ConvergenceWarning with the relative residual of the unconverged column
-    (cg returns its last iterate, which is used: it is no worse than the start)."""
-    norm = float(np.linalg.norm(b))
-    residual = float(np.linalg.norm(G @ x - b)) / (norm if norm > 0 else 1.0)
+def _warn_cg_not_converged(G, rhs, out, unconverged):
+    """One ConvergenceWarning for the columns cg left unconverged, with the largest
+    relative residual (cg returns its last iterate, which is kept: no worse than the
+    start)."""
+    columns = [j for j, _ in unconverged]
+    norms = np.linalg.norm(rhs[:, columns], axis=0)
+    residual = float(np.max(np.linalg.norm(G @ out[:, columns] - rhs[:, columns], axis=0)
+                            / np.where(norms > 0, norms, 1.0)))
+    info = unconverged[0][1]
     reason = (f"stopped after {info} iterations" if info > 0
               else "broke down (the system is not positive definite in floating point)")
     warnings.warn(
-        f"conjugate gradients for the landmark coordinates (column {column} of the "
-        f"refined embedding) {reason} with relative residual {residual:.3g} "
-        f"(tolerance {_CG_TOLERANCE.get('rtol', _CG_TOLERANCE.get('tol'))}); the landmark "
-        "embedding, and so transform, may be off by about that much. Use at most "
-        f"{DIRECT_LIMIT} landmarks (a direct solve), or refine=False.",
+        f"conjugate gradients for the landmark coordinates ({len(columns)} of "
+        f"{rhs.shape[1]} columns of the refined embedding) {reason} with relative "
+        f"residual up to {residual:.3g} (tolerance "
+        f"{_CG_TOLERANCE.get('rtol', _CG_TOLERANCE.get('tol'))}), so the landmark "
+        "embedding, and the points transform places with it, are not the refit's "
+        f"solution. Use at most {DIRECT_LIMIT} landmarks (a direct solve), or "
+        "refine=False.",
         ConvergenceWarning, stacklevel=3)
 
 
