@@ -162,11 +162,23 @@ def _weights_matrix(parts, n, k, n_land):
                              shape=(n, n_land))
 
 
+#: Coordinates beyond this make squared distances (sums over the features of
+#: squared differences) overflow float64 (1.8e308) in any number of features up
+#: to 1e6.
+_LARGEST_COORDINATE = 1e150
+
+
 def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
     """(landmarks as C-ordered float64, K_Z, reg) checked against X's ``n_features``
     columns; shared by the NumPy and the torch paths."""
     landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
     k = check_landmark_neighbors(n_landmark_neighbors, landmarks.shape[0])
+    scale = float(np.max(np.abs(landmarks))) if landmarks.size else 0.0
+    if not scale < _LARGEST_COORDINATE:  # NaN fails too
+        raise ValueError(
+            f"landmarks hold values up to {scale:.3g}: NaN, infinity, or so large that "
+            "their squared distances overflow float64; divide the data and the landmarks "
+            "by a scale such as their largest absolute value.")
     if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
         raise ValueError(
             f"landmarks {landmarks.shape} must have the {n_features} columns of X."

@@ -10,11 +10,12 @@ is :func:`landmarking.lll._torch.lll_out_of_sample`.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from .._blocks import check_rows, map_row_blocks, working_dtype
 from .._typing import ArrayLike, MatrixLike
 from .._validation import as_real_array
-from ._numpy import _LocalMap, _weights_of_block
+from ._numpy import _LARGEST_COORDINATE, _LocalMap, _weights_of_block
 
 __all__ = ["lll_out_of_sample", "lll_map_rows", "check_landmark_embedding"]
 
@@ -72,6 +73,12 @@ def lll_map_rows(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embedding: Ar
 
 def _embed_block(block, local, landmark_embedding):
     """x_0 = X~ z_0 for every row of a block."""
+    values = block.data if sparse.issparse(block) else block
+    if values.size and not np.max(np.abs(values)) < _LARGEST_COORDINATE:
+        raise ValueError(
+            f"X holds values up to {float(np.max(np.abs(values))):.3g}, so large that "
+            "their squared distances to the landmarks overflow float64; divide the data "
+            "(and fit on data divided) by a scale such as its largest absolute value.")
     idx, w = _weights_of_block(block, local)
     return np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
 
