@@ -74,9 +74,10 @@ def lll_map_rows(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embedding: Ar
 def _embed_block(block, local, landmark_embedding):
     """x_0 = X~ z_0 for every row of a block."""
     values = block.data if sparse.issparse(block) else block
-    if values.size and not np.max(np.abs(values)) < _LARGEST_COORDINATE:
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if not largest < _LARGEST_COORDINATE:
         raise ValueError(
-            f"X holds values up to {float(np.max(np.abs(values))):.3g}, so large that "
+            f"X holds values up to {largest:.3g}, so large that "
             "their squared distances to the landmarks overflow float64; divide the data "
             "(and fit on data divided) by a scale such as its largest absolute value.")
     idx, w = _weights_of_block(block, local)
