@@ -18,6 +18,7 @@ from sklearn.utils.extmath import row_norms
 
 from ._blocks import (
     chunk_bounds,
+    is_in_memory,
     is_lazy,
     map_row_blocks,
     reduce_row_blocks,
@@ -349,8 +350,9 @@ def resolve_kernel_width(X: MatrixLike, kernel_width: float | Literal["auto", "v
             "(squared data units) or 'auto'."
         )
     # Squared distances of data this large are infinite whatever the width, and the
-    # landmarks would come out NaN.
-    error = _overflow_error(X)
+    # landmarks would come out NaN. One pass over rows in memory, next to the fit's
+    # many; data out of core is not read an extra time for it.
+    error = _overflow_error(X) if is_in_memory(X) else None
     if error is not None:
         raise error
     return float(kernel_width)
@@ -364,7 +366,8 @@ def _max_abs(block):
 def _squared_scale(X):
     """The largest absolute entry of X and (2 * that)^2 times the number of columns:
     a bound on a squared distance between two rows. One pass over the blocks."""
-    scale = max(reduce_row_blocks(_max_abs, X), default=0.0)
+    scale = max(reduce_row_blocks(_max_abs, X, bounds=chunk_bounds(X, VARIANCE_BLOCK_ROWS)),
+                default=0.0)
     with np.errstate(over="ignore", under="ignore"):
         square = (2 * np.float64(scale)) ** 2 * X.shape[1]
     return scale, square
