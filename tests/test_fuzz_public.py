@@ -339,10 +339,12 @@ def sparse_data(draw, n=None, d=None, square=False):
         how = None
     if fmt == "coo" and how not in (None, "index too large", "negative index"):
         how = "index too large"
-    A = A.asformat(fmt)
+    dtype = draw(st.sampled_from([np.float64] * 6 + [np.float32, np.int64, np.bool_,
+                                                      np.complex128]))
+    A = A.astype(dtype).asformat(fmt)
     if how is not None:
         A = _corrupt(A, how)
-    return A, f"{fmt}, {how or 'well formed'}", how is not None
+    return A, f"{fmt} {np.dtype(dtype)}, {how or 'well formed'}", how is not None
 
 
 def _indices(draw, n):

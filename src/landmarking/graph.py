@@ -299,6 +299,10 @@ def check_affinity(W: SparseMatrix, n_samples: int | None = None) -> sparse.csr_
             "convert it with scipy.sparse.csr_matrix(W)."
         )
     check_sparse_structure(W, "affinity")  # before the conversion, which trusts it
+    if W.dtype.kind not in "biuf":
+        raise ValueError(
+            f"affinity must hold real numbers, got dtype {W.dtype}; build it from real "
+            "weights (e.g. W.real where the imaginary parts are zero).")
     W = sparse.csr_matrix(W, dtype=np.float64)
     check_sparse_structure(W, "affinity")
     if W.shape[0] != W.shape[1]:

@@ -329,7 +329,7 @@ def _start(X, X_rel, rel, t, exact_start, euclidean, n_jobs, rng, preprocess):
             P = _calibrate(P, rel, linear=False)
         return P
     P = clone(pre).fit_transform(X) if hasattr(pre, "fit_transform") else pre
-    P = np.array(P, dtype=float)
+    P = np.array(as_real_array(P, "preprocess"))  # a copy: the start is moved in place
     if P.ndim != 2 or P.shape[0] != X.shape[0] or P.shape[1] < t:
         raise ValueError(
             f"the preprocessed data has shape {P.shape}; it needs one row per "
