@@ -24,9 +24,9 @@ runs a larger budget and prints the tally.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import pickle
-import select
 import struct
 import subprocess
 import sys
@@ -142,6 +142,7 @@ class Worker:
         self.timeout = timeout
         self.process = None
         self.log = None
+        self.reader = concurrent.futures.ThreadPoolExecutor(1)
 
     def start(self):
         self.log = tempfile.TemporaryFile()
@@ -156,6 +157,7 @@ class Worker:
         return self.log.read().decode(errors="replace")[-2000:]
 
     def stop(self):
+        """End the child (the worker starts a new one on its next case)."""
         if self.process is not None:
             if self.process.poll() is None:
                 self.process.kill()
@@ -165,9 +167,11 @@ class Worker:
             self.log.close()
         self.process = None
 
-    def run(self, case):
+    def run(self, case, timeout=None):
         """("ok", finite), ("error", type, message, clear), ("crash", detail) or
-        ("hang", detail)."""
+        ("hang", detail): no answer within ``timeout`` seconds (default the
+        worker's), a fresh child's start included."""
+        timeout = self.timeout if timeout is None else timeout
         if self.process is None or self.process.poll() is not None:
             self.stop()
             self.start()
@@ -175,12 +179,16 @@ class Worker:
             _write_message(self.process.stdin, case)
         except BrokenPipeError:
             pass
-        ready, _, _ = select.select([self.process.stdout], [], [], self.timeout)
-        if not ready:
-            detail = f"no answer after {self.timeout:.0f} s"
-            self.stop()
+        # The answer is read on a thread, so that a silent child can be timed out on
+        # every platform (select() takes no pipes on Windows).
+        reading = self.reader.submit(_read_message, self.process.stdout)
+        try:
+            answer = reading.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            detail = f"no answer after {timeout:.0f} s"
+            self.stop()  # the read ends with the child
+            reading.exception()
             return ("hang", detail)
-        answer = _read_message(self.process.stdout)
         if answer is None:
             code = self.process.wait()
             detail = f"the worker died (exit status {code}): {self._stderr_tail()}"
@@ -561,16 +569,19 @@ def test_public_api_never_crashes_hangs_or_accepts_malformed_input(worker, capsy
 
 
 def test_the_worker_survives_a_crash_and_a_hang_and_reports_them():
-    # The harness itself: a segfault and a sleep in the child are reported as a crash
-    # and a hang, and the next case runs in a fresh worker.
-    w = Worker(timeout=5.0)
+    # The harness itself: a sleep and a segfault in the child are reported as a hang
+    # and a crash, and the next case runs in a fresh worker. Only the hang gets a
+    # short timeout, once the child has started (a start on a busy machine takes
+    # seconds).
+    w = Worker(timeout=CASE_TIMEOUT)
     try:
-        crash = {"target": "_crash", "params": {}, "note": "", "malformed": False}
-        assert w.run(crash)[0] == "crash"
-        assert w.run({"target": "_hang", "params": {}, "note": "",
-                      "malformed": False})[0] == "hang"
         ok = {"target": "RandomLandmarks", "method": "fit", "params": {"n_landmarks": 2},
               "args": (_good(),), "note": "", "malformed": False}
+        assert w.run(ok) == ("ok", True)
+        hang = {"target": "_hang", "params": {}, "note": "", "malformed": False}
+        assert w.run(hang, timeout=3.0) == ("hang", "no answer after 3 s")
+        crash = {"target": "_crash", "params": {}, "note": "", "malformed": False}
+        assert w.run(crash)[0] == "crash"
         assert w.run(ok) == ("ok", True)
     finally:
         w.stop()

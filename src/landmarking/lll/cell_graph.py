@@ -14,7 +14,11 @@ cells is missed: the graph is approximate (MNIST's 60,000 digits with 1,000
 landmarks, ``n_probes=5``: 94% of the exact lists' entries, the same share as
 when every candidate is computed exactly), but deterministic, every point's list
 independent of the others and of the thread count, and the cells searched in
-parallel, where an HNSW index is built by one thread.
+parallel, where an HNSW index is built by one thread. A cell's float32 block of
+bounds (its points x its candidates) is kept within ``working_memory /
+BLOCKS_PER_BUDGET`` (16 MiB by default) by searching a large cell's points a piece
+at a time: duplicate rows all fall into one cell, which would otherwise form a
+block quadratic in their number.
 """
 
 from __future__ import annotations
