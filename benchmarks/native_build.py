@@ -17,7 +17,10 @@ imports the library from one tree, the first call and then the same call again
   points (``--quick``: 1,000).
 
 "ratio" is portable seconds / native seconds (above 1: the portable build is
-slower). MNIST is read through ``LANDMARKING_DATA``::
+slower); with ``--runs N`` each tree runs N times, alternating, and the table shows
+the medians. "CPU ratio" is the same ratio of the process's CPU seconds (all its
+threads), steadier than wall seconds on a machine that others share. MNIST is read
+through ``LANDMARKING_DATA``::
 
     LANDMARKING_DATA=/path/to/data python benchmarks/native_build.py \\
         --portable . --native /tmp/native-tree [--quick]
@@ -35,6 +38,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 from _common import argument_parser, machine_line, parse, print_table, run_child
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,12 +51,13 @@ import json, time
 from landmarking import GPLandmarks
 from landmarking.datasets import load_mnist
 X = load_mnist(split="train")[0][:{n}]
-seconds = []
+seconds, cpu = [], []
 for _ in range(2):
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     GPLandmarks(n_landmarks=100, random_state=0).fit(X)
     seconds.append(time.perf_counter() - start)
-print(json.dumps(dict(first=seconds[0], warm=seconds[1])))
+    cpu.append(time.process_time() - start_cpu)
+print(json.dumps(dict(first=seconds[0], warm=seconds[1], first_cpu=cpu[0], warm_cpu=cpu[1])))
 """,
     "lll": """
 import json, time
@@ -61,24 +66,26 @@ from landmarking.datasets import load_mnist
 X = load_mnist(split="train")[0][:{n}]
 T = X[np.random.default_rng(0).choice(len(X), 1000, replace=False)]
 from landmarking.lll._numpy import reconstruction_weights
-seconds = []
+seconds, cpu = [], []
 for _ in range(2):
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     reconstruction_weights(X, T, 50)
     seconds.append(time.perf_counter() - start)
-print(json.dumps(dict(first=seconds[0], warm=seconds[1])))
+    cpu.append(time.process_time() - start_cpu)
+print(json.dumps(dict(first=seconds[0], warm=seconds[1], first_cpu=cpu[0], warm_cpu=cpu[1])))
 """,
     "sculpting": """
 import json, time
 from _common import arc_length_swiss_roll
 from landmarking import ManifoldSculpting
 X = arc_length_swiss_roll({n}, random_state=0)[0]
-seconds = []
+seconds, cpu = [], []
 for _ in range(2):
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     ManifoldSculpting(random_state=0).fit(X)
     seconds.append(time.perf_counter() - start)
-print(json.dumps(dict(first=seconds[0], warm=seconds[1])))
+    cpu.append(time.process_time() - start_cpu)
+print(json.dumps(dict(first=seconds[0], warm=seconds[1], first_cpu=cpu[0], warm_cpu=cpu[1])))
 """,
 }
 
@@ -121,6 +128,9 @@ def main(argv=None):
                         help="build both trees from this checkout under this folder")
     parser.add_argument("--rows", default="gp,lll,sculpting",
                         help="comma-separated: gp, lll, sculpting (default all)")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="new interpreters per tree and call, alternating; the table "
+                             "shows medians (default 1)")
     args = parse(parser, argv)
     if args.build:
         args.portable, args.native = args.build / "portable", args.build / "native"
@@ -138,17 +148,24 @@ def main(argv=None):
     for task in args.rows.split(","):
         n = SIZES[task][1 if args.quick else 0]
         code = CHILD[task].format(n=n)
-        times = {}
-        for kind, src in trees.items():  # back to back, a new interpreter each
-            times[kind] = run_child(code, src=src)
-            print(f"  {task} n={n} {kind}: first {times[kind]['first']:.2f} s, "
-                  f"warm {times[kind]['warm']:.2f} s", flush=True)
-        p, q = times["portable"], times["native"]
+        times = {kind: {"first": [], "warm": [], "first_cpu": [], "warm_cpu": []}
+                 for kind in trees}
+        for run in range(args.runs):
+            for kind, src in trees.items():  # back to back, a new interpreter each
+                row = run_child(code, src=src)
+                for key in times[kind]:
+                    times[kind][key].append(row[key])
+                print(f"  {task} n={n} run {run + 1} {kind}: first {row['first']:.2f} s, "
+                      f"warm {row['warm']:.2f} s", flush=True)
+        p, q = ({key: float(np.median(v)) for key, v in times[kind].items()}
+                for kind in ("portable", "native"))
         rows.append([f"{task} (n={n})", p["first"], q["first"], p["first"] / q["first"],
-                     p["warm"], q["warm"], p["warm"] / q["warm"]])
+                     p["warm"], q["warm"], p["warm"] / q["warm"],
+                     p["first_cpu"] / q["first_cpu"], p["warm_cpu"] / q["warm_cpu"]])
     print()
     print_table(["call", "portable first s", "native first s", "ratio",
-                 "portable warm s", "native warm s", "ratio"], rows, floatfmt="{:.2f}")
+                 "portable warm s", "native warm s", "ratio", "CPU ratio first",
+                 "CPU ratio warm"], rows, floatfmt="{:.2f}")
     slower = [f"{r[0]}: {max(r[3], r[6]):.2f}x" for r in rows if max(r[3], r[6]) > 1.10]
     print("\nportable more than 10% slower: " + (", ".join(slower) if slower else "nowhere"))
     print(f"after: {machine_line()}")
