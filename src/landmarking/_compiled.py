@@ -6,10 +6,11 @@ built where no compiler ran, a checkout never built, a build for another Python)
 would import and then fail inside the first fit; :func:`check` makes that an
 ``ImportError`` at import, naming the fix, as scikit-learn's ``__check_build`` does.
 
-The check is cheap (about a millisecond): each module's file is found (the import
-system's own search, so a build for another interpreter does not count) and loaded
-by the dynamic linker, which refuses a truncated or foreign file. It does not run
-the modules' own imports (NumPy, joblib): those wait for the first fit, as before.
+The check costs a few milliseconds (most of it importing ctypes): each module's file
+is found (the import system's own search, so a build for another interpreter does
+not count) and loaded by the dynamic linker, which refuses a truncated or foreign
+file. It does not run the modules, nor their own imports (NumPy, joblib): those
+wait for the first fit, as before.
 """
 
 import importlib.util
