@@ -1,4 +1,5 @@
-"""Build the compiled kernels: every ``src/landmarking/**/*.pyx`` is one extension module.
+"""Build the compiled kernels: every ``src/landmarking/**/*.pyx`` is one extension module,
+and on x86-64 the dispatched ones one per instruction level (``_compiled.py``).
 
 The kernels are compiled ahead of time (Cython, then the C compiler) when the package
 is built or installed (``pip install .``, ``make install``), as scikit-learn, openTSNE
@@ -12,7 +13,9 @@ sdist (``python -m build --sdist``) carries the ``.pyx`` files as they are, and 
 wheel built from it compiles them there.
 """
 
+import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -60,8 +63,43 @@ def compile_args(environ=os.environ):
     return BASE_ARGS + (NATIVE_ARGS if native == "1" else [])
 
 
+# The flags of each instruction level of a dispatched module beyond the baseline's
+# (landmarking/_compiled.py: which modules, which levels, and the choice at import).
+# x86-64-v3 written out as its features, for compilers older than -march=x86-64-v3.
+LEVEL_ARGS = {
+    "baseline": [],
+    "x86_64_v3": ["-mavx", "-mavx2", "-mfma", "-mf16c", "-mbmi", "-mbmi2", "-mlzcnt",
+                  "-mmovbe"],
+}
+# Where a dispatched module's .pyx is copied once per level (Cython names a module's
+# C file after its source, and each level is a module of its own).
+DISPATCH_DIR = Path("build") / "dispatch"
+
+
+def _compiled(root):
+    """landmarking/_compiled.py of the tree at ``root``, read without importing the
+    package (whose dependencies a build need not have)."""
+    path = Path(root) / "src" / "landmarking" / "_compiled.py"
+    spec = importlib.util.spec_from_file_location("_landmarking_compiled", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _level_source(root, path, src, level):
+    """A copy of the .pyx at ``path`` named for ``level``, under DISPATCH_DIR."""
+    relative = path.relative_to(src).with_name(f"{path.stem}_{level}.pyx")
+    copy = Path(root) / DISPATCH_DIR / relative
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    if not copy.exists() or copy.read_bytes() != path.read_bytes():
+        shutil.copyfile(path, copy)
+    return copy.relative_to(root).as_posix()
+
+
 def extensions(root="."):
-    """One Extension per .pyx file under ``root``/src, named by its path under src/.
+    """The Extensions of the .pyx files under ``root``/src, each named by its path
+    under src/: one per file, and one per instruction level for the dispatched
+    modules (``<name>_baseline``, ``<name>_x86_64_v3``).
 
     Raises SystemExit when there is none: a package built so would import, then fail
     at its first fit (an sdist made without its .pyx files, for instance).
@@ -69,10 +107,19 @@ def extensions(root="."):
     src = Path(root) / "src"
     found = []
     args = compile_args()
+    native = "-march=native" in args
     for path in sorted(src.rglob("*.pyx")):
         name = ".".join(path.relative_to(src).with_suffix("").parts)
-        found.append(Extension(name, [path.relative_to(root).as_posix()],
-                               extra_compile_args=args))
+        if name not in _compiled(root).DISPATCHED:
+            found.append(Extension(name, [path.relative_to(root).as_posix()],
+                                   extra_compile_args=args))
+            continue
+        for level in _compiled(root).levels():
+            # A native build is the building machine's alone at every level.
+            level_args = args if native else args + LEVEL_ARGS[level]
+            found.append(Extension(f"{name}_{level}",
+                                   [_level_source(root, path, src, level)],
+                                   extra_compile_args=level_args))
     if not found:
         raise SystemExit(f"no .pyx file under {src.resolve()}: the compiled kernels' "
                          f"sources are missing (an sdist must carry src/**/*.pyx; see "
@@ -94,6 +141,9 @@ class CythonBuildExt(build_ext):
     def run(self):
         from Cython.Build import cythonize
 
+        if self.inplace:
+            self._remove_undispatched_builds()
+
         # The C sources replace the .pyx ones in the Extension objects themselves:
         # setuptools' finalize_options has already annotated those objects.
         built = {ext.name: ext for ext in cythonize(self.extensions,
@@ -101,6 +151,14 @@ class CythonBuildExt(build_ext):
         for ext in self.extensions:
             ext.sources = built[ext.name].sources
         super().run()
+
+    def _remove_undispatched_builds(self):
+        """Delete an in-place build of a dispatched module under its plain name (from
+        before the dispatch): it would shadow the module that chooses the build."""
+        for name in _compiled(".").DISPATCHED:
+            folder = Path("src", *name.split(".")[:-1])
+            for stale in folder.glob(name.rsplit(".", 1)[1] + ".*.so"):
+                stale.unlink()
 
 
 if __name__ == "__main__":

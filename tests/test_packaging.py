@@ -138,6 +138,15 @@ def _pyx_modules(root):
                   for p in (root / "src").rglob("*.pyx"))
 
 
+def _compiled_modules(root):
+    """The compiled modules of the .pyx files under root/src on this platform: one
+    per file, one per instruction level for the dispatched ones."""
+    return sorted(f"{name}_{level}" if name in _compiled.DISPATCHED else name
+                  for name in _pyx_modules(root)
+                  for level in (_compiled.levels() if name in _compiled.DISPATCHED
+                                else ("",)))
+
+
 @pytest.fixture(scope="module")
 def sdist(tmp_path_factory):
     """The member names of the sdist built from this checkout, without the top folder.
@@ -160,7 +169,7 @@ def sdist(tmp_path_factory):
 def test_sdist_carries_every_kernel_source_and_nothing_built(sdist):
     pyx = {p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*.pyx")}
     pxd = {p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*.pxd")}
-    assert len(pyx) == len(_compiled.EXTENSIONS)
+    assert len(pyx) == len(_compiled.SOURCES)
     assert pyx | pxd <= sdist
     assert {"setup.py", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in",
             "src/landmarking/py.typed", "src/landmarking/__init__.py"} <= sdist
@@ -170,8 +179,79 @@ def test_sdist_carries_every_kernel_source_and_nothing_built(sdist):
 
 def test_every_pyx_is_one_extension_and_the_import_check_lists_them():
     names = [ext.name for ext in _setup().extensions(ROOT)]
-    assert names == _pyx_modules(ROOT) == sorted(_compiled.EXTENSIONS)
+    assert names == _compiled_modules(ROOT) == sorted(_compiled.EXTENSIONS)
+    assert _pyx_modules(ROOT) == sorted(_compiled.SOURCES)
     assert len(names) >= 6
+
+
+@pytest.mark.parametrize("machine, levels", [
+    ("x86_64", ("baseline", "x86_64_v3")), ("AMD64", ("baseline", "x86_64_v3")),
+    ("aarch64", ("baseline",)), ("arm64", ("baseline",)),
+])
+def test_dispatched_modules_are_built_per_level_of_the_platform(machine, levels):
+    assert _compiled.levels(machine) == levels
+    names = _compiled.extension_modules(machine)
+    for name in _compiled.DISPATCHED:
+        assert name not in names
+        assert [n for n in names if n.startswith(name)] == [f"{name}_{lv}" for lv in levels]
+
+
+def test_the_x86_64_v3_build_has_its_flags_and_the_baseline_none(monkeypatch):
+    monkeypatch.delenv("LANDMARKING_NATIVE", raising=False)
+    setup = _setup()
+    by_name = {ext.name: ext for ext in setup.extensions(ROOT)}
+    for name in _compiled.DISPATCHED:
+        assert not any(a.startswith("-m") for a in by_name[f"{name}_baseline"]
+                       .extra_compile_args)
+        if "x86_64_v3" in _compiled.levels():
+            assert "-mavx2" in by_name[f"{name}_x86_64_v3"].extra_compile_args
+
+
+@pytest.mark.parametrize("flags, level", [
+    ("fpu sse sse2", "baseline"),
+    ("sse2 avx avx2 fma f16c bmi1 bmi2 abm movbe xsave", "x86_64_v3"),
+    ("sse2 avx avx2 f16c bmi1 bmi2 abm movbe xsave", "baseline"),  # no FMA
+])
+def test_the_level_follows_the_processor_and_the_variable(monkeypatch, flags, level):
+    if _compiled.levels() == ("baseline",):
+        pytest.skip("one level on this platform")
+    monkeypatch.setattr(_compiled, "_cpu_flags", lambda: frozenset(flags.split()))
+    assert _compiled.kernel_level({}) == level
+    assert _compiled.kernel_level({"LANDMARKING_KERNELS": "baseline"}) == "baseline"
+    with pytest.raises(ImportError, match="LANDMARKING_KERNELS='avx9'.*unset it"):
+        _compiled.kernel_level({"LANDMARKING_KERNELS": "avx9"})
+
+
+def test_both_builds_of_a_dispatched_module_give_the_same_bits():
+    """Neither build fuses a multiply-add nor reorders a sum, so the level changes the
+    speed only: a GP fit (one at a time and in blocks) and an LLL fit, in a child per
+    level, hash to the same bytes."""
+    if _compiled.levels() == ("baseline",):
+        pytest.skip("one level on this platform")
+    code = (
+        "import hashlib, numpy as np, landmarking as L\n"
+        "from landmarking.datasets import make_sculpting_swiss_roll\n"
+        "X = make_sculpting_swiss_roll(3000, random_state=0)[0]\n"
+        "X = np.hstack([X, np.random.default_rng(0).normal(size=(3000, 40))])\n"
+        "h = hashlib.sha1()\n"
+        "for fitted in (L.GPLandmarks(n_landmarks=12, random_state=0).fit(X).landmarks_,\n"
+        "               L.GPLandmarks(n_landmarks=12, block_size=6, n_jobs=2,\n"
+        "                             random_state=0).fit(X).landmarks_,\n"
+        "               L.LocallyLinearLandmarks(n_landmarks=200, random_state=0)\n"
+        "               .fit(X).embedding_):\n"
+        "    h.update(np.ascontiguousarray(fitted).tobytes())\n"
+        "import landmarking.gp._kernels as K\n"
+        "print(K.__name__, h.hexdigest())\n")
+    digests = {}
+    for level in _compiled.levels():
+        if level != "baseline" and _compiled.kernel_level({}) != level:
+            continue  # this processor cannot run that build
+        done = _import_in_child(code, dict(os.environ, LANDMARKING_KERNELS=level))
+        assert done.returncode == 0, done.stderr[-3000:]
+        module, digest = done.stdout.split()
+        assert module == f"landmarking.gp._kernels_{level}"
+        digests[level] = digest
+    assert len(digests) >= 1 and len(set(digests.values())) == 1, digests
 
 
 def test_setup_refuses_a_tree_without_pyx(tmp_path):
@@ -266,14 +346,15 @@ def test_broken_or_deleted_compiled_module_fails_at_import(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(tmp_path / "landmarking" / "__init__.py")
 
-    modules["landmarking.gp._kernels"].write_bytes(b"not a shared object")
+    broken = _compiled.EXTENSIONS[-1]
+    modules[broken].write_bytes(b"not a shared object")
     done = _import_in_child(code, env)
-    assert "landmarking.gp._kernels is missing or cannot be loaded" in done.stderr
+    assert f"{broken} is missing or cannot be loaded" in done.stderr
     assert "pip install --force-reinstall landmarking" in done.stderr
 
-    modules["landmarking.gp._kernels"].unlink()
+    modules[broken].unlink()
     done = _import_in_child(code, env)
-    assert re.search(r"ImportError: landmarking's compiled module landmarking.gp._kernels "
+    assert re.search(rf"ImportError: landmarking's compiled module {re.escape(broken)} "
                      r"is missing or cannot be loaded \(No module named", done.stderr)
 
 

@@ -59,8 +59,12 @@ def main(argv):
     if "--any-location" not in argv:  # e.g. a checkout's src/, to try this script
         assert site in where.parents, f"landmarking imported from {where}, not from {site}"
     print(f"landmarking {landmarking.__version__} from {where.parent}")
+    level = _compiled.kernel_level()
+    print(f"dispatched kernels: the {level} build")
     for name in _compiled.EXTENSIONS:
-        import_module(name)  # runs each module's own imports too
+        built_for = next((lv for lv in _compiled.levels() if name.endswith(f"_{lv}")), None)
+        if built_for in (None, level):  # a build this processor cannot run stays unrun
+            import_module(name)  # runs each module's own imports too
 
     estimators = public_estimators()
     untested = sorted(set(estimators) - set(SETTINGS))
