@@ -55,7 +55,8 @@ def methods(k, t, *, seed=0, scale_rate=0.99, names=METHODS):
 
 def embed_all(X, k, t, *, seed=0, scale_rate=0.99, names=METHODS):
     """{name: (seconds, embedding)} or {name: (None, message)} when a method
-    cannot run (Hessian LLE needs k > t (t + 3) / 2) or its solver fails.
+    cannot run (Hessian LLE needs k > t (t + 3) / 2), its solver fails or its
+    embedding holds inf or NaN.
     Sculpting's SculptingWarning is silenced here: the score says the same."""
     out = {}
     for name, make in methods(k, t, seed=seed, scale_rate=scale_rate, names=names).items():
@@ -69,7 +70,12 @@ def embed_all(X, k, t, *, seed=0, scale_rate=0.99, names=METHODS):
         except (ValueError, np.linalg.LinAlgError) as exc:
             out[name] = (None, f"failed: {str(exc)[:60]}")
             continue
-        out[name] = (secs, np.asarray(Y, dtype=float))
+        Y = np.asarray(Y, dtype=float)
+        if not np.isfinite(Y).all():
+            # Reported, not scored: a score of inf or NaN coordinates means nothing.
+            out[name] = (None, f"non-finite embedding ({int((~np.isfinite(Y)).sum())} values)")
+            continue
+        out[name] = (secs, Y)
     return out
 
 

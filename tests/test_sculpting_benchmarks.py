@@ -118,6 +118,8 @@ def test_newsgroups_query_script_on_a_toy_corpus(bench, monkeypatch, capsys):
     assert len(script.retrieve(docs, "speaker")) == 40
     order, cut = script.two_means_cut(np.array([0.0, 0.1, 5.0, 5.2, 0.2]))
     assert cut == 3 and set(order[:cut]) == {0, 1, 4}
+    X, vocabulary, kept = script.vectors(docs[:4], "sqrt")
+    assert X.shape == (4, len(vocabulary)) and kept.tolist() == [0, 1, 2, 3]
     assert script.main(["--queries", "speaker"]) == 0
     out = capsys.readouterr().out
-    assert "terms of one half" in out and "speaker," not in out
+    assert "terms of one half" in out and "AMI" in out and "speaker," not in out
