@@ -36,6 +36,10 @@ For each query term:
   two commonest newsgroups of each half. A method whose embedding is not finite is
   listed with that message instead.
 
+Writes ``sculpting_newsgroups_query.png`` (the first query's posts along each
+method's axis, coloured by newsgroup, with the cut and each half's terms) to
+``--out``.
+
 Quick run (default): "speaker", the paper's query. ``--full``: speaker, drive, key,
 chip and card (words with two senses across the newsgroups: audio and politics;
 disks and cars; cryptography and keyboards; cryptography and electronics; hardware
@@ -52,7 +56,7 @@ import warnings
 from collections import Counter
 
 import numpy as np
-from _common import argument_parser, machine_line, parse, print_table
+from _common import argument_parser, machine_line, parse, print_table, pyplot
 from _sculpting_methods import embed_all
 
 from landmarking.datasets import load_newsgroups
@@ -148,9 +152,9 @@ def vectors(docs, kind="tfidf"):
     return X, model.get_feature_names_out(), np.arange(len(docs))
 
 
-def run(queries, seed=0, kind="tfidf"):
+def run(queries, seed=0, kind="tfidf", out=None):
     docs, labels, names = corpus()
-    results = []
+    results, shown = [], None
     for query in queries:
         hit = retrieve(docs, query)
         X, vocabulary, kept = vectors([docs[i] for i in hit], kind)
@@ -160,7 +164,10 @@ def run(queries, seed=0, kind="tfidf"):
               + ", ".join(f"{names[g]} {c}" for g, c in mix), flush=True)
         banned = {query.lower(), query.lower() + "s"}
         rows = []
-        for name, (secs, Y) in embed_all(X, K, 1, seed=seed).items():
+        found = embed_all(X, K, 1, seed=seed)
+        if shown is None:
+            shown = (query, found, X, vocabulary, y_true, names, banned)
+        for name, (secs, Y) in found.items():
             if secs is None:
                 rows.append((name, Y, "", "", "", "", "", "", ""))
                 continue
@@ -178,11 +185,47 @@ def run(queries, seed=0, kind="tfidf"):
                      "purity", "random split", "newsgroups (one | other)", "seconds"],
                     rows, floatfmt="{:.3f}")
     print(machine_line())
+    if out is not None and shown is not None:
+        _plot(*shown, out / "sculpting_newsgroups_query.png")
     return results
 
 
+def _plot(query, found, X, vocabulary, y_true, names, banned, path):
+    """Each method's 1-D axis (rank order), posts coloured by newsgroup (the four
+    commonest, the rest grey), the cut, and each half's three terms."""
+    plt = pyplot()
+    common = [g for g, _ in Counter(y_true.tolist()).most_common(4)]
+    colours = {g: f"C{i}" for i, g in enumerate(common)}
+    fig, axes = plt.subplots(len(found), 1, figsize=(8, 0.75 * len(found) + 0.8))
+    for ax, (name, (secs, Y)) in zip(axes, found.items(), strict=True):
+        ax.set_yticks([])
+        ax.set_xticks([])
+        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
+        if secs is None:
+            ax.text(0.5, 0.5, Y, ha="center", va="center", transform=ax.transAxes, fontsize=8)
+            continue
+        order, cut = two_means_cut(Y[:, 0])
+        ax.scatter(np.arange(len(order)), np.zeros(len(order)), s=18, marker="|",
+                   c=[colours.get(g, "0.8") for g in y_true[order]])
+        ax.axvline(cut - 0.5, color="k", lw=1)
+        ax.text(0, 0.6, ", ".join(top_terms(X, order[:cut], vocabulary, banned)), fontsize=7)
+        ax.text(len(order) - 1, 0.6, ", ".join(top_terms(X, order[cut:], vocabulary, banned)),
+                fontsize=7, ha="right")
+        ax.set_ylim(-1, 1.4)
+    handles = [plt.Line2D([], [], color=c, marker="|", ls="", label=names[g])
+               for g, c in colours.items()]
+    axes[0].legend(handles=handles, fontsize=6, ncol=4, loc="lower center",
+                   bbox_to_anchor=(0.5, 1.0), frameon=False)
+    fig.suptitle(f"posts for {query!r} in each method's 1-D order; cut and each half's terms",
+                 fontsize=9, y=0.995)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
 def main(argv=None):
-    parser = argument_parser(__doc__, out=False)
+    parser = argument_parser(__doc__)
     parser.add_argument("--queries", nargs="+",
                         help="query terms (speaker; speaker drive key chip card with --full)")
     parser.add_argument("--vectors", choices=("tfidf", "sqrt"), default="tfidf",
@@ -190,7 +233,7 @@ def main(argv=None):
     args = parse(parser, argv)
     queries = args.queries or (["speaker", "drive", "key", "chip", "card"] if args.full
                                else ["speaker"])
-    run(queries, seed=args.seed, kind=args.vectors)
+    run(queries, seed=args.seed, kind=args.vectors, out=args.out)
     return 0
 
 

@@ -125,6 +125,8 @@ def _median(values):
 
 def _range(values):
     values = np.asarray(values, dtype=float)
+    if not np.isfinite(values).any():
+        return "-"
     return f"{np.nanmin(values):.3f}-{np.nanmax(values):.3f}"
 
 

@@ -104,7 +104,7 @@ def test_one_dimension_script_on_faces(bench, data_dir, tmp_path, monkeypatch, c
     assert (tmp_path / "sculpting_one_dimension.png").stat().st_size > 0
 
 
-def test_newsgroups_query_script_on_a_toy_corpus(bench, monkeypatch, capsys):
+def test_newsgroups_query_script_on_a_toy_corpus(bench, tmp_path, monkeypatch, capsys):
     script = bench("sculpting_newsgroups_query")
     rng = np.random.default_rng(0)
     senses = (["amp", "box", "audio", "sound", "stereo", "bass"],
@@ -120,6 +120,7 @@ def test_newsgroups_query_script_on_a_toy_corpus(bench, monkeypatch, capsys):
     assert cut == 3 and set(order[:cut]) == {0, 1, 4}
     X, vocabulary, kept = script.vectors(docs[:4], "sqrt")
     assert X.shape == (4, len(vocabulary)) and kept.tolist() == [0, 1, 2, 3]
-    assert script.main(["--queries", "speaker"]) == 0
+    assert script.main(["--queries", "speaker", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "terms of one half" in out and "AMI" in out and "speaker," not in out
+    assert (tmp_path / "sculpting_newsgroups_query.png").stat().st_size > 0
