@@ -25,7 +25,8 @@ this problem are not known"). Two public stand-ins, read through
 Every method gets the same k and t = 1 (COIL k = 6, Olivetti k = 4): Manifold
 Sculpting from the paper's start (``preprocess="pca"``) and from LTSA (the library's
 default), scikit-learn's Isomap, LLE, Hessian LLE and LTSA. Printed: the scores per
-object/subject, their medians per method, the seconds; written to ``--out``:
+object/subject, their medians per method over the fits with a finite embedding
+(``scored``: how many), the seconds; written to ``--out``:
 ``sculpting_one_dimension.png``, the images of the first object and subject in each
 method's order (as the paper's figures show them).
 
@@ -123,6 +124,13 @@ def _median(values):
     return float(np.nanmedian(values)) if np.isfinite(values).any() else float("nan")
 
 
+def _scored(values):
+    """'scored/all': fits with a finite embedding (the others are left out of the
+    medians; ``embed_all`` says why)."""
+    values = np.asarray(values, dtype=float)
+    return f"{int(np.isfinite(values).sum())}/{len(values)}"
+
+
 def _range(values):
     values = np.asarray(values, dtype=float)
     if not np.isfinite(values).any():
@@ -141,13 +149,13 @@ def run(objects, subjects, out, seed=0):
               f"each ({what}), k = {COIL_K}, t = 1; medians (min-max) over objects")
         rand = np.array(coil_random[part])
         rows = [("random order", _median(rand[:, 0]), _range(rand[:, 0]),
-                 _median(rand[:, 1]), _range(rand[:, 1]), "")]
+                 _median(rand[:, 1]), _range(rand[:, 1]), "", "")]
         for m in METHODS:
             a = np.array(coil_scores[(part, m)], dtype=float)
             rows.append((m, _median(a[:, 0]), _range(a[:, 0]), _median(a[:, 1]),
-                         _range(a[:, 1]), _median(a[:, 2])))
+                         _range(a[:, 1]), _median(a[:, 2]), _scored(a[:, 0])))
         print_table(["method", "pose-neighbour recall", "range", "rank correlation",
-                     "range", "seconds"], rows, floatfmt="{:.3f}")
+                     "range", "seconds", "scored"], rows, floatfmt="{:.3f}")
         print("per object (recall / correlation):")
         for m in METHODS:
             print(f"  {m:10s} " + "  ".join(f"{r:.3f}/{c:.3f}"
@@ -156,11 +164,13 @@ def run(objects, subjects, out, seed=0):
         print(f"\nOlivetti, subjects {', '.join(map(str, subjects))} (10 faces each), "
               f"k = {FACES_K}, t = 1: mean distance between consecutive faces over the "
               "shortest path's (1 = smoothest); medians (min-max) over subjects")
-        rows = [("random order", _median(random_ratio), _range(random_ratio), "")]
+        rows = [("random order", _median(random_ratio), _range(random_ratio), "", "")]
         for m in METHODS:
             a = np.array(face_scores[m], dtype=float)
-            rows.append((m, _median(a[:, 0]), _range(a[:, 0]), _median(a[:, 1])))
-        print_table(["method", "path / shortest", "range", "seconds"], rows, floatfmt="{:.3f}")
+            rows.append((m, _median(a[:, 0]), _range(a[:, 0]), _median(a[:, 1]),
+                         _scored(a[:, 0])))
+        print_table(["method", "path / shortest", "range", "seconds", "scored"], rows,
+                    floatfmt="{:.3f}")
         print("per subject:")
         for m in METHODS:
             print(f"  {m:10s} " + "  ".join(f"{r:.3f}" for r, _ in face_scores[m]))
@@ -193,10 +203,12 @@ def _plot(coil_shown, face_shown, path):
             ax = axes[r, c]
             secs, Y = found[name]
             if secs is None:
-                ax.axis("off")
-                ax.set_title(f"{name}: {Y}", fontsize=7)
-                continue
-            _strip(ax, images, Y, step)
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.text(0.5, 0.5, Y, ha="center", va="center", transform=ax.transAxes,
+                        fontsize=8)
+            else:
+                _strip(ax, images, Y, step)
             ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
         axes[0, c].set_title(f"{title}, in each method's 1-D order", fontsize=9)
     fig.tight_layout()
