@@ -30,7 +30,15 @@ from .._blocks import check_rows, take_rows, to_memory
 from .._parallel import blas_limit, thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
-from .._validation import Check, Integer, Options, check_choice, check_params
+from .._validation import (
+    Check,
+    Integer,
+    Options,
+    as_real_array,
+    check_choice,
+    check_params,
+    check_sparse_structure,
+)
 from ..graph import (
     GRAPH_PARAMETER_RULES,
     check_affinity,
@@ -262,6 +270,9 @@ def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
         raise ValueError(
             "neighbors_method='cells' searches dense data; pass a dense X or "
             "neighbors_method='exact' for sparse input.")
+    # The full check (symmetry, degrees) comes with the graph stage; the indices are
+    # checked before any work is done on X.
+    check_sparse_structure(affinity, "affinity")
     if params.neighbors_method == "cells" and params.method != "lll":
         raise ValueError(
             f"neighbors_method='cells' builds the graph of all points, which "
@@ -332,9 +343,9 @@ def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.Rand
                 f"{type(spec).__name__} has no landmarks_ after fit; pass an "
                 "estimator that stores its landmarks in landmarks_."
             )
-        T = np.asarray(est.landmarks_, dtype=np.float64)
+        T = as_real_array(est.landmarks_, "landmarks_")
     else:
-        T = np.asarray(spec, dtype=np.float64)
+        T = as_real_array(spec, "landmarks")
     if T.ndim != 2 or T.shape[1] != X.shape[1]:
         raise ValueError(
             f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
