@@ -18,11 +18,12 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 @pytest.fixture
 def bench(monkeypatch):
     """Import a benchmark module by name (benchmarks/ first on the path), with the
-    BLAS-throttling variables unset so that ``parse`` never re-executes pytest."""
+    BLAS-throttling variables unset (as test_benchmarks.py does), so that no
+    version of ``parse`` re-executes pytest."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import _common
 
-    for name in _common.THROTTLES:
+    for name in getattr(_common, "THROTTLES", ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
         monkeypatch.delenv(name, raising=False)
 
     def load(name):
