@@ -1,0 +1,127 @@
+"""The Manifold Sculpting experiment scripts (Figs. 13, 14, 18, 19 and IV-C) run.
+
+Each script's ``main`` runs here at a toy size (seconds), so that a renamed
+parameter or helper fails here; nothing is measured. Their scores of a 1-D order
+are checked on orders whose score is known exactly.
+"""
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    """Import a benchmark module by name (benchmarks/ first on the path), with the
+    BLAS-throttling variables unset (as test_benchmarks.py does), so that no
+    version of ``parse`` re-executes pytest."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import _common
+
+    for name in getattr(_common, "THROTTLES", ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
+        monkeypatch.delenv(name, raising=False)
+
+    def load(name):
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+
+    return load
+
+
+# ----------------------------------------------------------------- scores of a 1-D order
+
+def test_pose_scores_of_a_circle_cut_once(bench):
+    m = bench("_sculpting_methods")
+    pose = np.arange(72)
+    y = (pose - 30) % 72  # the turntable cut between poses 29 and 30, laid flat
+    # 71 of the 72 consecutive pairs stay adjacent: exact, integer comparisons.
+    assert m.pose_neighbour_recall(y, pose, 72) == 71 / 72
+    # One cut reads the pose as the axis exactly (rho = 1 up to rounding of
+    # sums of about 72^3 in float64: far below 1e-12).
+    assert m.circular_rank_correlation(y, pose, 72) == pytest.approx(1.0, abs=1e-12)
+    # A circle projected on a diameter interleaves its two halves: most pairs split.
+    folded = np.cos(2 * np.pi * (pose + 0.25) / 72)
+    assert m.pose_neighbour_recall(folded, pose, 72) < 0.5
+
+
+def test_pose_scores_of_an_open_arc(bench):
+    m = bench("_sculpting_methods")
+    pose = np.arange(36)
+    assert m.pose_neighbour_recall(-pose, pose) == 1.0
+    assert m.rank_correlation(-pose, pose) == pytest.approx(1.0, abs=1e-12)
+    swapped = pose.copy()
+    swapped[[0, 35]] = swapped[[35, 0]]
+    assert m.pose_neighbour_recall(swapped, pose) == 33 / 35
+
+
+def test_shortest_path_is_the_line_order(bench):
+    m = bench("_sculpting_methods")
+    X = np.array([[0.0], [3.0], [1.0], [7.0], [2.0]])
+    # Points on a line: the sorted order is the shortest path, mean step 7 / 4.
+    assert m.shortest_path_length(X) == pytest.approx(7 / 4, rel=1e-12)
+    assert m.path_length(X, np.argsort(X[:, 0])) == pytest.approx(7 / 4, rel=1e-12)
+    assert m.random_path_length(X, n_orders=50) > 7 / 4
+    with pytest.raises(ValueError, match="at most 14"):
+        m.shortest_path_length(np.zeros((15, 1)))
+
+
+# ----------------------------------------------------------------- the scripts at toy sizes
+
+def test_image_windows_script(bench, tmp_path, capsys):
+    script = bench("sculpting_image_windows")
+    pic = script.picture(12)
+    assert pic.shape == (12, 12) and 0 <= pic.min() and pic.max() <= 1
+    X, truth = script.windows(pic, 4, 9)
+    assert X.shape == (16, 81) and truth.max(axis=0).tolist() == [3, 3]
+    assert np.array_equal(X[1], pic[0:9, 1:10].ravel())  # offset (column 1, row 0)
+    assert script.main(["--positions", "6", "--window", "6", "-k", "6",
+                        "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "MS (ltsa), norm. nbhd" in out and "load average" in out
+    assert (tmp_path / "sculpting_image_windows.png").stat().st_size > 0
+
+
+def test_supervision_script(bench, tmp_path, capsys):
+    script = bench("sculpting_supervision")
+    assert script.main(["-n", "150", "-k", "8", "--fractions", "0", "0.5", "--starts", "ltsa",
+                        "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "MSE unaligned" in out and "load average" in out
+    assert (tmp_path / "sculpting_supervision.png").stat().st_size > 0
+
+
+def test_one_dimension_script_on_faces(bench, data_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LANDMARKING_DATA", str(data_dir))
+    script = bench("sculpting_one_dimension")
+    # Olivetti only (COIL-20's 72-image objects take longer than a smoke test).
+    assert script.main(["--objects", "--subjects", "0", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "random order" in out and "MS (ltsa)" in out
+    assert (tmp_path / "sculpting_one_dimension.png").stat().st_size > 0
+
+
+def test_newsgroups_query_script_on_a_toy_corpus(bench, tmp_path, monkeypatch, capsys):
+    script = bench("sculpting_newsgroups_query")
+    rng = np.random.default_rng(0)
+    senses = (["amp", "box", "audio", "sound", "stereo", "bass"],
+              ["house", "vote", "congress", "bill", "senate", "party"])
+    docs, labels = [], []
+    for i in range(40):
+        words = rng.choice(senses[i % 2], size=25).tolist() + ["speaker"] * (1 + i % 3)
+        docs.append(" ".join(words))
+        labels.append(i % 2)
+    monkeypatch.setattr(script, "corpus", lambda: (docs, np.array(labels), ["a.x", "b.y"]))
+    assert len(script.retrieve(docs, "speaker")) == 40
+    order, cut = script.two_means_cut(np.array([0.0, 0.1, 5.0, 5.2, 0.2]))
+    assert cut == 3 and set(order[:cut]) == {0, 1, 4}
+    X, vocabulary, kept = script.vectors(docs[:4], "sqrt")
+    assert X.shape == (4, len(vocabulary)) and kept.tolist() == [0, 1, 2, 3]
+    assert script.main(["--queries", "speaker", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "terms of one half" in out and "AMI" in out and "speaker," not in out
+    assert (tmp_path / "sculpting_newsgroups_query.png").stat().st_size > 0
