@@ -14,7 +14,6 @@ with a message), then each bad case.
 Exit status 1 when any bad outcome was found.
 """
 
-import argparse
 import pickle
 import sys
 import time
@@ -23,17 +22,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import test_fuzz_public as harness  # noqa: E402
+from _common import argument_parser, parse  # noqa: E402
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__doc__, size=None, seed=False, out=False)
     parser.add_argument("--examples", type=int, default=2000,
                         help="hypothesis examples to run (default 2000)")
     parser.add_argument("--timeout", type=float, default=harness.CASE_TIMEOUT,
                         help="seconds before a case counts as a hang")
     parser.add_argument("--save", metavar="FILE",
                         help="pickle the bad cases to FILE, to replay them one by one")
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     tally = harness.Tally(strict=False)
     worker = harness.Worker(timeout=args.timeout)
     start = time.perf_counter()
