@@ -660,3 +660,14 @@ def test_function_gives_the_estimators_embedding_and_attributes():
         manifold_sculpting(X, scale_rate=1.5)
     with pytest.raises(TypeError, match="preprocess must be 'pca', 'none', 'ltsa', an array"):
         manifold_sculpting(X, preprocess=3)
+
+
+def test_a_diverging_climb_is_an_error_not_an_infinite_embedding():
+    # Ten points in 50-D, one component from the PCA start, four neighbours: the
+    # climb's step collapses and the points run out of float64 (it returned -inf
+    # with no warning); the error names the ways out.
+    X = np.random.default_rng(0).normal(size=(10, 50))
+    with pytest.raises(ValueError, match=r"diverged: the embedding left float64's range"
+                                         r".*n_neighbors.*preprocess='ltsa'"):
+        ManifoldSculpting(n_components=1, n_neighbors=4, preprocess="pca",
+                          random_state=0).fit_transform(X)

@@ -432,6 +432,14 @@ def _sculpt_data(X, plan, *, preprocess, metric, clamp_indices, clamp_values, ne
             max_iter=plan.max_iter, patience=plan.patience, heavy=heavy,
             expand=clamp_idx is None, w_adj=plan.adjusted_weight, eta=eta, rng=rng,
             verbose=verbose)
+    if not np.isfinite(T).all():
+        # Seen with n_components=1 from the PCA start on a few points per neighbour
+        # list: the climb's step collapses and the embedding runs out of float64.
+        raise ValueError(
+            f"Manifold Sculpting diverged: the embedding left float64's range after "
+            f"{len(errors)} iterations ({n} points, {k} neighbours, "
+            f"preprocess={preprocess!r}). Use more neighbours (n_neighbors), "
+            f"preprocess='ltsa', or another random_state.")
     return T, SculptingResult(
         error=np.asarray(errors), n_iter=len(errors), best_iter=best, min_iter=min_iter,
         max_iter=plan.max_iter, delta_ave=rel.delta_ave, eta=eta, scale=scale, neighbors=nbr,
