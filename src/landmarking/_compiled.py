@@ -15,8 +15,9 @@ wait for the first fit, as before.
 
 Run-time dispatch. A wheel runs on any processor of its platform, so the kernels
 are compiled for the platform's baseline (x86-64: SSE2). The GP steps and LLL's
-weights are written for 256-bit vectors and take 1.2-1.5x longer so
-(``benchmarks/native_build.py``), so on x86-64 their ``.pyx`` is compiled twice
+weights are written for 256-bit vectors and take 1.2-1.9x longer so, and the
+column moments 1.7x (``benchmarks/native_build.py``), so on x86-64 their ``.pyx`` is
+compiled twice
 (:data:`DISPATCHED`): once for the baseline and once for x86-64-v3 (AVX2, FMA, BMI2;
 every x86-64 processor since 2013-2015), as ``<name>_baseline`` and
 ``<name>_x86_64_v3``. The module ``<name>`` itself is a few lines of Python that
@@ -43,7 +44,8 @@ SOURCES = (
     "landmarking.sculpting._kernels",
 )
 #: Sources compiled once per instruction level and chosen at import.
-DISPATCHED = ("landmarking.gp._kernels", "landmarking.lll._kernels")
+DISPATCHED = ("landmarking._moments_kernels", "landmarking.gp._kernels",
+              "landmarking.lll._kernels")
 #: The instruction levels of a dispatched module on x86-64, and the processor
 #: features (as Linux's /proc/cpuinfo names them) that each needs beyond the
 #: baseline; setup.py's flags for each level are in its LEVEL_ARGS.
