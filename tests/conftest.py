@@ -1,4 +1,5 @@
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
@@ -64,6 +65,32 @@ def environ_changes(before, after):
             for name in sorted(names) if before.get(name) != after.get(name)]
 
 
+def restore_environ(before):
+    """Put os.environ back to the snapshot ``before`` (ENVIRON_UNCHECKED left as
+    they are)."""
+    for name in (before.keys() | os.environ.keys()) - ENVIRON_UNCHECKED:
+        if name not in before:
+            del os.environ[name]
+        elif os.environ.get(name) != before[name]:
+            os.environ[name] = before[name]
+
+
+@contextmanager
+def environ_kept():
+    """os.environ put back on exit, around code of a library that writes to it by
+    design: dask.distributed's Nanny sets its pre-spawn environment
+    (OMP_NUM_THREADS, MKL_NUM_THREADS and OPENBLAS_NUM_THREADS=1,
+    MALLOC_TRIM_THRESHOLD_, PYTHONHASHSEED) and __DASK_PARENT_PID in this process
+    each time it starts a worker, and leaves them: every program a later test
+    starts would run BLAS on one thread. A worker has its environment once started,
+    so it is put back as soon as the cluster (or a restarted worker) is up."""
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        restore_environ(before)
+
+
 _ORIGINALS = pytest.StashKey[dict]()
 _ENVIRON = pytest.StashKey[dict]()
 
@@ -97,11 +124,8 @@ def pytest_runtest_teardown(item, nextitem):
         return
     changes = environ_changes(before, os.environ)
     if changes:
-        for name in (before.keys() | os.environ.keys()) - ENVIRON_UNCHECKED:
-            if name not in before:
-                del os.environ[name]
-            elif os.environ.get(name) != before[name]:
-                os.environ[name] = before[name]
+        restore_environ(before)
         raise ProcessGuardError(
-            "the test left os.environ changed (use monkeypatch.setenv, or pass env= to "
-            "the program it starts):\n  " + "\n  ".join(changes))
+            "the test left os.environ changed (use monkeypatch.setenv, pass env= to the "
+            "program it starts, or wrap a library that writes it in environ_kept):\n  "
+            + "\n  ".join(changes))
