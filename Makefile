@@ -17,7 +17,7 @@ VENV_MIN := .venv-min
 PY_MIN := $(VENV_MIN)/bin/python
 STAMP_MIN := $(VENV_MIN)/.installed
 
-.PHONY: install demo test lint test-min clean docs docs-check
+.PHONY: install demo test lint test-min clean docs docs-check wheel-check
 
 # The compiled kernels: every .pyx under src/ is one extension module (setup.py). An
 # edited kernel is rebuilt in place (pip's editable build, without re-installing the
@@ -54,6 +54,11 @@ PYTEST_ARGS := -q --ignore=tests/test_docs_site.py
 
 test: install
 	SCIPY_ARRAY_API=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+# A wheel built from the sdist, installed where nothing compiles, without AVX-512
+# code, fits and saves every estimator (tools/check_wheel.sh says how).
+wheel-check: $(STAMP)
+	PY=$(PY) tools/check_wheel.sh
 
 $(VENV)/.lint-installed: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS),lint]"

@@ -15,10 +15,20 @@ Also printed: fit time and geometry at the size nearest 100 (each landmark's
 distance to the nearest training image and the mean distance of an image to its
 nearest landmark, both over the median nearest-neighbour spacing of the images).
 
+With ``--seeds S [S ...]`` the whole run is repeated once per seed (the landmarks,
+the subsample of Act5K and the kernel width's sample change; the data split does
+not) and a last table gives each method's mean test accuracy with its standard
+error (standard deviation over the seeds / sqrt(number of seeds)) and the mean
+difference of each method from random with its standard error over the paired
+seeds.
+
 Usage::
 
     python benchmarks/gp_mnist_classification.py          # quick (2,000 images, 10 and 50)
     python benchmarks/gp_mnist_classification.py --full   # 50k/10k/10k, 10..200 landmarks
+    python benchmarks/gp_mnist_classification.py --methods random Act5K --seeds 0 1 2 3 4
+    python benchmarks/gp_mnist_classification.py --methods random Act5K --seeds 0 1 2 3 4 \
+        --act-subsample 200        # Act5K among a random 10% of the quick run's images
 """
 
 import json
@@ -65,8 +75,8 @@ def _make(method, n, width, cfg, seed, verbose):
                            kernel_width=width, space="euclidean", random_state=seed,
                            verbose=verbose)
     if method == "Act5K":
-        return ActiveLearningLandmarks(n_landmarks=n, subsample=5000, kernel_width=width,
-                                       random_state=seed)
+        return ActiveLearningLandmarks(n_landmarks=n, subsample=cfg["act_subsample"],
+                                       kernel_width=width, random_state=seed)
     if method == "random":
         return RandomLandmarks(n_landmarks=n, kernel_width=width, random_state=seed)
     if method == "RPCholesky":
@@ -76,6 +86,7 @@ def _make(method, n, width, cfg, seed, verbose):
 
 def run(args):
     cfg = _settings(args.full)
+    cfg["act_subsample"] = getattr(args, "act_subsample", 5000)
     n_tr, n_va = cfg["n_train"], cfg["n_val"]
     (X_tr, y_tr), (X_va, y_va), (X_te, y_te) = mnist_splits(n_tr, n_va, cfg["n_test"])
     rule = args.kernel_width
@@ -84,7 +95,8 @@ def run(args):
         cfg["sizes"] = tuple(sorted(args.sizes))
     sizes = cfg["sizes"]
     print(f"MNIST: {n_tr} train / {n_va} validation / {len(X_te)} test images; "
-          f"kernel width {rule!r} -> eta = {width:.4g}; GP {cfg['n_steps']} steps, "
+          f"kernel width {rule!r} -> eta = {width:.4g}; Act5K among "
+          f"{min(cfg['act_subsample'], n_tr)} images; GP {cfg['n_steps']} steps, "
           f"batch {cfg['batch_size']}; sizes {list(sizes)}; logistic regression "
           f"max_iter {args.max_iter}", flush=True)
 
@@ -104,7 +116,7 @@ def run(args):
             else:
                 model.fit(X_tr)
             seconds[method] = time.perf_counter() - start
-            tag = "full" if args.full else "quick"
+            tag = ("full" if args.full else "quick") + getattr(args, "tag_suffix", "")
             np.save(args.out / f"gp_mnist_landmarks_{method}_{tag}.npy", model.landmarks_)
             F_all = [model.transform(S) for S in (X_tr, X_va, X_te)]
             per_size = {k: ([F[:, :k] for F in F_all], model.landmarks_[:k]) for k in sizes}
@@ -151,7 +163,7 @@ def run(args):
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    tag = "full" if args.full else "quick"
+    tag = ("full" if args.full else "quick") + getattr(args, "tag_suffix", "")
     png = args.out / f"gp_mnist_classification_{tag}.png"
     fig.savefig(png, dpi=110)
     with open(args.out / f"gp_mnist_classification_{tag}.json", "w") as fh:
@@ -159,6 +171,64 @@ def run(args):
                    "accuracy": accuracy, "lambda": lambdas, "seconds": seconds}, fh, indent=1)
     print(f"\nwrote {png}")
     return accuracy
+
+
+def mean_and_error(values):
+    """Mean and standard error (sample standard deviation / sqrt(n); 0 for one value)."""
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return float(values.mean()), 0.0
+    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size))
+
+
+def run_seeds(args):
+    """:func:`run` once per seed of ``args.seeds``; prints and returns the means and
+    standard errors ({method: {size: (mean, error)}}, and differences from random)."""
+    per_seed = {}
+    for seed in args.seeds:
+        print(f"\n===== seed {seed} =====", flush=True)
+        args.seed, args.tag_suffix = seed, f"_seed{seed}"
+        per_seed[seed] = run(args)
+    methods = [m for m in METHODS if m in args.methods]
+    sizes = sorted(next(iter(per_seed.values()))[methods[0]])
+    stats = {m: {k: mean_and_error([per_seed[s][m][k] for s in args.seeds]) for k in sizes}
+             for m in methods}
+    diffs = {}
+    if "random" in methods:
+        diffs = {m: {k: mean_and_error([per_seed[s][m][k] - per_seed[s]["random"][k]
+                                        for s in args.seeds]) for k in sizes}
+                 for m in methods if m != "random"}
+    n = len(args.seeds)
+    print(f"\nTest accuracy over {n} seeds ({' '.join(map(str, args.seeds))}): "
+          "mean +- standard error\n")
+    print_table(["landmarks"] + methods,
+                [[k] + [f"{stats[m][k][0]:.4f} +- {stats[m][k][1]:.4f}" for m in methods]
+                 for k in sizes])
+    if diffs:
+        print("\nDifference from random on the same seed: mean +- standard error "
+              "(positive: ahead of random)\n")
+        print_table(["landmarks"] + list(diffs),
+                    [[k] + [f"{diffs[m][k][0]:+.4f} +- {diffs[m][k][1]:.4f}" for m in diffs]
+                     for k in sizes])
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in methods:
+        ax.errorbar(sizes, [stats[m][k][0] for k in sizes], yerr=[stats[m][k][1] for k in sizes],
+                    marker="o", capsize=3, label=m)
+    ax.set_xlabel("number of landmarks")
+    ax.set_ylabel("test accuracy (mean +- s.e.)")
+    tag = "full" if args.full else "quick"
+    ax.set_title(f"MNIST, landmark features, {n} seeds ({tag} run)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    png = args.out / f"gp_mnist_classification_{tag}_seeds.png"
+    fig.savefig(png, dpi=110)
+    with open(args.out / f"gp_mnist_classification_{tag}_seeds.json", "w") as fh:
+        json.dump({"seeds": list(args.seeds), "per_seed": {str(s): a for s, a in per_seed.items()},
+                   "mean_error": stats, "difference_from_random": diffs}, fh, indent=1)
+    print(f"\nwrote {png}")
+    return stats, diffs
 
 
 def main(argv=None):
@@ -171,8 +241,17 @@ def main(argv=None):
                         help="L-BFGS iterations per logistic regression (default 300)")
     parser.add_argument("--gp-continue", metavar="FILE.npy",
                         help="GP landmarks of an earlier run (same settings) to continue")
+    parser.add_argument("--act-subsample", type=int, default=5000,
+                        help="images Act5K chooses among (default 5000, the paper's; on the "
+                             "quick run's 2,000 images 200 keeps the paper's share, 10%%)")
+    parser.add_argument("--seeds", type=int, nargs="+",
+                        help="repeat the run once per seed and report means with standard "
+                             "errors (instead of --seed)")
     parser.add_argument("--verbose", action="store_true", help="progress bars")
-    return run(parse(parser, argv))
+    args = parse(parser, argv)
+    if args.seeds:
+        return run_seeds(args)
+    return run(args)
 
 
 if __name__ == "__main__":

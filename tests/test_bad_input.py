@@ -479,3 +479,109 @@ def test_new_array_kinds_on_the_command_line_give_the_plain_result(tmp_path, mon
         assert cli.main(["landmarks", source, "-n", "3", "--steps", "20", "-o", out, "-q"]) == 0
     a, b = np.load("a.npz"), np.load("b.npz")
     np.testing.assert_array_equal(a["landmarks"], b["landmarks"])
+
+
+# ------------------------------------------------------------------ malformed sparse input
+#
+# The compiled kernels (and SciPy's own sparse products) trust every index of a
+# sparse matrix, and SciPy builds one from (data, indices, indptr) without checking
+# the indices' range or that indptr never decreases: without the boundary checks
+# these calls killed the interpreter. Each runs first in a child worker (so that a
+# regression fails this test instead of killing pytest), and only when the child
+# answered with the error, again here under pytest.raises.
+
+
+def _bad_csr(n_rows, n_cols, where, value=None, seed=0):
+    """A CSR matrix built as users build one, with one index or indptr entry bad."""
+    A = sp.random(n_rows, n_cols, density=0.3, random_state=seed, format="csr")
+    if n_rows == n_cols:
+        A = (A + A.T).tocsr()
+    indices, indptr = A.indices.copy(), A.indptr.copy()
+    if where == "index":
+        indices[len(indices) // 2] = value
+    else:  # a decreasing indptr: two row ends swapped
+        k = next(i for i in range(1, n_rows) if indptr[i + 1] > indptr[i])
+        indptr[k], indptr[k + 1] = indptr[k + 1], indptr[k]
+    return sp.csr_matrix((A.data.copy(), indices, indptr), shape=A.shape)
+
+
+_OUT_OF_RANGE = r"has a column index out of range \[0, {n}\): found {found}\. Build it with"
+_DECREASING = r"has a decreasing indptr \(indptr\[\d+\] = \d+ > indptr\[\d+\] = \d+\)"
+
+CRASH_CASES = [
+    # (id, target, params, args, kwargs, error, words)
+    ("LLL affinity, column too large", "LocallyLinearLandmarks",
+     {"n_landmarks": 20, "random_state": 0}, (X,),
+     {"affinity": _bad_csr(60, 60, "index", 100_060)}, ValueError,
+     "affinity " + _OUT_OF_RANGE.format(n=60, found=100060)),
+    ("LLL affinity, negative column", "LocallyLinearLandmarks",
+     {"n_landmarks": 20, "random_state": 0}, (X,),
+     {"affinity": _bad_csr(60, 60, "index", -100_000)}, ValueError,
+     "affinity " + _OUT_OF_RANGE.format(n=60, found=-100000)),
+    ("LE affinity, column too large", "LaplacianEigenmaps", {"random_state": 0}, (X,),
+     {"affinity": _bad_csr(60, 60, "index", 100_060)}, ValueError,
+     "affinity " + _OUT_OF_RANGE.format(n=60, found=100060)),
+    ("LE affinity, decreasing indptr", "LaplacianEigenmaps", {"random_state": 0}, (X,),
+     {"affinity": _bad_csr(60, 60, "indptr")}, ValueError, "affinity " + _DECREASING),
+    ("GP, decreasing indptr", "GPLandmarks", {"n_landmarks": 2, "n_steps": 5,
+                                              "random_state": 0},
+     (_bad_csr(60, 3, "indptr"),), {}, ValueError, "X " + _DECREASING),
+    *[(f"{name}, sparse X, column {value}", name,
+       {"n_landmarks": 2, "random_state": 0, **({"n_steps": 5} if name == "GPLandmarks" else {})},
+       (_bad_csr(60, 3, "index", value),), {}, ValueError,
+       "X " + _OUT_OF_RANGE.format(n=3, found=value))
+      for name in ("GPLandmarks", "KMeansLandmarks", "RPCholeskyLandmarks")
+      for value in (10_000_000, -10_000_000)],
+]
+
+
+@pytest.fixture(scope="module")
+def child():
+    from test_fuzz_public import Worker
+
+    worker = Worker(timeout=120)
+    yield worker
+    worker.stop()
+
+
+@pytest.mark.parametrize("target, params, args, kwargs, error, words",
+                         [c[1:] for c in CRASH_CASES], ids=[c[0] for c in CRASH_CASES])
+def test_malformed_sparse_input_is_refused_before_any_compiled_code(child, target, params,
+                                                                    args, kwargs, error,
+                                                                    words):
+    import landmarking
+
+    answer = child.run({"target": target, "method": "fit", "params": params, "args": args,
+                        "kwargs": kwargs, "note": "", "malformed": True})
+    assert answer[0] == "error", f"in a child process: {answer}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=words):
+            getattr(landmarking, target)(**params).fit(*args, **kwargs)
+
+
+@pytest.mark.parametrize("scale, words", [
+    (1e200, r"X's entries reach [0-9.]+e\+200 in absolute value, so squared distances .* "
+            r"overflow float64; divide X by a scale such as np\.abs\(X\)\.max\(\) first"),
+    (1e-200, r"X's entries are at most [0-9.]+e-200 in absolute value, so their squares .* "
+             r"underflow float64; divide X by a scale"),
+])
+def test_gp_on_data_whose_squares_leave_float64_names_the_overflow(scale, words):
+    # Not "zero variance": the rows differ; the variance of the kernel width rule
+    # overflowed (underflowed). A given width does not help: squared distances
+    # between rows of 1e200 are infinite.
+    with pytest.raises(ValueError, match=words):
+        _gp().fit(X * scale)
+    if scale > 1:
+        with pytest.raises(ValueError, match=words):
+            _gp(kernel_width=1.0).fit(X * scale)
+
+
+def test_gp_is_scale_equivariant_where_float64_holds_the_squares():
+    # 1e150 and 1e-150: the squares (1e300, 1e-300) are still normal float64 numbers,
+    # and the landmarks scale with the data. Tolerance: every operation of the fit is
+    # scale-equivariant up to rounding, a few ulps per step of 5 steps.
+    reference = _gp().fit(X).landmarks_
+    for scale in (1e150, 1e-150):
+        np.testing.assert_allclose(_gp().fit(X * scale).landmarks_ / scale, reference,
+                                   rtol=1e-12)

@@ -4,9 +4,11 @@ Nothing is measured here: every script is imported and run as ``__main__`` with
 ``--help`` in this process (argparse prints its usage and exits 0 before any data
 is read), so that an import path, a renamed helper or a broken parser fails here
 instead of in the lead's next timing run. The shared helper ``benchmarks/_common.py``
-has its cheap parts checked on their own.
+has its cheap parts checked on their own, and the newer scripts a smoke run each on
+tiny data (seconds, no data files).
 """
 
+import argparse
 import os
 import runpy
 import sys
@@ -133,3 +135,63 @@ def test_print_table_is_markdown(common, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("| a") and lines[1].startswith("|---")
     assert lines[2].split("|")[2].strip() == "0.50"
+
+
+@pytest.fixture
+def bench_module(monkeypatch):
+    """Import a benchmark script as a module (its folder first on the path)."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+
+    def load(name):
+        return importlib.import_module(name)
+
+    return load
+
+
+def test_lll_spiral_structure_smoke(bench_module, tmp_path, capsys):
+    # The paper's 100-point spiral (LLL Fig. 1): a second or two.
+    module = bench_module("lll_spiral_structure")
+    summary = module.main(["--out", str(tmp_path)])["100x20"]
+    off_band = {name: share for name, (share, _) in summary["rows"].items()}
+    # The spiral's geometry, not rounding, separates these: the landmarks' own graph
+    # puts 0.41 of its mass across turns and LLL's C 0.07 (any BLAS moves the last
+    # bits only), so a factor of 2 between them cannot flip.
+    assert off_band["C = Z^T W Z (LLL)"] < 0.5 * off_band["W, landmarks alone"]
+    assert summary["nnz_per_row"] == 5.0  # K_Z landmarks per point
+    assert (tmp_path / "lll_spiral_structure_100.png").stat().st_size > 0
+    assert "C = Z^T W Z" in capsys.readouterr().out
+
+
+def test_gp_toy_active_learning_smoke(bench_module):
+    # GP Fig. 1(a) beside 1(b) on 300 points with 30 steps: the structure of the
+    # result, not the paper's figure.
+    module = bench_module("gp_toy_active_learning")
+    (name, X, labels), _ = module.manifolds(300, 0)
+    fitted = module.fit_both(X, 30, 0)
+    active, gp = fitted.values()
+    assert active.landmarks_.shape == gp.landmarks_.shape == (module.N_POINTS, 2)
+    row = module.describe(X, active.landmarks_, labels, 0)
+    # Active learning picks data points: distance 0 up to the float64 rounding of
+    # the distance computation (relative 1e-6 of the spacing at most).
+    assert row["to data max"] < 1e-6
+    assert sum(map(int, row["per circle"].split("/"))) == module.N_POINTS
+
+
+def test_gp_mnist_classification_seeds_summary(bench_module, tmp_path, monkeypatch, capsys):
+    # --seeds: the mean and standard error over seeds, and the paired difference
+    # from random, from each seed's run (stubbed here: no MNIST needed).
+    module = bench_module("gp_mnist_classification")
+    fake = {0: {"Act5K": {10: 0.70}, "random": {10: 0.60}},
+            1: {"Act5K": {10: 0.72}, "random": {10: 0.64}}}
+    monkeypatch.setattr(module, "run", lambda args: fake[args.seed])
+    args = argparse.Namespace(seeds=[0, 1], methods=["Act5K", "random"], out=tmp_path,
+                              full=False)
+    stats, diffs = module.run_seeds(args)
+    assert stats["Act5K"][10] == pytest.approx((0.71, 0.01))
+    assert stats["random"][10] == pytest.approx((0.62, 0.02))
+    assert diffs["Act5K"][10] == pytest.approx((0.09, 0.01))
+    assert module.mean_and_error([0.5]) == (0.5, 0.0)
+    assert (tmp_path / "gp_mnist_classification_quick_seeds.json").exists()
+    assert "+0.0900 +- 0.0100" in capsys.readouterr().out

@@ -149,3 +149,45 @@ def test_the_resolved_search_is_recorded():
     assert model.neighbors_method_ == "cells"
     model = LocallyLinearLandmarks(n_landmarks=50, method="le-z", random_state=0).fit(X)
     assert model.neighbors_method_ is None
+
+
+def test_a_cell_of_many_duplicates_is_searched_in_blocks_within_working_memory(monkeypatch):
+    # 1,500 copies of one row fall into one cell: its block of bounds (queries x
+    # candidates, float32) would be 1,500 x 1,500+; with working_memory small it is
+    # searched a few queries at a time, every block within the budget, and every
+    # list equals the one found with the whole cell in one block (each query's list
+    # depends on its own row of the block only).
+    from sklearn import config_context
+
+    from landmarking._memory import BLOCKS_PER_BUDGET
+    from landmarking.lll import cell_graph as module
+
+    rng = np.random.default_rng(5)
+    X = np.vstack([np.repeat(rng.normal(size=(1, 3)), 1500, axis=0),
+                   rng.normal(size=(500, 3))])
+    T = X[1500::10]
+    nearest = _nearest_landmarks(X, T, 3)
+    blocks = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(module.K, name) if name != "cell_neighbors" else self.cell_neighbors
+
+        def cell_neighbors(self, X, queries, candidates, self_at, cross, *args):
+            blocks.append(cross.shape)
+            return spied_k.cell_neighbors(X, queries, candidates, self_at, cross, *args)
+
+    spied_k = module.K
+    monkeypatch.setattr(module, "K", Spy())
+    with config_context(working_memory=1024):  # MiB: every cell in one block
+        whole = cell_graph(X, T, nearest, 6)
+    assert max(rows for rows, _ in blocks) >= 1500
+    blocks.clear()
+    working_memory = 0.5  # MiB
+    with config_context(working_memory=working_memory):
+        pieces = cell_graph(X, T, nearest, 6)
+    budget = working_memory * 2**20 / BLOCKS_PER_BUDGET
+    assert max(rows * cols * 4 for rows, cols in blocks) <= budget
+    assert max(cols for _, cols in blocks) >= 1500  # the big cell was in it
+    np.testing.assert_array_equal(pieces[1], whole[1])
+    np.testing.assert_array_equal(pieces[0], whole[0])

@@ -492,3 +492,35 @@ def test_the_one_step_keeps_the_landmarks_of_the_steps_before_it(name):
     assert got.shape == want.shape and got.dtype == want.dtype
     bound = 1e-5 if "f32" in name else 1e-11
     np.testing.assert_allclose(got, want, rtol=0, atol=bound * np.abs(want).max())
+
+
+def test_a_thread_that_fails_before_its_visit_raises_instead_of_hanging():
+    """The block steps' threads meet at barriers: one that fails before its first
+    barrier must not leave the others waiting forever. Run in a child process with a
+    time limit, so that a hang fails the test instead of stopping the suite."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np
+        import landmarking as L
+        from landmarking.gp import _kernels as K
+
+        real = K._visit_share
+        def failing(*args):
+            if args[-3] == 1:  # thread 1 of the visit
+                raise MemoryError("thread 1 had no memory")
+            return real(*args)
+        K._visit_share = failing
+        X = np.random.default_rng(0).normal(size=(2000, 8))
+        try:
+            L.GPLandmarks(n_landmarks=8, block_size=4, n_steps=20, n_jobs=2,
+                          random_state=0).fit(X)
+        except MemoryError as error:
+            print("raised:", error)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "raised: thread 1 had no memory" in run.stdout

@@ -1071,6 +1071,30 @@ def test_lobpcg_on_the_sparse_reduced_problem_matches_lapack(monkeypatch):
     assert converged == [True, False]
 
 
+def test_lobpcg_stopped_short_of_its_tolerance_is_not_accepted(monkeypatch):
+    # After 200 iterations (it converges after about 330 here) LOBPCG says it did not
+    # reach its tolerance, though its relative residuals are below 1e-6, which were
+    # once accepted: its verdict now sends the problem to shift-invert ARPACK, whose
+    # answer is LAPACK's to ARPACK's own accuracy (tolerance 0: machine precision).
+    W, Z = _many_landmark_problem()
+    A, B = lll_module.reduced_problem(W, Z)
+    _, want = lll_module.solve_reduced_problem(A, B, 4)
+    verdicts = []
+    lobpcg_reduced = lll_module._lobpcg_reduced
+
+    def spy(*args):
+        solved = lobpcg_reduced(*args)
+        verdicts.append(solved is not None)
+        return solved
+
+    monkeypatch.setattr(lll_module, "_lobpcg_reduced", spy)
+    monkeypatch.setattr(lll_module, "LOBPCG_MAX_ITER", 200)
+    _, got = lll_module.solve_reduced_problem(sparse.csr_matrix(A), sparse.csr_matrix(B), 4,
+                                              random_state=0)
+    assert verdicts == [False]
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
 def test_refine_with_a_number_of_iterations(data_dir):
     # refine=k takes k LOBPCG iterations on the full graph from the LLL start: the
     # eigenvalues fall from LLL's towards exact LE's (Rayleigh-Ritz on a growing

@@ -1,13 +1,20 @@
-"""Packaging: the floors `make test-min` installs, the version, the typing marker."""
+"""Packaging: the floors `make test-min` installs, the version, the typing marker,
+the sdist's sources, the build's flags and the check of the compiled modules."""
 
 import importlib.util
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
 import pytest
 
 import landmarking
+from landmarking import _compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
@@ -113,3 +120,167 @@ def test_make_test_runs_the_array_api_checks_and_leaves_the_site_to_docs_check()
     assert "--ignore=tests/test_docs_site.py" in makefile
     assert "pytest -q tests/test_docs_site.py" in makefile.split("\ndocs-check: docs\n")[1]
 
+
+
+# ----------------------------------------------------------------- sdist and build
+
+def _setup():
+    """setup.py as a module (run under another name, it builds nothing)."""
+    spec = importlib.util.spec_from_file_location("landmarking_setup", ROOT / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pyx_modules(root):
+    """Module name of every .pyx file under root/src."""
+    return sorted(".".join(p.relative_to(root / "src").with_suffix("").parts)
+                  for p in (root / "src").rglob("*.pyx"))
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory):
+    """The member names of the sdist built from this checkout, without the top folder.
+
+    setuptools' own sdist hook (what ``python -m build --sdist --no-isolation``
+    calls), in a child where Cython cannot be imported: an sdist must not run it.
+    """
+    out = tmp_path_factory.mktemp("sdist")
+    code = ("import sys\nsys.modules['Cython'] = None\n"
+            "from setuptools import build_meta\n"
+            "print(build_meta.build_sdist(sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    name = done.stdout.strip().splitlines()[-1]
+    with tarfile.open(out / name) as archive:
+        return {member.split("/", 1)[1] for member in archive.getnames() if "/" in member}
+
+
+def test_sdist_carries_every_kernel_source_and_nothing_built(sdist):
+    pyx = {p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*.pyx")}
+    pxd = {p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*.pxd")}
+    assert len(pyx) == len(_compiled.EXTENSIONS)
+    assert pyx | pxd <= sdist
+    assert {"setup.py", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in",
+            "src/landmarking/py.typed", "src/landmarking/__init__.py"} <= sdist
+    # Cython's C and compiled modules of an in-place build are this machine's.
+    assert [m for m in sdist if m.endswith((".c", ".so", ".pyd", ".o"))] == []
+
+
+def test_every_pyx_is_one_extension_and_the_import_check_lists_them():
+    names = [ext.name for ext in _setup().extensions(ROOT)]
+    assert names == _pyx_modules(ROOT) == sorted(_compiled.EXTENSIONS)
+    assert len(names) >= 6
+
+
+def test_setup_refuses_a_tree_without_pyx(tmp_path):
+    (tmp_path / "src" / "landmarking").mkdir(parents=True)
+    (tmp_path / "src" / "landmarking" / "__init__.py").write_text("")
+    with pytest.raises(SystemExit, match=r"no \.pyx file under .*the compiled kernels' "
+                                         r"sources are missing"):
+        _setup().extensions(tmp_path)
+
+
+@pytest.mark.parametrize("environ, native", [
+    ({}, False),
+    ({"LANDMARKING_NATIVE": "0"}, False),
+    ({"LANDMARKING_NATIVE": ""}, False),
+    ({"LANDMARKING_PORTABLE_BUILD": "0"}, False),  # the old switch is no longer read
+    ({"LANDMARKING_NATIVE": "1"}, True),
+])
+def test_native_instructions_only_on_request(environ, native):
+    args = _setup().compile_args(environ)
+    assert ("-march=native" in args) is native
+    # No fp contraction and no fast-math, native or not: a kernel's own rounding.
+    assert args[:2] == ["-O3", "-ffp-contract=off"]
+    assert not any("fast-math" in a or a.startswith("-Ofast") for a in args)
+
+
+def test_extensions_take_the_flags_of_the_environment(monkeypatch):
+    setup = _setup()
+    monkeypatch.delenv("LANDMARKING_NATIVE", raising=False)
+    assert all("-march=native" not in ext.extra_compile_args
+               for ext in setup.extensions(ROOT))
+    monkeypatch.setenv("LANDMARKING_NATIVE", "1")
+    assert all("-march=native" in ext.extra_compile_args for ext in setup.extensions(ROOT))
+    monkeypatch.setenv("LANDMARKING_NATIVE", "yes")
+    with pytest.raises(SystemExit, match="LANDMARKING_NATIVE='yes': set LANDMARKING_NATIVE=1"):
+        setup.extensions(ROOT)
+
+
+# ----------------------------------------------------------------- the import check
+
+FIX = [r"pip install --force-reinstall landmarking",
+       r"pip install --no-binary landmarking landmarking", r"pip install -e \. in a checkout"]
+
+
+def _import_in_child(code, env=None):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=ROOT / "tests")
+
+
+def test_import_is_cheap_and_runs_no_kernel_module():
+    # The check finds and links each file; the modules themselves and their own
+    # imports (the thread pool of landmarking._parallel, joblib) wait for the first fit.
+    done = _import_in_child(
+        "import sys, landmarking\n"
+        "print(sorted(m for m in sys.modules if m in ('landmarking._parallel', 'joblib')"
+        " or m.endswith('_kernels')))")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", _compiled.EXTENSIONS)
+def test_missing_compiled_module_fails_at_import_naming_the_fix(name):
+    done = _import_in_child(f"import sys\nsys.modules[{name!r}] = None\nimport landmarking")
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert re.match(rf"ImportError: landmarking's compiled module {re.escape(name)} is "
+                    rf"missing or cannot be loaded", last), done.stderr
+    for fix in FIX:
+        assert re.search(fix, last)
+
+
+def _copy_package(tmp_path):
+    """The installed package, its compiled modules included, copied under tmp_path
+    (wherever an editable or wheel install keeps the modules)."""
+    package = Path(landmarking.__file__).parent
+    target = tmp_path / "landmarking"
+    shutil.copytree(package, target, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.c", "*.so", "*.pyd", "*.html"))
+    modules = {}
+    for name in _compiled.EXTENSIONS:
+        origin = Path(importlib.util.find_spec(name).origin)
+        copy = tmp_path.joinpath(*name.split(".")[:-1], origin.name)
+        shutil.copy2(origin, copy)
+        modules[name] = copy
+    return modules
+
+
+def test_broken_or_deleted_compiled_module_fails_at_import(tmp_path):
+    modules = _copy_package(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    code = "import landmarking\nprint(landmarking.__file__)"
+    done = _import_in_child(code, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "landmarking" / "__init__.py")
+
+    modules["landmarking.gp._kernels"].write_bytes(b"not a shared object")
+    done = _import_in_child(code, env)
+    assert "landmarking.gp._kernels is missing or cannot be loaded" in done.stderr
+    assert "pip install --force-reinstall landmarking" in done.stderr
+
+    modules["landmarking.gp._kernels"].unlink()
+    done = _import_in_child(code, env)
+    assert re.search(r"ImportError: landmarking's compiled module landmarking.gp._kernels "
+                     r"is missing or cannot be loaded \(No module named", done.stderr)
+
+
+def test_ci_checks_a_wheel_built_from_the_sdist():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "\nwheel-check:" in makefile and "tools/check_wheel.sh" in makefile
+    steps = re.findall(r"^make (\S+)$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"),
+                       re.M)
+    assert steps.index("wheel-check") == steps.index("test") + 1
+    assert os.access(ROOT / "tools" / "check_wheel.sh", os.X_OK)

@@ -237,3 +237,30 @@ def test_v_cycle_is_pyamgs_preconditioner():
     assert len(hierarchy.levels) >= 2
     b = np.random.default_rng(0).standard_normal(L.shape[0])
     np.testing.assert_array_equal(_v_cycle(hierarchy, b), hierarchy.aspreconditioner() @ b)
+
+
+def test_fit_landmark_embedding_warns_when_cg_stops_short(monkeypatch):
+    # cg's convergence flag is read: stopped after 2 iterations it leaves a residual
+    # far above its tolerance, and a ConvergenceWarning names that residual and
+    # the way out; the unconverged iterate is still returned.
+    from sklearn.exceptions import ConvergenceWarning
+
+    from landmarking.lll import refine as lll_refine
+
+    rng = np.random.default_rng(6)
+    n, L = 2000, 120
+    cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
+    w = rng.dirichlet(np.ones(3), n)
+    Z = sparse.csr_matrix((w.ravel(), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
+                          shape=(n, L))
+    Z.sum_duplicates()
+    embedding, previous = rng.normal(size=(n, 2)), rng.normal(size=(L, 2))
+    monkeypatch.setattr(lll_refine, "DIRECT_LIMIT", 0)
+    cg = lll_refine.cg
+    monkeypatch.setattr(lll_refine, "cg", lambda *a, **kw: cg(*a, **{**kw, "maxiter": 2}))
+    with pytest.warns(ConvergenceWarning,
+                      match=r"\(2 of 2 columns .*\) stopped after 2 iterations with "
+                            r"relative residual up to [0-9.e+-]+ .*Use at most \d+ "
+                            r"landmarks \(a direct solve\), or refine=False"):
+        got = fit_landmark_embedding(Z, embedding, previous)
+    assert got.shape == (L, 2) and np.all(np.isfinite(got))

@@ -1,8 +1,10 @@
 """The parameter table of ``_validation``: each rule accepts what it names and refuses
-the rest with a message that names the parameter, the value and what to pass."""
+the rest with a message that names the parameter, the value and what to pass; the
+checks of sparse index arrays and of real-number arrays."""
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from landmarking._validation import (
     AnyOf,
@@ -14,7 +16,9 @@ from landmarking._validation import (
     Number,
     Options,
     PositiveNumber,
+    as_real_array,
     check_params,
+    check_sparse_structure,
     is_real_number,
 )
 
@@ -153,3 +157,75 @@ def test_estimator_tables_accept_their_special_values(make, params):
 
     estimator = getattr(landmarking, make)(**params)
     check_params(estimator, estimator._parameter_rules)
+
+
+# ------------------------------------------------------------ sparse structure
+
+def _csr(indices, indptr, shape=(3, 4)):
+    indices, indptr = np.asarray(indices), np.asarray(indptr)
+    return sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
+
+
+def _corrupted(make):
+    """A matrix SciPy would refuse to build: built valid, then its arrays replaced."""
+    A = _csr([0, 1, 2], [0, 1, 2, 3])
+    make(A)
+    return A
+
+
+@pytest.mark.parametrize("matrix, error, match", [
+    (_csr([0, 9, 2], [0, 1, 2, 3]), ValueError,
+     r"W has a column index out of range \[0, 4\): found 9\. Build it with "
+     r"scipy\.sparse\.csr_matrix\(\(data, indices, indptr\), shape=\.\.\.\) from valid "
+     r"indices, or call W\.check_format\(full_check=True\)"),
+    (_csr([0, -1, 2], [0, 1, 2, 3]), ValueError, r"out of range \[0, 4\): found -1"),
+    (_csr([0, 1, 2], [0, 2, 1, 3]), ValueError,
+     r"W has a decreasing indptr \(indptr\[1\] = 2 > indptr\[2\] = 1\), so row 1"),
+    (_corrupted(lambda A: setattr(A, "indptr", np.array([0, 1, 3]))), ValueError,
+     r"indptr of length 3, but its shape \(3, 4\) needs 4"),
+    (_corrupted(lambda A: setattr(A, "indptr", np.array([1, 1, 2, 3]))), ValueError,
+     r"indptr\[0\] = 1, not 0"),
+    (_corrupted(lambda A: setattr(A, "indptr", np.array([0, 1, 2, 7]))), ValueError,
+     r"indptr\[-1\] = 7 entries, but only 3 indices and 3 values"),
+    (_corrupted(lambda A: setattr(A, "indices", np.array([0.0, 1.0, 2.0]))), TypeError,
+     r"W has indices of dtype float64, not integers"),
+    (sparse.csc_matrix((np.ones(2), np.array([0, 5]), np.array([0, 1, 2])), shape=(3, 2)),
+     ValueError, r"W has a row index out of range \[0, 3\): found 5"),
+])
+def test_check_sparse_structure_names_the_bad_entry_and_the_fix(matrix, error, match):
+    with pytest.raises(error, match=match):
+        check_sparse_structure(matrix, "W")
+
+
+def test_check_sparse_structure_checks_coo_and_passes_good_matrices():
+    A = sparse.coo_matrix((np.ones(2), (np.array([0, 1]), np.array([1, 0]))), shape=(2, 2))
+    for fmt in ("csr", "csc", "coo", "bsr", "lil", "dok", "dia"):
+        check_sparse_structure(A.asformat(fmt), "W")
+    check_sparse_structure(np.ones((2, 2)), "W")  # dense: nothing to check
+    check_sparse_structure(sparse.csr_matrix((0, 5)), "W")  # empty
+    A.col[1] = 2  # SciPy checks COO indices when it builds one, not later
+    with pytest.raises(ValueError, match=r"column index out of range \[0, 2\): found 2"):
+        check_sparse_structure(A, "W")
+    A.col[1], A.row[0] = 0, -4
+    with pytest.raises(ValueError, match=r"row index out of range \[0, 2\): found -4"):
+        check_sparse_structure(A, "W")
+
+
+@pytest.mark.parametrize("value, match", [
+    ([[1j, 2]], "landmarks holds complex numbers; pass real numbers"),
+    ([["a", "b"]], r"landmarks must hold numbers, got an array of dtype <U1"),
+    (np.array([[None, {}]], dtype=object), "landmarks must hold numbers"),
+    ([[1.0], [2.0, 3.0]], "landmarks must be an array of numbers"),
+])
+def test_as_real_array_refuses_what_is_not_real_numbers(value, match):
+    with pytest.raises(ValueError, match=match):
+        as_real_array(value, "landmarks")
+
+
+def test_as_real_array_converts_numbers_and_checks_finite_on_request():
+    for value in ([[True, False]], np.ones((1, 2), np.float16), np.ones((1, 2), np.int8)):
+        assert as_real_array(value, "x").dtype == np.float64
+    with pytest.raises(TypeError, match=r"x must be a dense array.*x\.toarray\(\)"):
+        as_real_array(sparse.csr_matrix(np.ones((2, 2))), "x")
+    with pytest.raises(ValueError, match="x contains NaN or infinity"):
+        as_real_array([np.nan], "x", finite=True)

@@ -9,6 +9,7 @@ imports only the module that defines X.
 
 from typing import TYPE_CHECKING
 
+from . import _compiled
 from ._lazy import lazy_exports
 
 __version__ = "0.2.0.dev0"
@@ -54,3 +55,6 @@ if TYPE_CHECKING:
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+# A package without its compiled kernels fails here, naming the fix, not in a fit.
+_compiled.check()

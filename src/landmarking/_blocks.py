@@ -46,6 +46,7 @@ from sklearn.utils.validation import validate_data
 
 from ._memory import BLOCKS_PER_BUDGET, working_memory_bytes
 from ._torch import is_tensor, tensor_to_host
+from ._validation import check_sparse_structure
 
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
            "take_rows", "gather_rows",
@@ -131,10 +132,17 @@ def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_sample
     if not _is_out_of_core(X):
         kwargs = dict(accept_sparse=accept_sparse, dtype=dtype,
                       ensure_min_samples=min_samples)
+        # Before scikit-learn converts it: a conversion (COO to CSR, say) trusts
+        # every index too.
+        check_sparse_structure(X, "X")
         if estimator is None:
             from sklearn.utils import check_array
-            return check_array(X, **kwargs)
-        return validate_data(estimator, X, reset=reset, **kwargs)
+            checked = check_array(X, **kwargs)
+        else:
+            checked = validate_data(estimator, X, reset=reset, **kwargs)
+        if checked is not X:  # a converted matrix (from LIL, say): its own indices
+            check_sparse_structure(checked, "X")
+        return checked
     _check_out_of_core(X, min_samples, scan_finite)
     if estimator is not None:
         validate_data(estimator, X, reset=reset, skip_check_array=True)

@@ -1,63 +1,111 @@
-"""``n_jobs``: the threads of a call, applied only for the duration of that call.
+"""Threads: how many a call may use, where they come from, and BLAS's share.
 
-``n_jobs=None`` (every estimator's default) runs the compiled kernels on every core
-this process may use and leaves BLAS's thread pool as it is (every core, unless the
-user capped it with ``threadpoolctl``), as scikit-learn's own OpenMP and BLAS code
-does; inside ``joblib.parallel_config(n_jobs=...)`` it means that many threads.
-A number caps both: ``1`` one thread, ``-1`` all cores, ``-2`` all but one.
-:func:`thread_limits` sets the kernels' thread count and caps the BLAS thread pools
-for the duration of a ``with`` block and restores both afterwards, so nothing leaks
-into the user's session. Results never depend on the thread count beyond round-off
-(bit for bit where a method says so).
+The rules, as scikit-learn's compiled (OpenMP) code follows them:
 
-The kernels compiled ahead of time (Cython, ``*.pyx``) run their parts on a pool of
-Python threads, each part in compiled code that releases the GIL
-(:func:`run_parts`); :func:`kernel_threads` is their thread count: the one
-:func:`thread_limits` set for the enclosing call, else every core this process may
-use (OpenMP's default, which scikit-learn's compiled code follows).
+- ``n_jobs=None`` (every estimator's default) runs the compiled kernels on
+  :func:`default_threads`: ``OMP_NUM_THREADS`` where it is set, else the CPUs this
+  process may use (its affinity mask and its cgroup CPU quota, as joblib counts
+  them), and never more than an enclosing ``threadpoolctl.threadpool_limits(n)``
+  allows OpenMP. BLAS's thread pool is left as the user set it. Inside
+  ``joblib.parallel_config(n_jobs=...)``, ``None`` means that many threads.
+- A number caps both the kernels and BLAS for the call: ``1`` one thread, ``-1``
+  all cores, ``-2`` all but one.
+
+:func:`thread_limits` applies the rule for the duration of a ``with`` block in the
+calling thread and restores everything on exit (return, exception or Ctrl-C), so
+nothing outlives the call. Inside the block the compiled kernels run their parts
+on one pool of Python threads (:func:`run_parts`), each part in compiled code that
+releases the GIL; the pool is made on first use and closed with the block. A part
+that itself asks for threads runs on one: nested parallelism would oversubscribe
+the cores, and OpenMP does not nest by default either.
+
+BLAS's thread count is one setting for the whole process (threadpoolctl changes
+it for every thread), so a limit set by two threads at once must not record the
+other's limit as the value to restore. :func:`blas_limit` is the one place that
+changes it: the first of any overlapping limits records the user's settings, each
+limit in force is the smallest asked for, and the last one out restores the
+user's settings. Results never depend on the thread count beyond round-off (bit
+for bit where a method says so).
 """
 
-import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from numbers import Integral
 
 from joblib import effective_n_jobs
 from joblib.parallel import get_active_backend
-from threadpoolctl import threadpool_limits
+from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+from threadpoolctl import ThreadpoolController
 
-__all__ = ["check_n_jobs", "NJobs", "resolve_n_jobs", "thread_limits", "kernel_threads",
-           "run_parts"]
-
-#: The thread count of the compiled kernels inside a :func:`thread_limits` block
-#: (None outside one: every usable core). A context variable, so that two threads
-#: of the user's, each in its own call, do not see each other's count.
-_KERNEL_THREADS: ContextVar[int | None] = ContextVar("landmarking_kernel_threads",
-                                                     default=None)
+__all__ = ["check_n_jobs", "NJobs", "default_threads", "resolve_n_jobs", "thread_limits",
+           "kernel_threads", "run_parts", "blas_limit"]
 
 
-def usable_cores():
-    """The cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no sched_getaffinity (macOS)
-        return max(1, os.cpu_count() or 1)
+def default_threads():
+    """Threads for the compiled kernels when nothing else says: scikit-learn's count
+    for its OpenMP loops (``OMP_NUM_THREADS`` if set, else the usable CPUs under the
+    affinity mask and the cgroup quota, capped by an enclosing ``threadpoolctl``
+    limit on OpenMP), at least 1."""
+    return max(1, int(_openmp_effective_n_threads()))
+
+
+class _CallThreads:
+    """The threads of one call: their count, and the pool the parts run on (made on
+    first use by the thread that entered the call, closed when the call ends)."""
+
+    def __init__(self, count, owner):
+        self.count = count
+        self.owner = owner
+        self.pool = None
+
+    def pool_for(self, n_threads):
+        """The call's pool, when this thread owns it and it has room for
+        ``n_threads`` parts at once; else None."""
+        if self.owner != threading.get_ident() or n_threads > self.count:
+            return None
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=self.count,
+                                           thread_name_prefix="landmarking-kernel")
+        return self.pool
+
+    def close(self):
+        if self.pool is not None:
+            # On Ctrl-C the parts not yet started are dropped; running parts end
+            # first (they write into the caller's arrays).
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+#: The threads of the call this context is in (None outside any call). A context
+#: variable: two threads of the user's, each in its own call, do not see each
+#: other's count, and a pool thread sees the count of its part (one).
+_CALL: ContextVar[_CallThreads | None] = ContextVar("landmarking_call_threads", default=None)
 
 
 def kernel_threads():
     """Threads for the compiled kernels now: those of the enclosing
-    :func:`thread_limits`, else :func:`usable_cores`."""
-    threads = _KERNEL_THREADS.get()
-    return usable_cores() if threads is None else threads
+    :func:`thread_limits`, else :func:`default_threads`."""
+    call = _CALL.get()
+    return default_threads() if call is None else call.count
+
+
+def _run_alone(func, part):
+    """``func(part)`` in a pool thread, where nested kernels run on one thread."""
+    _CALL.set(_CallThreads(1, threading.get_ident()))
+    return func(part)
 
 
 def run_parts(func, parts, n_threads):
-    """``func(part)`` for every part, on up to ``n_threads`` threads.
+    """``func(part)`` for every part, on up to ``n_threads`` threads at once.
 
     Each part must write only its own memory; ``func`` runs compiled code that
-    releases the GIL, so the threads run at once. Parts are given out in order;
-    a result never depends on which thread ran a part.
+    releases the GIL, so the threads run at once. Parts are given out in order; a
+    result never depends on which thread ran a part. With ``n_threads`` parts or
+    fewer, every part runs at the same time as the others (the GP steps' threads
+    meet at barriers). Returns once every part has ended; then raises the first
+    failed part's error, if any.
     """
     parts = list(parts)
     n_threads = max(1, min(int(n_threads), len(parts)))
@@ -65,10 +113,21 @@ def run_parts(func, parts, n_threads):
         for part in parts:
             func(part)
         return
-    with ThreadPoolExecutor(max_workers=n_threads,
-                            thread_name_prefix="landmarking-kernel") as pool:
-        for future in [pool.submit(func, part) for part in parts]:
-            future.result()
+    call = _CALL.get()
+    pool = None if call is None else call.pool_for(n_threads)
+    if pool is None:
+        with ThreadPoolExecutor(max_workers=n_threads,
+                                thread_name_prefix="landmarking-kernel") as own:
+            _run_on(own, func, parts)
+        return
+    _run_on(pool, func, parts)
+
+
+def _run_on(pool, func, parts):
+    futures = [pool.submit(copy_context().run, _run_alone, func, part) for part in parts]
+    wait(futures)
+    for future in futures:
+        future.result()
 
 
 def check_n_jobs(n_jobs):
@@ -116,19 +175,79 @@ def resolve_n_jobs(n_jobs):
 
 @contextmanager
 def thread_limits(n_jobs):
-    """Run the block with ``n_jobs`` kernel threads and at most ``n_jobs`` BLAS threads.
+    """Run the block with the threads ``n_jobs`` stands for; yields their count.
 
-    ``n_jobs=None`` outside a joblib context changes nothing (the kernels on
-    :func:`kernel_threads`, BLAS as it is). Yields the resolved thread count.
+    The count is resolved once, here, in the calling thread (:func:`resolve_n_jobs`)
+    and the compiled kernels of the block use it (:func:`kernel_threads`). A number
+    (or a joblib context) also caps BLAS at that many threads for the block
+    (:func:`blas_limit`); ``n_jobs=None`` outside a joblib context leaves BLAS as it
+    is. Everything is restored on exit.
     """
     asked = _asked_n_jobs(n_jobs)
-    if asked is None:
-        yield kernel_threads()
-        return
-    n_threads = max(1, int(effective_n_jobs(asked)))
-    token = _KERNEL_THREADS.set(n_threads)
+    n_threads = kernel_threads() if asked is None else max(1, int(effective_n_jobs(asked)))
+    call = _CallThreads(n_threads, threading.get_ident())
+    token = _CALL.set(call)
     try:
-        with threadpool_limits(limits=n_threads, user_api="blas"):
+        if asked is None:
             yield n_threads
+        else:
+            with blas_limit(n_threads):
+                yield n_threads
     finally:
-        _KERNEL_THREADS.reset(token)
+        try:
+            call.close()
+        finally:
+            _CALL.reset(token)
+
+
+# ---------------------------------------------------------------- BLAS's share
+
+class _BlasLimits:
+    """The BLAS thread limits in force in this process, and the user's settings
+    to restore when the last one ends (see the module's docstring)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.active = []
+        self.saved = None  # threadpoolctl's record of the user's settings
+
+    def enter(self, limit, controller):
+        with self.lock:
+            if not self.active:
+                controller = controller or ThreadpoolController()
+                self.saved = controller.limit(limits=limit, user_api="blas")
+            elif limit < min(self.active):
+                (controller or ThreadpoolController()).limit(limits=limit, user_api="blas")
+            self.active.append(limit)
+
+    def leave(self, limit, controller):
+        with self.lock:
+            self.active.remove(limit)
+            if not self.active:
+                saved, self.saved = self.saved, None
+                saved.restore_original_limits()
+            elif limit < min(self.active):
+                (controller or ThreadpoolController()).limit(limits=min(self.active),
+                                                             user_api="blas")
+
+
+#: One record for the process, as BLAS's thread count is one setting for it.
+_BLAS_LIMITS = _BlasLimits()
+
+
+@contextmanager
+def blas_limit(limit, controller=None):
+    """At most ``limit`` BLAS threads for the block, restored on exit.
+
+    Safe when several threads hold limits at once (each limit in force is the
+    smallest asked for, and the user's settings come back when the last ends).
+    ``controller``: a ``threadpoolctl.ThreadpoolController`` made earlier, to spare
+    the look-up of the loaded libraries (a call that limits BLAS many times makes
+    one and passes it).
+    """
+    limit = max(1, int(limit))
+    _BLAS_LIMITS.enter(limit, controller)
+    try:
+        yield
+    finally:
+        _BLAS_LIMITS.leave(limit, controller)

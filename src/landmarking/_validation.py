@@ -9,6 +9,8 @@ import numpy as np
 from scipy import sparse
 
 __all__ = [
+    "as_real_array",
+    "check_sparse_structure",
     "check_positive_int",
     "check_positive_float",
     "check_open_interval",
@@ -378,3 +380,171 @@ class Check:
 
     def check(self, value, name):
         return self._check(value, name)
+
+
+# ------------------------------------------------------------ sparse structure
+#
+# SciPy builds a matrix from (data, indices, indptr) or (data, (row, col)) after
+# checking little more than the lengths: an index out of range, a negative one or a
+# decreasing indptr is accepted, and later read by compiled code (SciPy's own
+# sparse products as well as this library's kernels) that trusts every index and
+# reads or writes outside its arrays. Every sparse matrix a user passes is checked
+# here, in O(nnz + n_rows), before any compiled code sees it.
+
+_FULL_CHECK = ("Build it with scipy.sparse.csr_matrix((data, indices, indptr), shape=...) "
+               "from valid indices, or call {name}.check_format(full_check=True) to find "
+               "the bad entry.")
+
+
+def _index_array(array, name, what):
+    array = np.asarray(array)
+    if array.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} has {what} of dtype {array.dtype}, not integers; build it from "
+            "integer index arrays (np.int32 or np.int64).")
+    if array.ndim != 1:
+        raise ValueError(f"{name} has {what} of shape {array.shape}, not 1-D; "
+                         + _FULL_CHECK.format(name=name))
+    return array
+
+
+def _check_index_range(indices, bound, name, what):
+    """Every entry of ``indices`` in [0, bound)."""
+    if not indices.size:
+        return
+    low, high = int(indices.min()), int(indices.max())
+    if low < 0 or high >= bound:
+        found = low if low < 0 else high
+        raise ValueError(
+            f"{name} has a {what} index out of range [0, {bound}): found {found}. "
+            + _FULL_CHECK.format(name=name))
+
+
+def _check_compressed(A, name, n_major, n_minor, major, minor):
+    indptr = _index_array(A.indptr, name, "an indptr")
+    indices = _index_array(A.indices, name, "indices")
+    data = np.asarray(A.data)
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(
+            f"{name} has an indptr of length {indptr.shape[0]}, but its shape "
+            f"{A.shape} needs {n_major + 1} (one more than its number of {major}s). "
+            + _FULL_CHECK.format(name=name))
+    if indptr[0] != 0:
+        raise ValueError(f"{name} has indptr[0] = {int(indptr[0])}, not 0. "
+                         + _FULL_CHECK.format(name=name))
+    if n_major and np.any(indptr[1:] < indptr[:-1]):
+        at = int(np.flatnonzero(indptr[1:] < indptr[:-1])[0])
+        raise ValueError(
+            f"{name} has a decreasing indptr (indptr[{at}] = {int(indptr[at])} > "
+            f"indptr[{at + 1}] = {int(indptr[at + 1])}), so {major} {at} has a "
+            "negative number of entries. " + _FULL_CHECK.format(name=name))
+    nnz = int(indptr[-1])
+    if nnz > indices.shape[0] or nnz > data.shape[0]:
+        raise ValueError(
+            f"{name} has indptr[-1] = {nnz} entries, but only {indices.shape[0]} indices "
+            f"and {data.shape[0]} values. " + _FULL_CHECK.format(name=name))
+    _check_index_range(indices[:nnz], n_minor, name, minor)
+
+
+def check_sparse_structure(A, name="X"):
+    """Check that the index arrays of the sparse matrix ``A`` describe its shape.
+
+    For CSR and CSC (and BSR, by blocks): ``indptr`` has one entry per row (column)
+    plus one, starts at 0, never decreases and ends at ``nnz <= len(indices),
+    len(data)``; every index lies in ``[0, n_columns)`` (``[0, n_rows)``) and is an
+    integer. For COO: the row and column indices lie in range. DIA, LIL and DOK
+    matrices hold no raw indices that SciPy's conversions trust. Dense input passes
+    unchecked. O(nnz + n_rows); nothing is copied or modified.
+
+    Raises
+    ------
+    ValueError
+        When an index or ``indptr`` is out of range or ``indptr`` decreases: the
+        message names ``name``, the bad value and how to build a valid matrix.
+    TypeError
+        When an index array does not hold integers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import sparse
+    >>> A = sparse.csr_matrix((np.ones(2), np.array([0, 7]), np.array([0, 1, 2])),
+    ...                       shape=(2, 3))
+    >>> check_sparse_structure(A, "affinity")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: affinity has a column index out of range [0, 3): found 7. Build it ...
+    """
+    if not sparse.issparse(A):
+        return
+    shape = A.shape
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"{name} must be a 2-D sparse matrix, got shape {shape}.")
+    n_rows, n_cols = shape
+    fmt = A.format
+    if fmt == "csr":
+        _check_compressed(A, name, n_rows, n_cols, "row", "column")
+    elif fmt == "csc":
+        _check_compressed(A, name, n_cols, n_rows, "column", "row")
+    elif fmt == "bsr":
+        r, c = A.blocksize
+        if r < 1 or c < 1 or n_rows % r or n_cols % c:
+            raise ValueError(f"{name} has blocks of {A.blocksize} that do not tile its "
+                             f"shape {shape}. " + _FULL_CHECK.format(name=name))
+        _check_compressed(A, name, n_rows // r, n_cols // c, "block row", "block column")
+    elif fmt == "coo":
+        coords = getattr(A, "coords", None)
+        if coords is None:  # SciPy < 1.13
+            coords = (A.row, A.col)
+        if len(coords) != 2:
+            raise ValueError(f"{name} must be a 2-D sparse matrix, got {len(coords)} "
+                             "index arrays.")
+        rows = _index_array(coords[0], name, "row indices")
+        cols = _index_array(coords[1], name, "column indices")
+        nnz = np.asarray(A.data).shape[0]
+        if rows.shape[0] != nnz or cols.shape[0] != nnz:
+            raise ValueError(
+                f"{name} has {rows.shape[0]} row and {cols.shape[0]} column indices for "
+                f"{nnz} values. " + _FULL_CHECK.format(name=name))
+        _check_index_range(rows, n_rows, name, "row")
+        _check_index_range(cols, n_cols, name, "column")
+
+
+def as_real_array(value, name, *, finite=False):
+    """``value`` as a float64 NumPy array, refusing what is not real numbers.
+
+    Complex numbers, strings, Python objects and sparse matrices get a
+    ``ValueError`` naming ``name`` (NumPy would drop imaginary parts with only a
+    warning, or fail with a message that names no argument); bools, integers and
+    float16 are converted. ``finite=True`` also refuses NaN and infinity.
+
+    Examples
+    --------
+    >>> as_real_array([[1, 2]], "landmarks")
+    array([[1., 2.]])
+    >>> as_real_array([[1j]], "landmarks")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: landmarks holds complex numbers; pass real numbers ...
+    """
+    if sparse.issparse(value):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix; convert it "
+                        f"with {name}.toarray().")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if array.dtype.kind == "c":
+        raise ValueError(f"{name} holds complex numbers; pass real numbers (np.real({name}) "
+                         "where the imaginary parts are zero).")
+    if array.dtype.kind not in "biuf":
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{name} must hold numbers, got an array of dtype {array.dtype} ({exc}); "
+                f"convert it with np.asarray({name}, dtype=float).") from None
+    array = array.astype(np.float64, copy=False)
+    if finite and not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinity; pass finite values.")
+    return array

@@ -40,6 +40,7 @@ from ._validation import (
     check_choice,
     check_positive_float,
     check_positive_int,
+    check_sparse_structure,
 )
 from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 
@@ -137,7 +138,15 @@ def gaussian_affinity(distances: ArrayLike, indices: ArrayLike, bandwidth: float
     n, k = indices.shape
     check_memory(128 * n * k, what=f"the affinity graph of {n} points x {k} neighbours",
                  way_out="use fewer neighbours, fewer rows, or an out-of-core (Dask) input")
-    values = np.exp(-(distances ** 2) / (2.0 * bandwidth ** 2)).ravel()
+    with np.errstate(over="ignore", under="ignore"):
+        width = 2.0 * bandwidth ** 2
+        if not 0 < width < np.inf:
+            raise ValueError(
+                f"bandwidth={bandwidth!r}: its square {'underflows' if width == 0 else 'overflows'}"
+                " float64; pass a bandwidth in the units of the data's distances, or "
+                "'auto'.")
+        # Distances whose squares overflow get weight 0 (no edge), as they should.
+        values = np.exp(-(distances ** 2) / width).ravel()
     rows = np.repeat(np.arange(n), k)
     cols = indices.ravel()
     keep = cols != rows  # a duplicate point may list itself; no self-loops
@@ -289,7 +298,13 @@ def check_affinity(W: SparseMatrix, n_samples: int | None = None) -> sparse.csr_
             f"affinity must be a scipy sparse matrix, got {type(W).__name__}; "
             "convert it with scipy.sparse.csr_matrix(W)."
         )
+    check_sparse_structure(W, "affinity")  # before the conversion, which trusts it
+    if W.dtype.kind not in "biuf":
+        raise ValueError(
+            f"affinity must hold real numbers, got dtype {W.dtype}; build it from real "
+            "weights (e.g. W.real where the imaginary parts are zero).")
     W = sparse.csr_matrix(W, dtype=np.float64)
+    check_sparse_structure(W, "affinity")
     if W.shape[0] != W.shape[1]:
         raise ValueError(f"affinity must be square, got shape {W.shape}.")
     if n_samples is not None and W.shape[0] != n_samples:

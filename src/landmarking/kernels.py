@@ -18,6 +18,7 @@ from sklearn.utils.extmath import row_norms
 
 from ._blocks import (
     chunk_bounds,
+    is_in_memory,
     is_lazy,
     map_row_blocks,
     reduce_row_blocks,
@@ -333,13 +334,11 @@ def resolve_kernel_width(X: MatrixLike, kernel_width: float | Literal["auto", "v
                 "kernel_width must be a positive number, 'auto' or 'variance'; "
                 f"got {kernel_width!r}."
             )
-        width = (variance_kernel_width(X) if kernel_width == "variance"
-                 else auto_kernel_width(X, random_state=random_state))
-        if not width > 0:
-            raise ValueError(
-                "X has zero variance (all rows identical), so no kernel width can be "
-                "derived from it; pass a positive kernel_width."
-            )
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            width = (variance_kernel_width(X) if kernel_width == "variance"
+                     else auto_kernel_width(X, random_state=random_state))
+        if not np.isfinite(width) or width < np.finfo(np.float64).tiny:
+            raise _width_error(X, width)
         return width
     if isinstance(kernel_width, bool) or not isinstance(kernel_width, (int, float, np.number)):
         raise TypeError(
@@ -350,4 +349,60 @@ def resolve_kernel_width(X: MatrixLike, kernel_width: float | Literal["auto", "v
             f"kernel_width must be > 0, got {kernel_width!r}; pass a positive width "
             "(squared data units) or 'auto'."
         )
+    # Squared distances of data this large are infinite whatever the width, and the
+    # landmarks would come out NaN. One pass over rows in memory, next to the fit's
+    # many; data out of core is not read an extra time for it.
+    error = _overflow_error(X) if is_in_memory(X) else None
+    if error is not None:
+        raise error
     return float(kernel_width)
+
+
+def _max_abs(block):
+    data = block.data if sparse.issparse(block) else block
+    return float(np.max(np.abs(data))) if data.size else 0.0
+
+
+def _squared_scale(X):
+    """The largest absolute entry of X and (2 * that)^2 times the number of columns:
+    a bound on a squared distance between two rows. One pass over the blocks."""
+    scale = max(reduce_row_blocks(_max_abs, X, bounds=chunk_bounds(X, VARIANCE_BLOCK_ROWS)),
+                default=0.0)
+    with np.errstate(over="ignore", under="ignore"):
+        square = (2 * np.float64(scale)) ** 2 * X.shape[1]
+    return scale, square
+
+
+def _overflow_error(X, scale=None, square=None):
+    """The error for data whose squared distances overflow float64 (None when they
+    do not; ``square=inf`` forces it)."""
+    if scale is None:
+        scale, square = _squared_scale(X)
+    if np.isfinite(square):
+        return None
+    return ValueError(
+        f"X's entries reach {scale:.3g} in absolute value, so squared distances (and the "
+        "kernel width, in squared units of X) overflow float64; divide X by a scale "
+        "such as np.abs(X).max() first (the landmarks are then in the new units: "
+        "multiply them back by the same scale)."
+    )
+
+
+def _width_error(X, width):
+    """The error for a kernel width rule that gave no usable width: the squares of
+    the data's entries overflowed or underflowed float64 (a width is in squared
+    units of X), or the rows are all the same."""
+    scale, square = _squared_scale(X)
+    if width == np.inf or not np.isfinite(square):
+        return _overflow_error(X, scale, np.inf)
+    if scale > 0 and square < np.finfo(np.float64).tiny / np.finfo(np.float64).eps:
+        return ValueError(
+            f"X's entries are at most {scale:.3g} in absolute value, so their squares "
+            "(and the kernel width, in squared units of X) underflow float64; divide X "
+            "by a scale such as np.abs(X).max() first (the landmarks are then in the "
+            "new units: multiply them back by the same scale)."
+        )
+    return ValueError(
+        "X has zero variance (all rows identical), so no kernel width can be "
+        "derived from it; pass a positive kernel_width."
+    )

@@ -383,12 +383,34 @@ def prepare_reference(
         for sl in gen_batches(X64.shape[0], 4096):
             X32[sl] = X64[sl] - centre
     sq = np.einsum("ij,ij->i", X32, X32, dtype=np.float64)
-    if not np.all(np.isfinite(sq)):
+    _check_float32_norms(sq, "X")
+    if sq.size and np.max(sq) < _FLOAT32_SMALLEST_NORM2 and np.ptp(X64, axis=0).any():
         raise ValueError(
-            "X holds NaN, infinity or values beyond float32's range (3.4e38); remove "
-            "or rescale those rows before the neighbour search."
+            "X's rows differ by less than float32 resolves (rows of norm below 1e-18 "
+            "after centring), so the neighbour search's float32 products cannot rank "
+            "them; multiply the data by a scale such as 1 / its largest absolute value "
+            "(the neighbours do not change with the scale)."
         )
     return X64, X32, sq, centre
+
+
+#: Squared norms below this (rows of norm 1e-18) leave float32 products of two rows
+#: in float32's subnormal range or at zero, where they rank nothing.
+_FLOAT32_SMALLEST_NORM2 = 1e-36
+
+
+def _check_float32_norms(sq, name):
+    """Refuse rows whose float32 products with each other would overflow: a
+    product of two rows is at most the larger squared norm, so squared norms
+    within float32's range (3.4e38, rows of norm up to 1.8e19) keep every product
+    finite and the shortlist's ranking meaningful."""
+    if sq.size and not np.max(sq) < np.finfo(np.float32).max:  # NaN fails too
+        raise ValueError(
+            f"{name} holds NaN, infinity or values beyond float32's range for the "
+            "neighbour search's products (rows of norm beyond 1.8e19 after centring); "
+            "remove them, or divide the data by a scale such as its largest absolute "
+            "value (the neighbours do not change with the scale)."
+        )
 
 
 def _tile_rows(n_features: int) -> int:
@@ -524,7 +546,9 @@ def knn_block(Qb: NDArray[np.float64], X64: NDArray[np.float64], X32: NDArray[np
     from ._neighbors_kernels import push_rows
 
     Qc = Qb if centre is None else Qb - centre
-    q32 = np.ascontiguousarray(Qc, dtype=np.float32)
+    with np.errstate(over="ignore"):  # named by the check below
+        q32 = np.ascontiguousarray(Qc, dtype=np.float32)
+    _check_float32_norms(np.einsum("ij,ij->i", q32, q32, dtype=np.float64), "the query")
     sq = np.asarray(sq, dtype=np.float64)
     b, n = Qb.shape[0], X64.shape[0]
     vals = np.full((b, n_candidates), np.inf)

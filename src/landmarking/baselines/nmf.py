@@ -12,6 +12,7 @@ from sklearn.decomposition import NMF
 from sklearn.utils.validation import check_is_fitted
 
 from .._blocks import check_rows, map_row_blocks, reduce_row_blocks, to_memory, working_dtype
+from .._memory import check_memory
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import Integer, Options, check_params
 
@@ -109,6 +110,11 @@ class NMFLandmarks(TransformerMixin, BaseEstimator):
                               "row each iteration)",
                       alternative="fit on a random sample of rows; transform then works "
                                   "one block at a time.")
+        # The factors W (n x n_landmarks) and H (n_landmarks x d) and the updates'
+        # temporaries of their size: refused at once when they cannot fit.
+        check_memory(8 * 4 * n_landmarks * (X.shape[0] + X.shape[1]),
+                     what=f"NMF factors of {n_landmarks} landmarks",
+                     way_out="ask for fewer landmarks")
         self.init_ = self.init
         if self.init == "auto":
             # NNDSVD needs a rank-n_landmarks SVD, so at most min(n, d) components.

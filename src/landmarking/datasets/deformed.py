@@ -46,9 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from .._parallel import check_n_jobs, kernel_threads, run_parts
+from .._parallel import blas_limit, check_n_jobs, kernel_threads, run_parts
 from .._typing import StrPath
 from .real import load_mnist
 
@@ -429,7 +428,7 @@ def _fill(target, n, entropy, images, basis, alpha, max_shift, block_rows, n_thr
     for _ in range(min(n_threads, -(-n // UNIT_ROWS))):
         warps.put(UnitWarp(images, basis, alpha, max_shift))
     in_place = isinstance(target, np.ndarray)
-    with threadpool_limits(limits=1, user_api="blas"), \
+    with blas_limit(1), \
             progress_bar(total=n, desc="deformed digits", unit="digit", disable=not verbose) as bar:
         for start in range(0, n, block_rows):
             stop = min(start + block_rows, n)
@@ -531,8 +530,9 @@ def make_deformed_digits(
     return_source : bool, default False
         Also return the index of each row's source digit.
     n_jobs : int or None
-        Threads (None: every core, or the count of an enclosing
-        ``joblib.parallel_config``). The digits do not depend on it.
+        Threads (None: ``OMP_NUM_THREADS`` if set, else the CPUs this
+        process may use, or the count of an enclosing ``joblib.parallel_config``).
+        The digits do not depend on it.
     verbose : bool, default False
         Show a tqdm progress bar.
     path : str or path, optional

@@ -771,6 +771,16 @@ cdef class _Barrier:
             _take(self.leave[thread])
 
 
+    def stand_in(self, Py_ssize_t thread, Py_ssize_t n_waits):
+        """Pass ``n_waits`` barriers for a thread that failed before its visit began,
+        so that the other threads end their visit instead of waiting for it
+        forever; the failure then reaches the caller (:func:`visit_steps`)."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(n_waits):
+                self.wait(thread)
+
+
 cdef inline void _take(PyThread_type_lock lock) noexcept nogil:
     cdef int tries
     for tries in range(_SPIN):
@@ -916,7 +926,7 @@ cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] 
         barrier.wait(thread)
 
 
-def _visit_part(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
+def _visit_share(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
                 const int64_t[::1] positions, const int64_t[::1] bounds,
                 const int64_t[::1] batches, const real[:, ::1] Phi, Py_ssize_t k,
                 const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
@@ -926,7 +936,7 @@ def _visit_part(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] p
                 double[:, ::1] S, double[::1] own, double[:, :, ::1] sums, Py_ssize_t width,
                 Py_ssize_t thread, Py_ssize_t n_threads, _Barrier barrier):
     """One thread's share of :func:`visit_steps` (the GIL released); ``own`` is this
-    thread's work (:func:`_own_work`)."""
+    thread's work (:func:`_own_work`). Called by :func:`_visit_part`."""
     cdef Py_ssize_t B = T.shape[0]
     cdef Py_ssize_t d = T.shape[1]
     cdef Py_ssize_t k_max = coef.shape[1]
@@ -957,6 +967,25 @@ def _visit_part(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] p
     with nogil:
         _visit(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
                max_step, space, tol, Tc, &w, sums, width, thread, n_threads, barrier)
+
+
+#: Barriers a thread passes in a visit: one at the start, then these per step
+#: (count the ``barrier.wait`` calls of :func:`_visit`).
+_WAITS_PER_STEP = 7
+
+
+def _visit_part(thread, n_threads, barrier, n_steps, arguments):
+    """Thread ``thread``'s share of a visit (:func:`_visit_share` on ``arguments``).
+
+    A thread whose share fails before its visit begins (its arrays refused, no
+    memory) still passes every barrier of the visit, so the other threads finish
+    and the error reaches the caller instead of a hang.
+    """
+    try:
+        _visit_share(*arguments, thread, n_threads, barrier)
+    except BaseException:
+        barrier.stand_in(thread, 1 + _WAITS_PER_STEP * n_steps)
+        raise
 
 
 def _own_work(B, d, k_max, width):
@@ -1003,10 +1032,11 @@ def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, f
     # else at least two per thread; the sums do not depend on the tiles.
     width = d if n_threads == 1 else max(_MIN_TILE, -(-d // (2 * n_threads)))
     own = np.empty((n_threads, _own_work(B, d, coef.shape[1], width)))
-    run_parts(lambda thread: _visit_part(
+    n_steps = len(batches)
+    run_parts(lambda thread: _visit_part(thread, n_threads, barrier, n_steps, (
         Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
         max_step, space, tol, Tc, rows_work, coef, coefT, small, index, S, own[thread], sums,
-        width, thread, n_threads, barrier), range(n_threads), n_threads)
+        width)), range(n_threads), n_threads)
 
 
 # ---------------------------------------------------------------- kernel tables

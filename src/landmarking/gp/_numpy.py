@@ -41,7 +41,7 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
 
-from .._parallel import kernel_threads, thread_limits
+from .._parallel import blas_limit, kernel_threads, thread_limits
 from . import objective
 from ._tables import BatchFactors, KernelTables, Others, Preceding, _BatchGrams
 from .objective import (
@@ -313,9 +313,9 @@ class _NumpyFit:
                         rule=rule, step_bar=step_bar, **self.settings)
         # A block's compiled steps run on n_jobs threads; one landmark's on one.
         if len(t0) == 1:
-            with self.blas.limit(limits=1, user_api="blas"):
+            with blas_limit(1, self.blas):
                 return optimise(t0, step=_compiled_steps(1), **settings)
-        with thread_limits(self.n_jobs), self.blas.limit(limits=1, user_api="blas"):
+        with thread_limits(self.n_jobs), blas_limit(1, self.blas):
             return optimise(t0, step=_compiled_steps(kernel_threads()), **settings)
 
     def block_gram(self, k, end, first):
@@ -380,7 +380,7 @@ class _Refinement:
     def optimise(self, k, order, *, auto, **settings):
         """Landmark k re-optimised against all the others; returns (t, steps run)."""
         rule = objective._Convergence(len(order)) if auto else None
-        with self.blas.limit(limits=1, user_api="blas"):
+        with blas_limit(1, self.blas):
             T, taken = optimise(
                 self.landmarks[k][None], Others(self.tables, self.grams, k), self.eta, order,
                 step=_compiled_steps(1), rule=rule,

@@ -162,8 +162,10 @@ default="auto"
         arithmetic on tensors (the same landmarks to rounding).
     n_jobs : int or None, default=None
         Threads of a block step (``block_size > 1``) on ``device="cpu"``. None:
-        every core this process may use (inside ``joblib.parallel_config(n_jobs=...)``
-        that many), -1 all cores. The landmarks are the same bit for bit whatever
+        scikit-learn's rule (``OMP_NUM_THREADS`` if set, else the CPUs this process
+        may use: affinity mask, cgroup quota; within an enclosing
+        ``threadpool_limits``; inside ``joblib.parallel_config(n_jobs=...)`` that
+        many), -1 all cores. The landmarks are the same bit for bit whatever
         the number.
         The sequential step (``block_size=1``), and every step of the torch path
         on the CPU, runs on one thread.

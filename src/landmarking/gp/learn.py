@@ -34,6 +34,7 @@ from .._validation import (
     Either,
     Integer,
     Options,
+    as_real_array,
     check_enough_samples,
     check_feasible_for_space,
     check_params,
@@ -110,7 +111,7 @@ def check_start(init, n_landmarks, n_features, space, names):
                 "init='uniform' is the centre of the sphere-orthant and needs "
                 f"space='sphere', got space={space!r}; use init={others}.")
         return
-    start = np.asarray(init)
+    start = as_real_array(init, "init")
     if (start.ndim != 2 or start.shape[1] != n_features or start.shape[0] < n_landmarks
             or not np.all(np.isfinite(start))):
         raise ValueError(
@@ -123,7 +124,7 @@ def check_previous_landmarks(previous, n_landmarks, n_features):
     at most ``n_landmarks`` rows (the run continues the list); None stays None."""
     if previous is None:
         return None
-    previous = np.asarray(previous, dtype=np.float64)
+    previous = as_real_array(previous, "previous_landmarks")
     if previous.ndim != 2 or previous.shape[1] != n_features:
         raise ValueError(
             f"previous_landmarks must have shape (k, {n_features}), got {previous.shape}.")

@@ -31,11 +31,10 @@ from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh, lobpcg
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
-from threadpoolctl import ThreadpoolController
 
 from .._blocks import block_bounds, reduce_row_blocks
 from .._memory import working_memory_bytes
-from .._parallel import kernel_threads, run_parts
+from .._parallel import blas_limit, kernel_threads, run_parts
 from .._progress import progress_bar
 from .._typing import (
     ArrayLike,
@@ -162,11 +161,23 @@ def _weights_matrix(parts, n, k, n_land):
                              shape=(n, n_land))
 
 
+#: Coordinates beyond this make squared distances (sums over the features of
+#: squared differences) overflow float64 (1.8e308) in any number of features up
+#: to 1e6.
+_LARGEST_COORDINATE = 1e150
+
+
 def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
     """(landmarks as C-ordered float64, K_Z, reg) checked against X's ``n_features``
     columns; shared by the NumPy and the torch paths."""
     landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
     k = check_landmark_neighbors(n_landmark_neighbors, landmarks.shape[0])
+    scale = float(np.max(np.abs(landmarks))) if landmarks.size else 0.0
+    if not scale < _LARGEST_COORDINATE:  # NaN fails too
+        raise ValueError(
+            f"landmarks hold values up to {scale:.3g}: NaN, infinity, or so large that "
+            "their squared distances overflow float64; divide the data and the landmarks "
+            "by a scale such as their largest absolute value.")
     if landmarks.ndim != 2 or landmarks.shape[1] != n_features:
         raise ValueError(
             f"landmarks {landmarks.shape} must have the {n_features} columns of X."
@@ -259,7 +270,7 @@ class _LandmarkAxes:
         # The axes' small eigenproblem on one BLAS thread: the same axes on any
         # thread count, and no threads spinning on a busy machine (a small eigh
         # on two loaded cores took many times its time on one: CHANGELOG.md).
-        with ThreadpoolController().limit(limits=1, user_api="blas"):
+        with blas_limit(1):
             self.axes = _search_axes(centred)
         self.projects = self.axes is not None
         p = n_features if self.axes is None else self.axes.shape[0] + 1
@@ -371,14 +382,13 @@ def _weights_of_block(block, local):
     weights = np.empty((n, k), dtype=np.float64)
     scan = local.axes is not None and not sparse.issparse(block)
     # On several threads, each of the kernel's threads makes its own product on
-    # one BLAS thread (see bounded_candidate_weights). The BLAS libraries are
-    # looked up once per block (a look-up is not free), and only then.
-    blas = ThreadpoolController() if scan and kernel_threads() > 1 else None
+    # one BLAS thread (see bounded_candidate_weights). blas_limit is safe when
+    # Dask's threads run blocks at once (BLAS's thread count is process-wide).
+    one_blas_thread = scan and kernel_threads() > 1
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
         if scan:
-            with (blas.limit(limits=1, user_api="blas") if blas is not None
-                  else contextlib.nullcontext()):
+            with blas_limit(1) if one_blas_thread else contextlib.nullcontext():
                 todo = _bounded_weights(block[rows], local, indices[rows], weights[rows])
             if todo.size == 0:
                 continue
@@ -639,12 +649,23 @@ def _lobpcg_reduced(A, B, n_components, rng):
     diag = A.diagonal()
     M = sparse.diags(1.0 / np.where(diag > 0, diag, 1.0))
     ones = np.ones((size, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # non-convergence is checked below
+    with warnings.catch_warnings(record=True) as caught:
+        # LOBPCG says in a warning when it stops short of its tolerance; that
+        # verdict is read below, and the caller then solves with ARPACK.
+        warnings.simplefilter("always")
         vals, vecs = lobpcg(A, X0, B=B, M=M, Y=ones, largest=False, tol=LOBPCG_TOL * np.sqrt(
             np.abs(diag).mean()), maxiter=LOBPCG_MAX_ITER)
+    if any("tolerance" in str(w.message) for w in caught):
+        return None
     order = np.argsort(vals)[:n_components]
     vals, vecs = vals[order], vecs[:, order]
+    if not np.all(np.isfinite(vals)) or not np.all(np.isfinite(vecs)):
+        return None
+    # A second guard, on the scale-free residual: LOBPCG's tolerance is absolute
+    # (LOBPCG_TOL times the root mean diagonal of A~), which for a badly scaled
+    # problem may mean little. At its verdict the relative residual was 1.5e-8 (300)
+    # to 1.5e-7 (2,000 landmarks) on Swiss rolls; an answer whose relative residual is
+    # above 1e-6 goes to ARPACK.
     Av, Bv = A @ vecs, B @ vecs
     residual = np.linalg.norm(Av - Bv * vals, axis=0) / np.maximum(
         np.linalg.norm(Av, axis=0) + np.abs(vals) * np.linalg.norm(Bv, axis=0), 1e-300)

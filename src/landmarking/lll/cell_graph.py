@@ -14,7 +14,11 @@ cells is missed: the graph is approximate (MNIST's 60,000 digits with 1,000
 landmarks, ``n_probes=5``: 94% of the exact lists' entries, the same share as
 when every candidate is computed exactly), but deterministic, every point's list
 independent of the others and of the thread count, and the cells searched in
-parallel, where an HNSW index is built by one thread.
+parallel, where an HNSW index is built by one thread. A cell's float32 block of
+bounds (its points x its candidates) is kept within ``working_memory /
+BLOCKS_PER_BUDGET`` (16 MiB by default) by searching a large cell's points a piece
+at a time: duplicate rows all fall into one cell, which would otherwise form a
+block quadratic in their number.
 """
 
 from __future__ import annotations
@@ -23,9 +27,8 @@ import contextlib
 
 import numpy as np
 from sklearn.utils import gen_batches
-from threadpoolctl import ThreadpoolController
 
-from .._parallel import kernel_threads, run_parts
+from .._parallel import blas_limit, kernel_threads, run_parts
 from .._typing import ArrayLike, NDArray
 from .._validation import check_positive_int
 from ..neighbors import _exact_rows
@@ -106,15 +109,16 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
                          np.ascontiguousarray(nearest[:, :probes]), k)
     tasks = list(gen_batches(len(starts) - 1, CELLS_PER_TASK))
     threads = kernel_threads()
-    blas = ThreadpoolController() if threads > 1 else None
 
     def run(task):
-        with (blas.limit(limits=1, user_api="blas") if blas is not None
-              else contextlib.nullcontext()):
-            for cell in range(task.start, task.stop):
-                search.cell(cell, distances, indices)
+        for cell in range(task.start, task.stop):
+            search.cell(cell, distances, indices)
 
-    run_parts(run, tasks, threads)
+    # Each thread's products on one BLAS thread (the threads already fill the
+    # cores), set once here in the calling thread: BLAS's thread count is one
+    # setting for the whole process.
+    with blas_limit(1) if threads > 1 else contextlib.nullcontext():
+        run_parts(run, tasks, threads)
     short = np.flatnonzero(indices[:, -1] < 0)
     if short.size:
         distances[short], indices[short] = _exact_rows(X, X, short, k, exclude_self=True)
@@ -137,8 +141,20 @@ class _CellSearch:
     """What every cell's search reads: the rows, their coordinates, the cells."""
 
     def __init__(self, X, Y, y_sq, order, starts, probes, k):
+        # Imported here, apart from the module's thread imports.
+        from .._memory import BLOCKS_PER_BUDGET, working_memory_bytes
+
         self.X, self.Y, self.y_sq = X, Y, y_sq
         self.order, self.starts, self.probes, self.k = order, starts, probes, k
+        # One cell's float32 block of bounds (its queries x its candidates) holds at
+        # most this many bytes: a cell of many duplicate rows is searched a piece of
+        # its queries at a time, as scikit-learn's chunked computations are.
+        self.block_bytes = working_memory_bytes() // BLOCKS_PER_BUDGET
+
+    def query_rows(self, n_queries, n_candidates):
+        """Queries searched at once against ``n_candidates``: the block's bytes
+        within :attr:`block_bytes`, at least one row."""
+        return max(1, min(n_queries, self.block_bytes // (4 * max(n_candidates, 1))))
 
     def members(self, cell):
         return self.order[self.starts[cell]:self.starts[cell + 1]]
@@ -153,10 +169,15 @@ class _CellSearch:
         # landmark is its nearest, so its cell is always probed).
         others = probed[probed != cell]
         candidates = np.concatenate([queries, *(self.members(c) for c in others)])
-        cross = self.Y[queries] @ self.Y[candidates].T
-        d = np.empty((queries.size, self.k))
-        i = np.empty((queries.size, self.k), dtype=np.intp)
-        K.cell_neighbors(self.X, queries, candidates, np.arange(queries.size), cross,
-                         self.y_sq[queries], self.y_sq[candidates], self.k + CELL_CANDIDATES,
-                         d, i)
-        distances[queries], indices[queries] = d, i
+        Y_cand, c_sq = self.Y[candidates].T, self.y_sq[candidates]
+        # Every query's list depends on its own row of the block only: the pieces
+        # give the lists of the whole block.
+        for rows in gen_batches(queries.size, self.query_rows(queries.size,
+                                                              candidates.size)):
+            part = queries[rows]
+            cross = self.Y[part] @ Y_cand
+            d = np.empty((part.size, self.k))
+            i = np.empty((part.size, self.k), dtype=np.intp)
+            K.cell_neighbors(self.X, part, candidates, np.arange(rows.start, rows.stop),
+                             cross, self.y_sq[part], c_sq, self.k + CELL_CANDIDATES, d, i)
+            distances[part], indices[part] = d, i

@@ -77,8 +77,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
         Threads for the neighbour search, the compiled kernels and BLAS during
-        ``fit`` and ``transform`` (None: every core for the kernels, BLAS's
-        threads as they are, all cores unless capped; inside
+        ``fit`` and ``transform`` (None: for the kernels, ``OMP_NUM_THREADS`` if set,
+        else the CPUs this process may use, within an enclosing
+        ``threadpool_limits``; BLAS's threads as they are; inside
         ``joblib.parallel_config(n_jobs=...)`` that many; -1 is all cores). The landmarks and
         the neighbour graph do not depend on it; the weights can differ in the
         last bits (measured 5e-13 on a 900-point Swiss roll with 260 landmarks:

@@ -25,13 +25,20 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from .._blocks import check_rows, take_rows, to_memory
-from .._parallel import thread_limits
+from .._parallel import blas_limit, thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
-from .._validation import Check, Integer, Options, check_choice, check_params
+from .._validation import (
+    Check,
+    Integer,
+    Options,
+    as_real_array,
+    check_choice,
+    check_params,
+    check_sparse_structure,
+)
 from ..graph import (
     GRAPH_PARAMETER_RULES,
     check_affinity,
@@ -263,6 +270,9 @@ def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
         raise ValueError(
             "neighbors_method='cells' searches dense data; pass a dense X or "
             "neighbors_method='exact' for sparse input.")
+    # The full check (symmetry, degrees) comes with the graph stage; the indices are
+    # checked before any work is done on X.
+    check_sparse_structure(affinity, "affinity")
     if params.neighbors_method == "cells" and params.method != "lll":
         raise ValueError(
             f"neighbors_method='cells' builds the graph of all points, which "
@@ -333,9 +343,9 @@ def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.Rand
                 f"{type(spec).__name__} has no landmarks_ after fit; pass an "
                 "estimator that stores its landmarks in landmarks_."
             )
-        T = np.asarray(est.landmarks_, dtype=np.float64)
+        T = as_real_array(est.landmarks_, "landmarks_")
     else:
-        T = np.asarray(spec, dtype=np.float64)
+        T = as_real_array(spec, "landmarks")
     if T.ndim != 2 or T.shape[1] != X.shape[1]:
         raise ValueError(
             f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
@@ -373,7 +383,7 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
     # LAPACK's result on the L x L problem depends on the BLAS thread count
     # (OpenBLAS splits its reductions by thread): one thread, so that the
     # embedding does not depend on n_jobs.
-    with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
+    with stage(timings, "eigensolver"), blas_limit(1):
         vecs, vals = solve_reduced_problem(A, B, p.n_components, random_state=rng)
     with stage(timings, "embedding"):
         emb = np.asarray(Z_used @ vecs)
@@ -440,7 +450,7 @@ def _landmark_le_embedding(X, T, Z, p, timings, rng):
         symmetrize=p.symmetrize, method=p.neighbors_method,
         random_state=p.random_state, n_jobs=p.n_jobs, timings=timings)
     n_components_graph = check_connected(W_land)
-    with stage(timings, "eigensolver"), threadpool_limits(limits=1, user_api="blas"):
+    with stage(timings, "eigensolver"), blas_limit(1):
         vecs, vals = spectral_embedding(W_land, p.n_components, random_state=rng)
     with stage(timings, "embedding"):
         if p.method == "le-z":

@@ -22,7 +22,7 @@ from .._blocks import check_rows, take_rows, to_memory
 from .._progress import progress_bar
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
-from .._validation import check_positive_float, check_positive_int
+from .._validation import as_real_array, check_positive_float, check_positive_int
 from ..graph import check_affinity, check_connected, gaussian_affinity
 from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
@@ -105,7 +105,12 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
     if callable(score):
         scorer = score
     else:
-        reference = np.asarray(score, dtype=np.float64)
+        reference = as_real_array(score, "score", finite=True)
+        if reference.ndim != 2:
+            raise ValueError(
+                f"score must be a reference embedding of shape (n_samples, n_components) "
+                f"or a callable, got an array of shape {reference.shape}; for labels "
+                "pass a callable that scores an embedding against them.")
         if reference.shape[0] != X.shape[0]:
             raise ValueError(
                 f"the reference embedding has {reference.shape[0]} rows but X has "

@@ -10,10 +10,12 @@ is :func:`landmarking.lll._torch.lll_out_of_sample`.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from .._blocks import check_rows, map_row_blocks, working_dtype
 from .._typing import ArrayLike, MatrixLike
-from ._numpy import _LocalMap, _weights_of_block
+from .._validation import as_real_array
+from ._numpy import _LARGEST_COORDINATE, _LocalMap, _weights_of_block
 
 __all__ = ["lll_out_of_sample", "lll_map_rows", "check_landmark_embedding"]
 
@@ -71,6 +73,13 @@ def lll_map_rows(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embedding: Ar
 
 def _embed_block(block, local, landmark_embedding):
     """x_0 = X~ z_0 for every row of a block."""
+    values = block.data if sparse.issparse(block) else block
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if not largest < _LARGEST_COORDINATE:
+        raise ValueError(
+            f"X holds values up to {largest:.3g}, so large that "
+            "their squared distances to the landmarks overflow float64; divide the data "
+            "(and fit on data divided) by a scale such as its largest absolute value.")
     idx, w = _weights_of_block(block, local)
     return np.einsum("nk,nkd->nd", w, landmark_embedding[idx])
 
@@ -79,8 +88,11 @@ def check_landmark_embedding(landmarks: ArrayLike, landmark_embedding: ArrayLike
                              ) -> tuple[np.ndarray, np.ndarray]:
     """(landmarks, landmark_embedding as float64) after checking one row per landmark;
     shared by the NumPy and the torch maps."""
-    landmark_embedding = np.asarray(landmark_embedding, dtype=np.float64)
-    landmarks = np.asarray(landmarks)
+    landmark_embedding = as_real_array(landmark_embedding, "landmark_embedding", finite=True)
+    landmarks = as_real_array(landmarks, "landmarks", finite=True)
+    if landmarks.ndim != 2:
+        raise ValueError(f"landmarks must be a 2-D array (n_landmarks, n_features), got "
+                         f"shape {landmarks.shape}.")
     if landmark_embedding.ndim != 2 or landmark_embedding.shape[0] != landmarks.shape[0]:
         raise ValueError(
             f"landmark_embedding {landmark_embedding.shape} needs one row per landmark "

@@ -13,10 +13,12 @@ embedding, so that the LLL map places new points consistently
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import cg, spsolve
+from sklearn.exceptions import ConvergenceWarning
 
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
@@ -135,10 +137,37 @@ def fit_landmark_embedding(Z: SparseMatrix, embedding: ArrayLike, previous: Arra
     # only a little, with G's diagonal as preconditioner.
     M = sparse.diags(1.0 / G.diagonal())
     out = np.empty_like(previous)
+    unconverged = []
     for j in range(previous.shape[1]):
-        out[:, j], _ = cg(G, rhs[:, j], x0=previous[:, j], M=M,
-                          maxiter=10 * G.shape[0], **_CG_TOLERANCE)
+        out[:, j], info = cg(G, rhs[:, j], x0=previous[:, j], M=M,
+                             maxiter=10 * G.shape[0], **_CG_TOLERANCE)
+        if info != 0:
+            unconverged.append((j, info))
+    if unconverged:
+        _warn_cg_not_converged(G, rhs, out, unconverged)
     return out
+
+
+def _warn_cg_not_converged(G, rhs, out, unconverged):
+    """One ConvergenceWarning for the columns cg left unconverged, with the largest
+    relative residual (cg returns its last iterate, which is kept: no worse than the
+    start)."""
+    columns = [j for j, _ in unconverged]
+    norms = np.linalg.norm(rhs[:, columns], axis=0)
+    residual = float(np.max(np.linalg.norm(G @ out[:, columns] - rhs[:, columns], axis=0)
+                            / np.where(norms > 0, norms, 1.0)))
+    info = unconverged[0][1]
+    reason = (f"stopped after {info} iterations" if info > 0
+              else "broke down (the system is not positive definite in floating point)")
+    warnings.warn(
+        f"conjugate gradients for the landmark coordinates ({len(columns)} of "
+        f"{rhs.shape[1]} columns of the refined embedding) {reason} with relative "
+        f"residual up to {residual:.3g} (tolerance "
+        f"{_CG_TOLERANCE.get('rtol', _CG_TOLERANCE.get('tol'))}), so the landmark "
+        "embedding, and the points transform places with it, are not the refit's "
+        f"solution. Use at most {DIRECT_LIMIT} landmarks (a direct solve), or "
+        "refine=False.",
+        ConvergenceWarning, stacklevel=3)
 
 
 # scipy 1.12 renamed cg's relative tolerance from tol to rtol (and 1.14 dropped tol).

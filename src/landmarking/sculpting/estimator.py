@@ -100,9 +100,10 @@ class ManifoldSculpting(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         error: on the benchmark Swiss roll it can raise the total error by
         orders of magnitude in a pass (see docs/results.md); "total" never does.
     n_jobs : int or None, default=None
-        Threads for the neighbour search and BLAS (None: every core, BLAS's
-        threads as they are, all cores unless capped; inside ``joblib.parallel_config(n_jobs=...)``
-        that many; -1 all cores). The hill climbing itself
+        Threads for the neighbour search and BLAS (None: scikit-learn's rule,
+        ``OMP_NUM_THREADS`` if set, else the CPUs this process may use, within an
+        enclosing ``threadpool_limits``, and BLAS's threads as they are; inside
+        ``joblib.parallel_config(n_jobs=...)`` that many; -1 all cores). The hill climbing itself
         is sequential; the result does not depend on ``n_jobs``.
     random_state : int, RandomState or None, default=None
         Seeds the start point of every breadth-first pass.

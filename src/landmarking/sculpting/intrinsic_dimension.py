@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 
 from .._parallel import thread_limits
 from .._typing import ArrayLike, RandomStateLike
-from .._validation import check_positive_float, check_positive_int
+from .._validation import as_real_array, check_positive_float, check_positive_int
 from ._loop import Relations, sculpt
 from .sculpt import SculptingWarning, manifold_sculpting
 
@@ -61,7 +61,7 @@ def estimate_intrinsic_dimension(X: ArrayLike, *, max_dim: int | None = None,
     >>> estimate_intrinsic_dimension(plane, n_neighbors=10, random_state=0)
     2
     """
-    X = np.asarray(X, dtype=float)
+    X = as_real_array(X, "X")
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise ValueError("X must be a finite 2-D array (n_samples, n_features).")
     n, D = X.shape

@@ -22,9 +22,9 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import eigh
 from sklearn.utils import gen_batches
-from threadpoolctl import threadpool_limits
 
 from .._blocks import rows_per_block
+from .._parallel import blas_limit
 from .._typing import NDArray
 
 __all__ = ["ltsa_embedding", "alignment_matrix", "DENSE_MAX"]
@@ -67,7 +67,7 @@ def ltsa_embedding(X: NDArray[np.float64], nbr: NDArray[np.int64], t: int,
     busy cores do not stall the dense eigensolver).
     """
     n = X.shape[0]
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_limit(1):
         M = alignment_matrix(X, nbr, t)
         if n <= DENSE_MAX:
             _, vectors = eigh(M.toarray(), subset_by_index=(1, t), overwrite_a=True)

@@ -40,6 +40,7 @@ from .._validation import (
     OpenInterval,
     Options,
     PositiveNumber,
+    as_real_array,
     check_choice,
     check_params,
 )
@@ -328,7 +329,7 @@ def _start(X, X_rel, rel, t, exact_start, euclidean, n_jobs, rng, preprocess):
             P = _calibrate(P, rel, linear=False)
         return P
     P = clone(pre).fit_transform(X) if hasattr(pre, "fit_transform") else pre
-    P = np.array(P, dtype=float)
+    P = np.array(as_real_array(P, "preprocess"))  # a copy: the start is moved in place
     if P.ndim != 2 or P.shape[0] != X.shape[0] or P.shape[1] < t:
         raise ValueError(
             f"the preprocessed data has shape {P.shape}; it needs one row per "
@@ -351,7 +352,7 @@ def check_clamps(clamp_indices, clamp_values, n, t):
     idx = np.mod(idx, n)
     if np.unique(idx).size != idx.size:
         raise ValueError("clamp_indices must not repeat a point.")
-    vals = np.asarray(clamp_values, dtype=float)
+    vals = as_real_array(clamp_values, "clamp_values")
     if vals.ndim == 1 and t == 1:
         vals = vals[:, None]
     if vals.shape != (idx.size, t):

@@ -20,7 +20,7 @@ from typing import Any, Literal, Self
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.csgraph import breadth_first_order
-from scipy.sparse.linalg import eigsh, lobpcg
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh, lobpcg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -74,6 +74,12 @@ AMG_MAX_ITER = 200
 #: :func:`low_frequency_bound` walks only edges heavier than this fraction of
 #: the heaviest (where that leaves the graph connected).
 NEGLIGIBLE_EDGE = 1e-6
+
+
+class EigensolverNoConvergence(ArpackNoConvergence, ValueError):
+    """ARPACK stopped before every wanted eigenvector converged (``max_iter`` too
+    small for the graph): an ``ArpackNoConvergence`` as SciPy raises it, and a
+    ``ValueError`` as scikit-learn raises errors that a parameter can fix."""
 
 
 def _hop_distances(W, source):
@@ -300,8 +306,14 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
         mu, U = linalg.eigh(S.toarray(), subset_by_index=[n - k, n - 1])
     elif eigen_solver == "arpack":
         v0 = rng.uniform(-1, 1, n)
-        mu, U = eigsh(S, k=k, which="LA", tol=0 if tol is None else tol,
-                      maxiter=max_iter, v0=v0)
+        try:
+            mu, U = eigsh(S, k=k, which="LA", tol=0 if tol is None else tol,
+                          maxiter=max_iter, v0=v0)
+        except ArpackNoConvergence as exc:
+            raise EigensolverNoConvergence(
+                f"eigen_solver='arpack' did not converge: {exc}; raise max_iter (or leave "
+                "it None), or use eigen_solver='lobpcg'.",
+                exc.eigenvalues, exc.eigenvectors) from None
     else:
         X0 = rng.standard_normal((n, k))
         X0[:, 0] = np.sqrt(deg)  # the trivial eigenvector, known exactly
@@ -424,7 +436,8 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         Iterations of the iterative eigensolvers.
     n_jobs : int or None, default=None
         Threads for the neighbour search and the eigensolver's BLAS
-        (None: every core, BLAS's threads as they are, all cores unless capped; inside
+        (None: ``OMP_NUM_THREADS`` if set, else the CPUs this process may use,
+        within an enclosing ``threadpool_limits``; BLAS's threads as they are; inside
         ``joblib.parallel_config(n_jobs=...)`` that many; -1 all cores). The
         result does not depend on it beyond round-off.
     random_state : int, RandomState or None, default=None
