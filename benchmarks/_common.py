@@ -7,15 +7,19 @@ script meets them:
 
 - **the command line**: :func:`argument_parser` starts a parser with the common
   arguments (``--full`` or ``--quick``, ``--seed`` or ``--seeds``, ``--out``) and
-  :func:`parse` reads it, makes BLAS run at full speed (:func:`full_speed_blas`),
-  makes the output folder and prints :func:`machine_line`;
-- **the machine line**: :func:`full_speed_blas` (some machines set
-  ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` because old OpenBLAS builds misbehave
-  on their processors; with a current NumPy they throttle BLAS, and a ratio against
-  k-means or scikit-learn's solvers measured so is not a result: it moved 3.5x
-  once; when either is set the script re-runs itself with both unset, in that
-  process only, never in tests or CI, and says so) and :func:`machine_line` (load
-  average, threadpoolctl's BLAS library, kernel and threads, ``OPENBLAS_CORETYPE``);
+  :func:`parse` reads it, makes the output folder, prints :func:`machine_line` and,
+  when BLAS is throttled, :func:`throttle_note`;
+- **the machine line**: :func:`machine_line` (load average, threadpoolctl's BLAS
+  library, kernel and threads, and the throttling variables) and
+  :func:`throttle_note`. Some machines set ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE``
+  because old OpenBLAS builds misbehave on their processors; with a current NumPy
+  they throttle BLAS, and a ratio against k-means or scikit-learn's solvers measured
+  so is not a result (it moved 3.5x once). They are unset for the benchmark command
+  alone, from the shell (``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python
+  benchmarks/x.py``): OpenBLAS reads them once, when it is loaded, so only a new
+  process could drop them, and a script that replaced its own process would replace
+  whatever imported it (a test run). The scripts never change the environment;
+  when either is set, the note says so and gives that command;
 - **timing**: :func:`timed` (wall seconds of one call) and :func:`run_child` (a
   new interpreter, with :data:`PEAK_RSS` for its peak memory);
 - **the data and the scores**, real data read through ``LANDMARKING_DATA`` by
@@ -33,6 +37,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -46,20 +51,33 @@ DEFAULT_OUT = HERE / "output"
 
 # ----------------------------------------------------------------- the machine line
 
+#: The variables that pin OpenBLAS to a kernel or a cache size other than its own
+#: choice for this processor (read by OpenBLAS once, when it is loaded).
 THROTTLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-_MARK = "LANDMARKING_BENCH_BLAS_UNTHROTTLED"
 
 
-def full_speed_blas():
-    """Re-execute this script without the BLAS-throttling variables, if set."""
-    found = {name: os.environ[name] for name in THROTTLES if name in os.environ}
-    if not found or os.environ.get(_MARK):
-        return
-    print(f"re-running with {', '.join(f'{k}={v}' for k, v in found.items())} unset "
-          "(benchmark only), so that BLAS peers run at full speed", flush=True)
-    env = {k: v for k, v in os.environ.items() if k not in THROTTLES}
-    env[_MARK] = ",".join(f"{k}={v}" for k, v in found.items())
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+def throttles():
+    """The throttling variables that are set, as {name: value}."""
+    return {name: os.environ[name] for name in THROTTLES if name in os.environ}
+
+
+def throttle_note(argv=None):
+    """None when no throttling variable is set; else a note that says which are set
+    and gives the command that reruns this script (``argv``, default ``sys.argv``)
+    with them unset, for that command alone, from the shell. Nothing is re-run
+    and the environment is left as it is."""
+    found = throttles()
+    if not found:
+        return None
+    argv = sys.argv if argv is None else argv
+    unset = [part for name in found for part in ("-u", name)]
+    python = os.path.relpath(sys.executable)
+    python = sys.executable if python.startswith("..") else python
+    command = shlex.join(["env", *unset, python, *argv])
+    return (f"note: {' '.join(f'{k}={v}' for k, v in found.items())} set: OpenBLAS "
+            "runs the kernel they choose, not its fastest for this processor, so "
+            "ratios against BLAS-bound peers are not results. Rerun from the shell "
+            f"with them unset for this command alone:\n    {command}")
 
 
 def blas_line():
@@ -76,13 +94,11 @@ def blas_line():
 
 
 def machine_line():
-    """Load average, the BLAS line and OPENBLAS_CORETYPE, as one printable line."""
+    """Load average, the BLAS line and the throttling variables, as one printable
+    line."""
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    coretype = os.environ.get("OPENBLAS_CORETYPE", "unset")
-    unset = os.environ.get(_MARK)
-    note = f" (unset for this run; was {unset})" if unset else ""
-    return (f"load average {load} | {blas_line()} | OPENBLAS_CORETYPE={coretype}{note} "
-            f"| {os.cpu_count()} cores")
+    variables = " ".join(f"{name}={os.environ.get(name, 'unset')}" for name in THROTTLES)
+    return f"load average {load} | {blas_line()} | {variables} | {os.cpu_count()} cores"
 
 
 # ----------------------------------------------------------------- the command line
@@ -116,16 +132,19 @@ def argument_parser(doc, *, size="full", seed=True, seeds=None, out=True):
 
 
 def parse(parser, argv=None, *, machine=True):
-    """Parse the command line, then make BLAS run at full speed
-    (:func:`full_speed_blas`, after parsing so that ``--help`` never re-runs),
-    make ``--out`` and print :func:`machine_line` (unless ``machine=False``)."""
+    """Parse the command line, make ``--out``, print :func:`machine_line` (unless
+    ``machine=False``: the script prints it itself) and, when a throttling variable
+    is set, :func:`throttle_note` (whatever ``machine`` is). The run goes on in
+    this process, with the environment as it is."""
     args = parser.parse_args(argv)
-    full_speed_blas()
     if getattr(args, "out", None) is not None:
         args.out = Path(args.out)
         args.out.mkdir(parents=True, exist_ok=True)
     if machine:
         print(machine_line(), flush=True)
+    note = throttle_note()
+    if note is not None:
+        print(note, flush=True)
     return args
 
 

@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import environ_kept
 
 from landmarking import GPLandmarks, LocallyLinearLandmarks, cli
 from landmarking.io import read_result, write_result
@@ -388,8 +389,9 @@ def client():
     """Two single-threaded worker processes on localhost, for this module's tests."""
     distributed = pytest.importorskip("dask.distributed",
                                       reason="the scale extra (dask) is not installed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, host="127.0.0.1")
+    with environ_kept():  # the nannies' pre-spawn variables (conftest.environ_kept)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, host="127.0.0.1")
     client = distributed.Client(cluster)
     yield client
     client.close()
@@ -402,6 +404,11 @@ def _kill_a_worker_during(client, run, ready):
     the worker at ``address``: an event of the run, not a fixed delay, so that the kill
     lands inside the run on a machine of any speed. The cluster gets its two workers
     back before the next test."""
+    with environ_kept():  # the nanny that restarts the worker sets its variables again
+        return _kill_and_restart(client, run, ready)
+
+
+def _kill_and_restart(client, run, ready):
     address, victim = sorted(client.run(os.getpid).items())[0]
     killed_at, finished = [], threading.Event()
 
@@ -452,9 +459,10 @@ def test_killed_worker_does_not_change_a_distributed_gp_fit(client, monkeypatch)
         return read(*args)
 
     monkeypatch.setattr(_blocks, "_dask_pieces", read_after_killing_a_worker)
-    disturbed = GPLandmarks(**params).fit(dask_X)
-    assert killed == [victim]
-    client.wait_for_workers(2, timeout=50)
+    with environ_kept():  # the nanny that restarts the worker sets its variables again
+        disturbed = GPLandmarks(**params).fit(dask_X)
+        assert killed == [victim]
+        client.wait_for_workers(2, timeout=50)
     assert victim not in client.run(os.getpid).values()
     np.testing.assert_array_equal(disturbed.landmarks_, undisturbed.landmarks_)
     np.testing.assert_array_equal(disturbed.objective_, undisturbed.objective_)

@@ -13,6 +13,7 @@ differently for blocks of different shapes.
 
 import numpy as np
 import pytest
+from conftest import environ_kept
 from scipy import sparse
 from sklearn.datasets import make_swiss_roll
 
@@ -240,8 +241,9 @@ def test_lll_result_does_not_depend_on_n_jobs(data):
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=None)
+    with environ_kept():  # the nannies' pre-spawn variables (conftest.environ_kept)
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=None)
     client = distributed.Client(cluster)
     yield client
     client.close()

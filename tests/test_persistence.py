@@ -515,6 +515,37 @@ def test_a_model_saved_before_the_packages_were_laid_out_alike_loads(name):
     _, X_new = make_models.data()
     model = load(BEFORE_LAYOUT / f"{name}_model.npz")
     expected = np.load(BEFORE_LAYOUT / "transforms.npz")[name]
-    new = X_new if name == "lll" else X_new[:20]
-    np.testing.assert_allclose(model.transform(new), expected, rtol=0,
-                               atol=1e-12 * np.abs(expected).max())
+    if name == "lll":
+        np.testing.assert_allclose(model.transform(X_new), expected, rtol=0,
+                                   atol=1e-12 * np.abs(expected).max())
+        return
+    # Sculpting places the points by a hill climb that stops at max_iter_, and
+    # rounding (another BLAS kernel under the neighbour search and the LLE start, a
+    # product summed in another order) flips some of its comparisons, so the
+    # placement is reproducible only to the climb's own resolution. Its stopping
+    # rule counts an error that has not improved for `patience` iterations as
+    # converged: a point is placed to within the distance it still travels in the
+    # last `patience` iterations; and where it no longer travels, to what one visit
+    # can change: at most _MAX_CLIMB_STEPS rounds of one step of the final eta in
+    # each of the t dimensions.
+    import copy
+
+    import landmarking.sculpting._incremental as incremental
+    from landmarking.sculpting._loop import _MAX_CLIMB_STEPS
+
+    new = X_new[:20]
+    sculpt, final_eta = incremental.sculpt, []
+
+    def recording(*args, **kwargs):
+        out = sculpt(*args, **kwargs)
+        final_eta.append(out[2])
+        return out
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(incremental, "sculpt", recording)
+        placed = model.transform(new)
+    earlier = copy.deepcopy(model)
+    earlier.max_iter_ -= model._schedule().patience
+    travel = np.linalg.norm(placed - earlier.transform(new), axis=1)
+    resolution = np.sqrt(placed.shape[1]) * _MAX_CLIMB_STEPS * final_eta[0]
+    assert np.all(np.linalg.norm(placed - expected, axis=1) <= travel + resolution)

@@ -11,6 +11,7 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse
+from conftest import environ_kept
 
 from landmarking import GPLandmarks, cli
 from landmarking._blocks import check_rows, take_rows
@@ -58,8 +59,9 @@ def _other_chunkings(folder, X):
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    with environ_kept():  # the nannies' pre-spawn variables (conftest.environ_kept)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
     client = distributed.Client(cluster)
     yield client
     client.close()
@@ -234,9 +236,10 @@ def test_cli_reads_zarr_and_memmaps_and_streams_features(data, tmp_path):
 
 def test_cli_dask_workers_runs_on_a_local_cluster(data, tmp_path):
     folder, X = data
-    assert cli.main(["features", str(folder / "X.zarr"), "--landmarks",
-                     str(_landmarks_file(folder, tmp_path)), "-o", str(tmp_path / "f.zarr"),
-                     "--dask-workers", "2", "-q"]) == 0
+    with environ_kept():  # the local cluster's nannies (conftest.environ_kept)
+        assert cli.main(["features", str(folder / "X.zarr"), "--landmarks",
+                         str(_landmarks_file(folder, tmp_path)), "-o", str(tmp_path / "f.zarr"),
+                         "--dask-workers", "2", "-q"]) == 0
     assert zarr.open_array(str(tmp_path / "f.zarr")).shape == (4000, 2)
 
 

@@ -253,13 +253,60 @@ def test_point_terms_hold_each_points_terms_in_one_block_by_role(roll):
     assert rel.terms(rel.no_junk()).junk.shape == (0, 3)  # nothing to scale out
 
 
+def _eigenvector_errors(M, V):
+    """For unit columns V[:, i], approximate eigenvectors of the sparse symmetric M
+    for its eigenvalues 2, 3, ...: bounds on each column's angle to the true
+    eigenvector (its sine) and on its sum 1^T v, and its residual.
+
+    All come from the residual r = M v - rho v (rho = v^T M v), whatever BLAS and
+    eigensolver made v, computed in extended precision (long double, epsilon e):
+    an entry of M v sums at most m products (m: most nonzeros in a row of M), so
+    the true residual is at most (m + 1) e (||M||_inf + |rho|) larger (|M| is
+    symmetric, so || |M| ||_2 is at most its largest row sum). Davis-Kahan: the
+    sine of the angle to the true eigenvector is at most ||r|| / gap, gap the
+    distance of rho to the rest of M's spectrum (from a dense eigvalsh, whose
+    eps ||M|| error is far below the gaps). And since rho (1^T v) = 1^T M v - 1^T r
+    exactly, |1^T v| <= (||M 1|| + sqrt(n) ||r||) / rho, M 1 (zero but for M's
+    rounding) computed to sqrt(n) m e ||M||_inf.
+    """
+    from scipy.linalg import eigvalsh
+
+    n = M.shape[0]
+    e = np.finfo(np.longdouble).eps
+    m = np.diff(M.indptr).max()
+    dense = M.toarray()
+    norm_inf = np.abs(dense).sum(axis=1).max()
+    spectrum = eigvalsh(dense)
+    dense, V = dense.astype(np.longdouble), V.astype(np.longdouble)
+    MV = dense @ V
+    rho = np.sum(V * MV, axis=0)
+    residual = np.linalg.norm(MV - V * rho, axis=0) + (m + 1) * e * (norm_inf + np.abs(rho))
+    null = np.linalg.norm(dense.sum(axis=1)) + np.sqrt(n) * m * e * norm_inf
+    sines, sums = [], []
+    for i in range(V.shape[1]):
+        gap = np.min(np.abs(np.delete(spectrum, i + 1) - rho[i]))
+        sines.append(residual[i] / gap)
+        sums.append((null + np.sqrt(n) * residual[i]) / rho[i])
+    return (np.array(sines, dtype=np.float64), np.array(sums, dtype=np.float64),
+            residual.astype(np.float64))
+
+
+def _assert_same_eigenvectors(M, got, ref):
+    # Two unit vectors, each within angle theta_i of the same eigenvector and with
+    # signs aligned, are at most sqrt(2) (sin theta_1 + sin theta_2) apart (a chord
+    # 2 sin(theta / 2) <= sqrt(2) sin(theta) for theta <= 90 degrees).
+    bound = np.sqrt(2) * (_eigenvector_errors(M, got)[0] + _eigenvector_errors(M, ref)[0])
+    assert np.all(np.linalg.norm(got - ref, axis=0) <= bound)
+
+
 def test_ltsa_start_is_scikit_learns_ltsa():
     # The same neighbourhoods and alignment matrix as scikit-learn's
-    # LocallyLinearEmbedding(method="ltsa"), so the same embedding up to the sign
-    # of each axis and round-off (measured 4.9e-13 of the scale at 300 points).
+    # LocallyLinearEmbedding(method="ltsa"), so the same eigenvectors up to the
+    # sign of each axis and the eigensolvers' error (_eigenvector_errors: both
+    # measured against our M, which also covers the round-off between the two Ms).
     from sklearn.neighbors import NearestNeighbors
 
-    from landmarking.sculpting.ltsa import ltsa_embedding
+    from landmarking.sculpting.ltsa import alignment_matrix, ltsa_embedding
 
     X, _ = make_sculpting_swiss_roll(300, random_state=3)
     nbr = NearestNeighbors(n_neighbors=11).fit(X).kneighbors(X, return_distance=False)[:, 1:]
@@ -267,31 +314,42 @@ def test_ltsa_start_is_scikit_learns_ltsa():
                                  eigen_solver="dense").fit_transform(X)
     got = ltsa_embedding(X, nbr, 2, np.random.RandomState(0))
     got = got * np.sign(np.sum(got * ref, axis=0))
-    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+    _assert_same_eigenvectors(alignment_matrix(X, nbr, 2), got, ref)
 
 
 def test_ltsa_lanczos_above_dense_max_gives_the_dense_embedding(monkeypatch):
     # Above DENSE_MAX points the eigenvectors come from shift-invert Lanczos on the
-    # sparse alignment matrix: the dense solver's, up to sign (measured 1.2e-10 of
-    # the scale at 500 points, 1.5e-9 at 1,000).
+    # sparse alignment matrix: the dense solver's, up to sign and each solver's
+    # error (_eigenvector_errors).
     from landmarking.sculpting import ltsa
 
     X, _ = make_sculpting_swiss_roll(500, random_state=0)
     _, nbr = nearest_neighbors(X, 12)
     assert X.shape[0] <= ltsa.DENSE_MAX
+    M = ltsa.alignment_matrix(X, nbr, 2)
     dense = ltsa.ltsa_embedding(X, nbr, 2, np.random.RandomState(0))
     monkeypatch.setattr(ltsa, "DENSE_MAX", 100)
     lanczos = ltsa.ltsa_embedding(X, nbr, 2, np.random.RandomState(0))
     # Lanczos starts from a random vector, but the signs are fixed (each axis's
     # largest entry positive): another start gives the same axes.
     again = ltsa.ltsa_embedding(X, nbr, 2, np.random.RandomState(1))
-    np.testing.assert_allclose(again, lanczos, rtol=0, atol=1e-9 * np.abs(dense).max())
+    _assert_same_eigenvectors(M, again, lanczos)
     assert np.all(lanczos[np.abs(lanczos).argmax(axis=0), [0, 1]] > 0)
     lanczos = lanczos * np.sign(np.sum(lanczos * dense, axis=0))
-    np.testing.assert_allclose(lanczos, dense, rtol=0, atol=1e-8 * np.abs(dense).max())
-    # Orthonormal and orthogonal to the constant vector, as eigenvectors of M are.
-    np.testing.assert_allclose(lanczos.T @ lanczos, np.eye(2), atol=1e-10)
-    np.testing.assert_allclose(lanczos.sum(axis=0), 0.0, atol=1e-9)
+    _assert_same_eigenvectors(M, lanczos, dense)
+    # Orthonormal, as Lanczos keeps its basis to working precision (re-orthogonalised):
+    # each inner product is an n-term sum of rounded products, within n eps.
+    n, eps = X.shape[0], np.finfo(np.float64).eps
+    np.testing.assert_allclose(lanczos.T @ lanczos, np.eye(2), rtol=0, atol=n * eps)
+    # Orthogonal to the constant vector, as eigenvectors of M are, to the bound that
+    # the residuals give (the error of each column along 1 / sqrt(n)).
+    _, sums, residuals = _eigenvector_errors(M, lanczos)
+    assert np.all(np.abs(lanczos.sum(axis=0)) <= sums)
+    # The bounds above are not vacuous: each solver's residual is a rounding error,
+    # at most n eps ||M|| (a backward-stable eigensolver's, n the worst-case growth).
+    for vectors in (dense, lanczos, again):
+        assert np.all(_eigenvector_errors(M, vectors)[2]
+                      <= n * eps * abs(M).sum(axis=1).max())
 
 
 def test_clamped_points_do_not_move():

@@ -346,7 +346,8 @@ class _NumpyFit:
     def gram(self, k):
         """Phi^T Phi (k x k) over all rows, for the first k landmarks."""
         self.tables.close()
-        return self.tables.gram(k)
+        with thread_limits(self.n_jobs):
+            return self.tables.gram(k)
 
 
 @contextmanager

@@ -73,9 +73,24 @@ def kernel_columns(block, landmarks, eta, xsq=None):
 
 
 def _kernel_gram(block, landmarks, eta):
-    """Phi_b^T Phi_b (k, k), float64, of one block."""
-    columns = kernel_columns(block, landmarks, eta).astype(np.float64)
-    return columns.T @ columns
+    """Phi_b^T Phi_b (k, k), float64, of one block (:func:`_add_gram`)."""
+    columns = kernel_columns(block, landmarks, eta)
+    return _add_gram(columns, np.zeros((columns.shape[1], columns.shape[1])))
+
+
+def _add_gram(Phi, total):
+    """total += Phi^T Phi (k, k) for a block of kernel columns Phi (n_b, k).
+
+    By the compiled :func:`._kernels.cross_gram`, not BLAS: each entry is summed
+    over the rows in order, so entry (i, j) has the same bits whatever k is. BLAS
+    (a syrk or gemm) sums in an order that its kernel chooses by the matrix's
+    shape and the processor (OPENBLAS_CORETYPE), so the objectives of a run's
+    first landmarks would change in the last bits when a continued run recomputes
+    them with more columns.
+    """
+    from ._kernels import cross_gram
+
+    return cross_gram(Phi, 0, Phi.shape[1], total, kernel_threads())
 
 
 def _candidate_cross(block, landmarks, t, eta):
@@ -241,22 +256,22 @@ class KernelTables:
                 entry[2] = k  # part of the block: recomputed at the next visit
 
     def gram(self, k):
-        """Phi^T Phi (k x k) over all rows, summed over the chunks in order."""
+        """Phi^T Phi (k x k) over all rows, summed over the chunks in order; entry
+        (i, j) has the same bits for every k > max(i, j) (:func:`_add_gram`), so a
+        continued run gives its first landmarks the objectives that run wrote."""
+        total = np.zeros((k, k))
         if not self.keep:
             parts = reduce_row_blocks(_kernel_gram, self.X, self.landmarks[:k], self.eta,
                                       bounds=self.bounds)
-        else:
-            n_chunks = len(self.bounds) - 1
-            self.planned = [c for c in range(n_chunks)
-                            if c not in self.kept or self.kept[c][2] < k]
-            parts = []
-            for c in range(n_chunks):
-                Phi = self._kept_columns(c, k)[1].astype(np.float64)
-                parts.append(Phi.T @ Phi)
-            self.close()
-        total = np.zeros((k, k))
-        for part in parts:
-            total += part
+            for part in parts:
+                total += part
+            return total
+        n_chunks = len(self.bounds) - 1
+        self.planned = [c for c in range(n_chunks)
+                        if c not in self.kept or self.kept[c][2] < k]
+        for c in range(n_chunks):
+            _add_gram(self._kept_columns(c, k)[1], total)
+        self.close()
         return total
 
     def cross(self, t, k):
