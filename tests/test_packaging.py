@@ -365,3 +365,14 @@ def test_ci_checks_a_wheel_built_from_the_sdist():
                        re.M)
     assert steps.index("wheel-check") == steps.index("test") + 1
     assert os.access(ROOT / "tools" / "check_wheel.sh", os.X_OK)
+
+
+def test_the_doctest_collection_skips_every_dispatching_module():
+    # Each hands over a compiled build on import; pytest's doctest collection would
+    # take the handed-over module's file for a clash of names (pyproject's addopts).
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"]["addopts"]
+    for name in _compiled.DISPATCHED:
+        shim = Path("src", *name.split(".")).with_suffix(".py").as_posix()
+        assert f"--ignore={shim}" in addopts.split()
+        assert (ROOT / shim).is_file()
