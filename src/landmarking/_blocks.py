@@ -46,12 +46,13 @@ from sklearn.utils.validation import validate_data
 
 from ._memory import BLOCKS_PER_BUDGET, working_memory_bytes
 from ._torch import is_tensor, tensor_to_host
-from ._validation import check_sparse_structure
+from ._validation import SPACES, check_choice, check_sparse_structure
 
 __all__ = ["check_rows", "working_dtype", "block_bounds", "chunk_bounds", "rows_per_block",
            "take_rows", "gather_rows",
            "row_blocks", "map_row_blocks", "reduce_row_blocks", "to_memory",
-           "is_lazy", "is_in_memory", "find_nonfinite_row", "as_dask"]
+           "is_lazy", "is_in_memory", "find_nonfinite_row", "as_dask",
+           "check_feasible_for_space"]
 
 _FLOATS = (np.float64, np.float32)
 #: Dask blocks computed at once when their results are written by this process.
@@ -602,3 +603,43 @@ def to_memory(X, *, what, alternative):
     dtype = working_dtype(X)
     check_memory(X.shape[0] * X.shape[1] * dtype.itemsize, what=what, way_out=alternative)
     return take_rows(X, slice(0, X.shape[0]))
+
+
+def check_feasible_for_space(X, space):
+    """Check that the data can live in ``space`` (nonnegative entries, nonzero rows).
+
+    Works one block at a time on every kind of input (dense, sparse, memory map,
+    Zarr, Dask) without densifying or loading it.
+    """
+    check_choice(space, "space", SPACES)
+    if space == "euclidean":
+        return
+    bounds = block_bounds(X)
+    parts = reduce_row_blocks(_minimum_and_zero_rows, X, bounds=bounds)
+    minimum = min(part[0] for part in parts)
+    if minimum < 0:
+        raise ValueError(
+            f"space={space!r} needs nonnegative data, but X has negative entries "
+            f"(minimum {minimum:.3g}); use space='euclidean', or transform the data "
+            "(for histograms: square roots of normalised counts)."
+        )
+    if space == "sphere":
+        # bounds has one entry more than parts (the end of the last block): unpaired.
+        zero_rows = np.concatenate(
+            [start + part[1] for start, part in zip(bounds, parts, strict=False)]
+        )
+        if zero_rows.size:
+            raise ValueError(
+                f"space='sphere' needs every row to have a nonzero norm, but "
+                f"{zero_rows.size} rows are all zero (first at index {zero_rows[0]}); "
+                "drop the empty rows (e.g. documents with no vocabulary words) first."
+            )
+
+
+def _minimum_and_zero_rows(block):
+    """Smallest entry of a block and the indices of its all-zero rows."""
+    from sklearn.utils.extmath import row_norms
+
+    data = block.data if sparse.issparse(block) else block
+    minimum = float(data.min()) if data.size else 0.0
+    return minimum, np.flatnonzero(row_norms(block, squared=True) == 0)

@@ -16,7 +16,6 @@ __all__ = [
     "check_open_interval",
     "check_choice",
     "check_enough_samples",
-    "check_feasible_for_space",
     "SPACES",
     "Integer",
     "PositiveNumber",
@@ -87,48 +86,6 @@ def check_enough_samples(n_samples, n_required, what):
             f"{what} needs at least {n_required} samples, but X has n_samples={n_samples}; "
             "pass more rows or ask for less."
         )
-
-
-def check_feasible_for_space(X, space):
-    """Check that the data can live in ``space`` (nonnegative entries, nonzero rows).
-
-    Works one block at a time on every kind of input (dense, sparse, memory map,
-    Zarr, Dask) without densifying or loading it.
-    """
-    check_choice(space, "space", SPACES)
-    if space == "euclidean":
-        return
-    from ._blocks import block_bounds, reduce_row_blocks
-
-    bounds = block_bounds(X)
-    parts = reduce_row_blocks(_minimum_and_zero_rows, X, bounds=bounds)
-    minimum = min(part[0] for part in parts)
-    if minimum < 0:
-        raise ValueError(
-            f"space={space!r} needs nonnegative data, but X has negative entries "
-            f"(minimum {minimum:.3g}); use space='euclidean', or transform the data "
-            "(for histograms: square roots of normalised counts)."
-        )
-    if space == "sphere":
-        # bounds has one entry more than parts (the end of the last block): unpaired.
-        zero_rows = np.concatenate(
-            [start + part[1] for start, part in zip(bounds, parts, strict=False)]
-        )
-        if zero_rows.size:
-            raise ValueError(
-                f"space='sphere' needs every row to have a nonzero norm, but "
-                f"{zero_rows.size} rows are all zero (first at index {zero_rows[0]}); "
-                "drop the empty rows (e.g. documents with no vocabulary words) first."
-            )
-
-
-def _minimum_and_zero_rows(block):
-    """Smallest entry of a block and the indices of its all-zero rows."""
-    from sklearn.utils.extmath import row_norms
-
-    data = block.data if sparse.issparse(block) else block
-    minimum = float(data.min()) if data.size else 0.0
-    return minimum, np.flatnonzero(row_norms(block, squared=True) == 0)
 
 
 # ------------------------------------------------------------ parameter tables

@@ -18,13 +18,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._blocks import check_rows
+from .._blocks import check_feasible_for_space, check_rows
 from .._checkpoint import check_checkpoint, landmark_checkpoint
 from .._landmark_features import LandmarkTransformerMixin
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, StrPath
 from .._validation import (
     check_enough_samples,
-    check_feasible_for_space,
     check_params,
     check_positive_int,
 )

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._blocks import check_rows
+from .._blocks import check_feasible_for_space, check_rows
 from .._parallel import NJobs
 from .._progress import progress_bar
 from .._typing import ArrayLike, DeviceLike, MatrixLike
@@ -36,7 +36,6 @@ from .._validation import (
     Options,
     as_real_array,
     check_enough_samples,
-    check_feasible_for_space,
     check_params,
     check_positive_float,
     is_real_number,
