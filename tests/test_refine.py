@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 from scipy.linalg import subspace_angles
+from sklearn.exceptions import ConvergenceWarning
 
 from landmarking import LocallyLinearLandmarks
 from landmarking.graph import gaussian_affinity, resolve_bandwidth
@@ -121,7 +122,7 @@ def test_small_graph_is_solved_densely():
 def test_unconverged_refinement_warns():
     X, W = _graph(500, seed=3)
     start = lll_start(X, W, 2, n_landmarks=20, random_state=0)
-    with pytest.warns(RuntimeWarning, match="raise max_iter"):
+    with pytest.warns(ConvergenceWarning, match="raise max_iter"):
         _, _, info = refine_spectral_embedding(W, start, tol=1e-14, max_iter=2,
                                                preconditioner="none")
     assert not info.converged and info.n_iter <= 2

@@ -44,7 +44,7 @@ from .._validation import (
     check_choice,
     check_params,
 )
-from ..kernels import row_chunks
+from ..kernels import _squared_scale, row_chunks
 from ..neighbors import Metric, nearest_neighbors
 from ._loop import Relations, neighbor_distance_error, sculpt
 from .ltsa import ltsa_embedding
@@ -381,6 +381,21 @@ def _quality(result):
     return result.error, result.best_iter, result.min_iter, result.distance_error
 
 
+def _check_squares_fit(X):
+    """Refuse data whose squared distances, or the products of two of them that the
+    angles take, leave float64's range: the relations would come out infinite or
+    NaN (entries beyond about 1e76)."""
+    scale, square = _squared_scale(X)
+    with np.errstate(over="ignore"):
+        fourth = square * square
+    if not np.isfinite(fourth):
+        raise ValueError(
+            f"X's entries reach {scale:.3g} in absolute value, so squared distances "
+            "(and the products of two that the angles take) overflow float64; divide X "
+            "by a scale such as np.abs(X).max() first (the embedding is then in the new "
+            "units: multiply it back by the same scale).")
+
+
 def _sculpt_data(X, plan, *, preprocess, metric, clamp_indices, clamp_values, neighbors,
                  n_jobs, rng, verbose):
     """Manifold Sculpting of float64 X with checked parameters ``plan`` (a
@@ -391,6 +406,7 @@ def _sculpt_data(X, plan, *, preprocess, metric, clamp_indices, clamp_values, ne
         k_given = np.asarray(neighbors[1] if isinstance(neighbors, tuple) else neighbors)
         k = k_given.shape[1] if k_given.ndim == 2 else k
     _check_shapes(X, t, k)
+    _check_squares_fit(X)
     clamp_idx, clamp_vals = check_clamps(clamp_indices, clamp_values, n, t)
     rng = check_random_state(rng)
     # The (n, k) tables of the relationships, and the climber's tables of every

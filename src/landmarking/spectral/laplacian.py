@@ -22,6 +22,7 @@ from scipy import linalg, sparse
 from scipy.sparse.csgraph import breadth_first_order
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh, lobpcg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -326,7 +327,7 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
             warnings.warn(
                 f"lobpcg stopped with eigenvector residual {np.max(residual):.2g}; "
                 "raise max_iter or use eigen_solver='arpack'.",
-                RuntimeWarning, stacklevel=2,
+                ConvergenceWarning, stacklevel=2,
             )
     if U.shape[1] != k or not np.all(np.isfinite(U)):
         raise ValueError(
@@ -347,7 +348,7 @@ def _amg_embedding(W, n_components, tol, max_iter, rng):
     start = rng.standard_normal((W.shape[0], n_components + AMG_GUARDS))
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)  # reported below
             embedding, eigenvalues, info = refine_spectral_embedding(
                 W, start, n_components=n_components,
                 tol=AUTO_ARPACK_TOL if tol is None else tol,
@@ -364,7 +365,7 @@ def _amg_embedding(W, n_components, tol, max_iter, rng):
             f"eigen_solver='amg' stopped after {info.n_iter} iterations with "
             f"eigenvector residual {info.residuals.max():.2g} > tol; raise max_iter "
             "or use eigen_solver='arpack'.",
-            RuntimeWarning, stacklevel=3,
+            ConvergenceWarning, stacklevel=3,
         )
     return embedding, eigenvalues
 

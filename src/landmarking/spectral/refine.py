@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import LinearOperator
+from sklearn.exceptions import ConvergenceWarning
 
 from .._timings import stage
 from .._typing import ArrayLike, NDArray, SparseMatrix
@@ -305,7 +306,7 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
         The eigenvectors' angle to the exact ones is about tol over the gap to
         the next eigenvalue.
     max_iter : int
-        LOBPCG iterations at most; a ``RuntimeWarning`` reports a residual
+        LOBPCG iterations at most; a ``ConvergenceWarning`` reports a residual
         still above ``tol`` after them.
     preconditioner : {"auto", "amg", "none"}
         ``"amg"``: pyamg (the ``amg`` extra) smoothed aggregation on L_sym + 1e-5 I (3-4x fewer
@@ -376,7 +377,7 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
             f"LOBPCG stopped after {n_iter} iterations with eigenvector residual "
             f"{residuals.max():.2g} > tol={tol:g}; raise max_iter, loosen tol or "
             "start from a better embedding (more landmarks).",
-            RuntimeWarning, stacklevel=2,
+            ConvergenceWarning, stacklevel=2,
         )
     embedding = deterministic_signs(U / sqrt_deg[:, None])
     result = RefineResult(n_iter=n_iter, residuals=residuals,
