@@ -30,7 +30,8 @@ script meets them:
   :func:`held_out_knn_accuracy` and :func:`intrinsic_error` (embeddings),
   :func:`feature_accuracy` and :func:`validated_accuracy` (landmark features),
   :func:`heldout_objective` and :func:`purity` (landmarks);
-- **output**: :func:`print_table` (Markdown) and :func:`pyplot` (no screen).
+- **output**: :func:`print_table` (Markdown), :func:`pyplot` (no screen) and
+  :func:`save_figure`.
 """
 
 import argparse
@@ -426,3 +427,11 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig, path, dpi=90):
+    """Lay out ``fig``, write it to ``path`` as a PNG, close it and say where."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    print(f"wrote {path}")

@@ -48,6 +48,7 @@ from _common import (
     parse,
     print_table,
     pyplot,
+    save_figure,
     timed,
 )
 from _sculpting_methods import METHODS, embed_all
@@ -150,10 +151,7 @@ def _plot(pic, positions, window, truth, found, path):
     for ax in axes:
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 def main(argv=None):

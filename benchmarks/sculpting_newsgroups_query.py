@@ -56,7 +56,7 @@ import warnings
 from collections import Counter
 
 import numpy as np
-from _common import argument_parser, machine_line, parse, print_table, pyplot
+from _common import argument_parser, machine_line, parse, print_table, pyplot, save_figure
 from _sculpting_methods import embed_all
 
 from landmarking.datasets import load_newsgroups
@@ -218,10 +218,7 @@ def _plot(query, found, X, vocabulary, y_true, names, banned, path):
                    bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.suptitle(f"posts for {query!r} in each method's 1-D order; cut and each half's terms",
                  fontsize=9, y=0.995)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 def main(argv=None):

@@ -39,7 +39,15 @@ Usage::
 """
 
 import numpy as np
-from _common import argument_parser, face_pixels, machine_line, parse, print_table, pyplot
+from _common import (
+    argument_parser,
+    face_pixels,
+    machine_line,
+    parse,
+    print_table,
+    pyplot,
+    save_figure,
+)
 from _sculpting_methods import (
     METHODS,
     circular_rank_correlation,
@@ -211,10 +219,7 @@ def _plot(coil_shown, face_shown, path):
                 _strip(ax, images, Y, step)
             ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
         axes[0, c].set_title(f"{title}, in each method's 1-D order", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path, dpi=80)
 
 
 def main(argv=None):

@@ -34,7 +34,7 @@ import os
 import warnings
 
 import numpy as np
-from _common import argument_parser, machine_line, parse, print_table, pyplot, timed
+from _common import argument_parser, machine_line, parse, print_table, pyplot, save_figure, timed
 
 from landmarking import ManifoldSculpting
 from landmarking.datasets import make_sculpting_swiss_roll
@@ -108,10 +108,7 @@ def _plot(curves, fractions, path):
     right.set_ylabel("normalised MSE")
     left.legend(fontsize=8)
     right.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 def main(argv=None):

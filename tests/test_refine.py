@@ -166,17 +166,24 @@ def test_fit_landmark_embedding_recovers_coordinates_in_the_span():
     np.testing.assert_allclose(got, T, atol=1e-6)
 
 
+def _random_weights(rng, n, L):
+    """An (n, L) CSR matrix like LLL's Z: three random landmarks per row, with
+    convex weights."""
+    cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
+    w = rng.dirichlet(np.ones(3), n)
+    Z = sparse.csr_matrix((w.ravel(), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
+                          shape=(n, L))
+    Z.sum_duplicates()
+    return Z
+
+
 def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
     # Above DIRECT_LIMIT landmarks the refit runs conjugate gradients instead of
     # a sparse LU; both solve the same ridge system.
     from landmarking.lll import refine as lll_refine
     rng = np.random.default_rng(6)
     n, L = 2000, 120
-    cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
-    w = rng.dirichlet(np.ones(3), n)
-    Z = sparse.csr_matrix((w.ravel(), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
-                          shape=(n, L))
-    Z.sum_duplicates()
+    Z = _random_weights(rng, n, L)
     embedding = rng.normal(size=(n, 3))
     previous = rng.normal(size=(L, 3))
     direct = fit_landmark_embedding(Z, embedding, previous.copy())
@@ -250,11 +257,7 @@ def test_fit_landmark_embedding_warns_when_cg_stops_short(monkeypatch):
 
     rng = np.random.default_rng(6)
     n, L = 2000, 120
-    cols = np.c_[rng.integers(0, L, n), rng.integers(0, L, n), rng.integers(0, L, n)]
-    w = rng.dirichlet(np.ones(3), n)
-    Z = sparse.csr_matrix((w.ravel(), cols.ravel(), np.arange(0, 3 * n + 1, 3)),
-                          shape=(n, L))
-    Z.sum_duplicates()
+    Z = _random_weights(rng, n, L)
     embedding, previous = rng.normal(size=(n, 2)), rng.normal(size=(L, 2))
     monkeypatch.setattr(lll_refine, "DIRECT_LIMIT", 0)
     cg = lll_refine.cg
