@@ -1043,6 +1043,21 @@ def test_sparse_reduced_problem_matches_the_dense_one_in_any_grouping(monkeypatc
         assert (A2 != A).nnz == 0 and (B2 != B).nnz == 0
 
 
+def _lobpcg_verdicts(monkeypatch):
+    """A list that records, for each LOBPCG solve of a reduced problem, whether its
+    answer was accepted (``_lobpcg_reduced`` gave one) or sent on to ARPACK."""
+    verdicts = []
+    lobpcg_reduced = lll_module._lobpcg_reduced
+
+    def spy(*args):
+        solved = lobpcg_reduced(*args)
+        verdicts.append(solved is not None)
+        return solved
+
+    monkeypatch.setattr(lll_module, "_lobpcg_reduced", spy)
+    return verdicts
+
+
 def test_lobpcg_on_the_sparse_reduced_problem_matches_lapack(monkeypatch):
     # LOBPCG with the constant kept out gives LAPACK's eigenvalues and the same
     # eigenvector subspaces; when it does not converge (forced) shift-invert
@@ -1051,15 +1066,7 @@ def test_lobpcg_on_the_sparse_reduced_problem_matches_lapack(monkeypatch):
     A, B = lll_module.reduced_problem(W, Z)
     want_v, want = lll_module.solve_reduced_problem(A, B, 4)
     A_s, B_s = sparse.csr_matrix(A), sparse.csr_matrix(B)
-    converged = []
-    lobpcg_reduced = lll_module._lobpcg_reduced
-
-    def spy(*args):
-        solved = lobpcg_reduced(*args)
-        converged.append(solved is not None)
-        return solved
-
-    monkeypatch.setattr(lll_module, "_lobpcg_reduced", spy)
+    converged = _lobpcg_verdicts(monkeypatch)
     for max_iter in (lll_module.LOBPCG_MAX_ITER, 1):
         monkeypatch.setattr(lll_module, "LOBPCG_MAX_ITER", max_iter)
         got_v, got = lll_module.solve_reduced_problem(A_s, B_s, 4, random_state=0)
@@ -1079,15 +1086,7 @@ def test_lobpcg_stopped_short_of_its_tolerance_is_not_accepted(monkeypatch):
     W, Z = _many_landmark_problem()
     A, B = lll_module.reduced_problem(W, Z)
     _, want = lll_module.solve_reduced_problem(A, B, 4)
-    verdicts = []
-    lobpcg_reduced = lll_module._lobpcg_reduced
-
-    def spy(*args):
-        solved = lobpcg_reduced(*args)
-        verdicts.append(solved is not None)
-        return solved
-
-    monkeypatch.setattr(lll_module, "_lobpcg_reduced", spy)
+    verdicts = _lobpcg_verdicts(monkeypatch)
     monkeypatch.setattr(lll_module, "LOBPCG_MAX_ITER", 200)
     _, got = lll_module.solve_reduced_problem(sparse.csr_matrix(A), sparse.csr_matrix(B), 4,
                                               random_state=0)
