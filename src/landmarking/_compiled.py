@@ -14,11 +14,11 @@ file. It does not run the modules, nor their own imports (NumPy, joblib): those
 wait for the first fit, as before.
 
 Run-time dispatch. A wheel runs on any processor of its platform, so the kernels
-are compiled for the platform's baseline (x86-64: SSE2). The GP steps and LLL's
-weights are written for 256-bit vectors and take 1.2-1.9x longer so, and the
-column moments 1.7x (``benchmarks/native_build.py``), so on x86-64 their ``.pyx`` is
-compiled twice
-(:data:`DISPATCHED`): once for the baseline and once for x86-64-v3 (AVX2, FMA, BMI2;
+are compiled for the platform's baseline (x86-64: SSE2). The GP steps, LLL's
+weights and the column moments are written for 256-bit vectors, and the baseline
+build took 1.8-2.0x the native build's time on the default GP fit and 1.3x on
+LLL's weights (``benchmarks/native_build.py``), so on x86-64 their ``.pyx`` is
+compiled twice (:data:`DISPATCHED`): once for the baseline and once for x86-64-v3 (AVX2, FMA, BMI2;
 every x86-64 processor since 2013-2015), as ``<name>_baseline`` and
 ``<name>_x86_64_v3``. The module ``<name>`` itself is a few lines of Python that
 hand over the build this processor runs (:func:`load_dispatched`). Both builds
@@ -59,7 +59,7 @@ LEVEL_VARIABLE = "LANDMARKING_KERNELS"
 
 def levels(machine=None):
     """The instruction levels a dispatched module is compiled for on ``machine``
-    (``platform.machine()`` by default)."""
+    (by default this one's, as ``os.uname`` names it)."""
     if machine is None:
         if hasattr(os, "uname"):
             machine = os.uname().machine

@@ -164,13 +164,15 @@ def _asked_n_jobs(n_jobs):
     return get_active_backend()[1] if n_jobs is None else n_jobs
 
 
+def _threads_for(asked):
+    """Threads for an ``n_jobs`` already checked (:func:`_asked_n_jobs`)."""
+    return kernel_threads() if asked is None else max(1, int(effective_n_jobs(asked)))
+
+
 def resolve_n_jobs(n_jobs):
     """The number of threads ``n_jobs`` stands for, at least 1 (None: the joblib
     context's, else :func:`kernel_threads`)."""
-    asked = _asked_n_jobs(n_jobs)
-    if asked is None:
-        return kernel_threads()
-    return max(1, int(effective_n_jobs(asked)))
+    return _threads_for(_asked_n_jobs(n_jobs))
 
 
 @contextmanager
@@ -184,7 +186,7 @@ def thread_limits(n_jobs):
     is. Everything is restored on exit.
     """
     asked = _asked_n_jobs(n_jobs)
-    n_threads = kernel_threads() if asked is None else max(1, int(effective_n_jobs(asked)))
+    n_threads = _threads_for(asked)
     call = _CallThreads(n_threads, threading.get_ident())
     token = _CALL.set(call)
     try:
