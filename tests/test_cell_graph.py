@@ -121,23 +121,46 @@ def test_lll_on_the_cell_graph():
                                neighbors_method="cells").fit(X[:500])
 
 
-@pytest.mark.parametrize("n, n_landmarks, k_z, expected", [
-    (9_999, 500, 5, "exact"),          # below APPROXIMATE_MIN_SAMPLES
-    (10_000, 500, 5, "cells"),
-    (10_000, 500, 2, "approximate"),   # too few cells per point
-    (10_000, 9, 5, "approximate"),     # cells of 1,111 points on average
+@pytest.mark.parametrize("n, expected", [
+    (9_999, "exact"),          # below APPROXIMATE_MIN_SAMPLES
+    (10_000, "cells"),
 ])
-def test_auto_takes_the_cells_for_large_dense_data(n, n_landmarks, k_z, expected):
+def test_auto_takes_the_cells_for_large_dense_data(n, expected):
     from scipy import sparse
 
     from landmarking.lll.fit import graph_search
 
     X = np.zeros((n, 4))
-    assert graph_search(X, "auto", 10, n_landmarks, k_z) == expected
+    assert graph_search(X, "auto", 10) == expected
     # Three features or fewer: the exact KD-tree (neighbors' own "auto").
-    assert graph_search(X[:, :3], "auto", 10, n_landmarks, k_z) == "exact"
-    assert graph_search(sparse.csr_matrix(X), "auto", 10, n_landmarks, k_z) == "exact"
-    assert graph_search(X, "exact", 10, n_landmarks, k_z) == "exact"
+    assert graph_search(X[:, :3], "auto", 10) == "exact"
+    assert graph_search(sparse.csr_matrix(X), "auto", 10) == "exact"
+    assert graph_search(X, "exact", 10) == "exact"
+
+
+@pytest.mark.parametrize("n_landmarks, k_z, reused", [
+    (100, 5, True),     # cells of 100 points: the weights' search serves the graph
+    (50, 5, True),      # 200 points, within REUSE_SPREAD
+    (20, 5, False),     # 500 points: cells of its own
+    (1000, 5, False),   # 10 points: too few to find the neighbours in
+    (100, 2, False),    # too few cells per point
+])
+def test_the_graph_sizes_its_own_cells(n_landmarks, k_z, reused):
+    from landmarking.lll.cell_graph import CELL_PROBES, CELL_SIZE, graph_cells
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10_000, 6))
+    T = X[:n_landmarks]
+    nearest = np.argsort(rng.random((10_000, n_landmarks)), axis=1)[:, :k_z]
+    centres, cells = graph_cells(X, T, nearest, random_state=0)
+    if reused:
+        assert centres is T and cells is nearest
+        return
+    assert centres.shape == (10_000 // CELL_SIZE, 6)
+    assert cells.shape == (10_000, CELL_PROBES)
+    # Each row's first cell is its nearest centre (the search of the weights).
+    d2 = ((X[:300, None, :] - centres[None]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(cells[:300, 0], d2.argmin(axis=1))
 
 
 def test_the_resolved_search_is_recorded():

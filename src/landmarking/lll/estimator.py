@@ -33,9 +33,12 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     ----------
     n_components : int, default=2
         Embedding dimension d.
-    n_landmarks : int, default=100
+    n_landmarks : int or "auto", default="auto"
         Number of landmarks L (ignored when ``landmarks`` is an array or an
-        estimator, which bring their own).
+        estimator, which bring their own). ``"auto"``: one per 100 points, at
+        least 100 and at most 10,000 (and at most N;
+        :func:`~landmarking.lll.fit.resolve_n_landmarks`); the value used is in
+        ``n_landmarks_``. Until 0.2.0 the default was 100 at every size.
     n_landmark_neighbors : int, default=5
         K_Z: landmarks that reconstruct each point.
     n_neighbors : int, default=10
@@ -63,15 +66,15 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
         ``ann`` extra; dense data), ``"cells"`` (each point's neighbours among
-        the points nearest to its K_Z nearest landmarks, which the weights
-        found anyway: :func:`~landmarking.lll.cell_graph.cell_graph`;
-        approximate, parallel, dense data), or ``"auto"``: exact below
+        the points of the cells of its nearest centres, the cells about 100
+        points each: LLL's landmarks when they make cells of that size, which
+        the weights searched anyway, else centres drawn for the graph;
+        :func:`~landmarking.lll.cell_graph.graph_cells`; approximate, parallel,
+        dense data), or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points; from
         there on, for dense data, scikit-learn's exact KD-tree for at most 3
-        features, else the cells when ``n_landmark_neighbors`` is at least 3
-        and a cell holds at most 1,000 points on average
-        (:func:`~landmarking.lll.fit.graph_search`), else approximate when
-        ``n_neighbors`` is at most
+        features, else the cells (:func:`~landmarking.lll.fit.graph_search`);
+        sparse data: approximate when ``n_neighbors`` is at most
         :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`. The choice is
         in ``neighbors_method_``.
     random_state : int, RandomState or None, default=None
@@ -87,7 +90,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         eigenproblem always runs on one BLAS thread so that those bits do not grow.
     verbose : bool, default=False
         Progress bar over the weight computation and stage timings.
-    refine : bool or int, default=False
+    refine : bool, int or "auto", default="auto"
         With ``method="lll"``: start LOBPCG on the full graph from the LLL
         solution and iterate to the exact Laplacian eigenmaps (``True``:
         residuals below 1e-6; :func:`~landmarking.spectral.refine.refine_spectral_embedding`,
@@ -95,7 +98,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         restore the local detail between landmarks that LLL's span cannot
         hold, at the cost of a few products with the graph); the landmark
         coordinates are then refitted so that ``transform`` maps into the
-        refined embedding.
+        refined embedding. ``"auto"``: 3 iterations from 10,000 points on with
+        ``method="lll"``, else none (:func:`~landmarking.lll.fit.resolve_refine`);
+        the value used is in ``refine_``. Until 0.2.0 the default was False.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
         the NumPy path; a CUDA device (or ``torch.device("cpu")``) runs them
@@ -132,6 +137,8 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         or checking a given one), ``connectivity``, ``weights``,
         ``reduced_problem``, ``eigensolver``, ``embedding``, ``refine`` (with
         ``refine=True``), ``total``.
+    refine_ : bool or int
+        The refinement run (``refine`` with "auto" resolved).
     refine_result_ : RefineResult or None
         Iterations and residuals of the refinement (None without it).
     neighbors_method_ : str or None
@@ -153,7 +160,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
 
     _parameter_rules = PARAMETER_RULES
 
-    def __init__(self, *, n_components: int = 2, n_landmarks: int = 100,
+    def __init__(self, *, n_components: int = 2, n_landmarks: int | Literal["auto"] = "auto",
                  n_landmark_neighbors: int = 5,
                  n_neighbors: int = 10, bandwidth: float | Literal["auto"] = "auto",
                  landmarks: Literal["random", "random-pruned", "kmeans"] | ArrayLike
@@ -162,7 +169,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
                  reg: float = 1e-3, symmetrize: Literal["union", "mean"] = "union",
                  neighbors_method: Literal["auto", "exact", "approximate", "cells"] = "auto",
                  random_state: RandomStateLike = None, n_jobs: int | None = None,
-                 verbose: bool = False, refine: bool | int = False,
+                 verbose: bool = False, refine: bool | int | Literal["auto"] = "auto",
                  device: DeviceLike = "cpu") -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
@@ -217,6 +224,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         self.bandwidth_ = result.bandwidth
         self.n_connected_components_ = result.n_connected_components
         self.reconstruction_error_ = result.reconstruction_error
+        self.refine_ = result.refine
         self.refine_result_ = result.refine_result
         self.neighbors_method_ = result.neighbors_method
         self.timings_ = result.timings

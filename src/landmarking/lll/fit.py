@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .._blocks import check_rows, take_rows, to_memory
@@ -32,6 +33,7 @@ from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
 from .._validation import (
     Check,
+    Either,
     Integer,
     Options,
     as_real_array,
@@ -53,7 +55,7 @@ from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine import RefineResult, refine_spectral_embedding
 from ._numpy import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
-from .cell_graph import cell_graph
+from .cell_graph import cell_graph, graph_cells
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .out_of_sample import lll_map_rows
@@ -67,16 +69,22 @@ REFINE_MAX_ITER = 100
 #: The neighbour searches of LLL's graph: those of :mod:`landmarking.neighbors`,
 #: and ``"cells"``, the landmarks' cells (:func:`.cell_graph.cell_graph`).
 LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
-#: ``neighbors_method="auto"`` takes the landmarks' cells for dense data of at
-#: least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points when each
-#: point brings this many cells or more (n_landmark_neighbors)...
-CELLS_MIN_PROBES = 3
-#: ... and a cell holds at most this many points on average (a cell's points
-#: are searched together against the points of the cells they bring: few
-#: landmarks make each search large). On MNIST 60,000 with 1,000 landmarks and on
-#: a million deformed digits with 10,000 the cells' graph is quicker than the HNSW
-#: graph at the same 10-NN accuracy (docs/results/lll.md; CHANGELOG.md).
-CELLS_MAX_MEAN_SIZE = 1000
+#: ``n_landmarks="auto"``: one landmark per this many points (the cells graph's
+#: :data:`~.cell_graph.CELL_SIZE`, so that the landmarks are its cells), at least
+#: AUTO_MIN_LANDMARKS and at most AUTO_MAX_LANDMARKS (the reduced problem is dense:
+#: L^3 work). On deformed digits in 10-D, LLL with N / 100 landmarks and
+#: ``refine="auto"`` is within a point of exact LE's 10-NN accuracy from 100,000
+#: digits up (docs/results/lll.md, "The defaults").
+POINTS_PER_LANDMARK = 100
+AUTO_MIN_LANDMARKS = 100
+AUTO_MAX_LANDMARKS = 10_000
+#: ``refine="auto"``: this many LOBPCG iterations on the full graph, from
+#: :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points on (none below,
+#: where exact Laplacian eigenmaps costs little anyway). Three iterations took LLL
+#: from 13, 9 and 4 points below exact LE's 10-NN accuracy (1,000, 3,000 and
+#: 10,000 landmarks, 100,000 deformed digits, 10-D) to within one point, for about
+#: half of exact LE's eigensolver time.
+AUTO_REFINE_ITERATIONS = 3
 
 
 def _check_landmarks(value, name):
@@ -94,14 +102,16 @@ def _check_landmarks(value, name):
 
 
 def _check_refine(value, name):
-    """False, True, or a number of LOBPCG iterations >= 0"""
+    """False, True, "auto", or a number of LOBPCG iterations >= 0"""
+    if isinstance(value, str) and value == "auto":
+        return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)) and value >= 0:
         return int(value)
     raise ValueError(
-        f"{name} must be False, True (iterate to convergence) or a number of LOBPCG "
-        f"iterations >= 0, got {value!r}."
+        f"{name} must be False, True (iterate to convergence), 'auto' or a number of "
+        f"LOBPCG iterations >= 0, got {value!r}."
     )
 
 
@@ -111,7 +121,7 @@ PARAMETER_RULES = {
     **GRAPH_PARAMETER_RULES,
     "neighbors_method": Options(*LLL_NEIGHBOR_METHODS),
     "n_components": Integer(),
-    "n_landmarks": Integer(),
+    "n_landmarks": Either("auto", Integer()),
     "n_landmark_neighbors": Integer(),
     "method": Options(*LLL_METHODS),
     "refine": Check(_check_refine),
@@ -125,7 +135,8 @@ def check_lll_params(params) -> None:
     or the namespace :func:`locally_linear_landmarks` builds) against
     :data:`PARAMETER_RULES` and against each other."""
     check_params(params, PARAMETER_RULES)
-    if params.refine is not False and params.refine != 0 and params.method != "lll":
+    asks_refine = params.refine not in (False, 0, "auto")
+    if asks_refine and params.method != "lll":
         raise ValueError(
             f"refine={params.refine!r} refines the LLL solution on the full graph; it needs "
             f"method='lll', got method={params.method!r}."
@@ -176,6 +187,9 @@ class LLLResult:
         The search of the graph on all points (``"auto"`` resolved: ``"cells"``,
         ``"exact"`` or ``"approximate"``); None for a given affinity and for the
         landmark-only methods.
+    refine : bool or int
+        The refinement run (``"auto"`` resolved): False or 0 for none, True to
+        convergence, else a number of LOBPCG iterations.
     """
 
     embedding: np.ndarray
@@ -190,6 +204,7 @@ class LLLResult:
     refine_result: RefineResult | None
     timings: dict = field(repr=False)
     neighbors_method: str | None = None
+    refine: bool | int = False
 
     @property
     def n_landmarks(self) -> int:
@@ -198,7 +213,7 @@ class LLLResult:
 
 
 def locally_linear_landmarks(
-    X: MatrixLike, *, n_components: int = 2, n_landmarks: int = 100,
+    X: MatrixLike, *, n_components: int = 2, n_landmarks: int | Literal["auto"] = "auto",
     n_landmark_neighbors: int = 5, n_neighbors: int = 10,
     bandwidth: float | Literal["auto"] = "auto",
     landmarks: Literal["random", "random-pruned", "kmeans"] | ArrayLike | BaseEstimator
@@ -207,7 +222,8 @@ def locally_linear_landmarks(
     symmetrize: Literal["union", "mean"] = "union",
     neighbors_method: Literal["auto", "exact", "approximate", "cells"] = "auto",
     affinity: SparseMatrix | None = None, random_state: RandomStateLike = None,
-    n_jobs: int | None = None, verbose: bool = False, refine: bool | int = False,
+    n_jobs: int | None = None, verbose: bool = False,
+    refine: bool | int | Literal["auto"] = "auto",
     device: DeviceLike = "cpu",
 ) -> LLLResult:
     """Embed X by Locally Linear Landmarks (the function behind
@@ -286,8 +302,10 @@ def _run(X, p, affinity, backend):
     rng = check_random_state(p.random_state)
     timings = {}
     with stage(timings, "total"):
+        n_landmarks = resolve_n_landmarks(p.n_landmarks, X.shape[0])
+        refine = resolve_refine(p.refine, p.method, X.shape[0])
         with stage(timings, "landmarks"):
-            T, landmark_indices = resolve_landmarks(X, p.landmarks, p.n_landmarks, rng)
+            T, landmark_indices = resolve_landmarks(X, p.landmarks, n_landmarks, rng)
         n_land = T.shape[0]
         if p.n_components >= n_land:
             raise ValueError(
@@ -301,7 +319,7 @@ def _run(X, p, affinity, backend):
             nearest = Z.indices.reshape(X.shape[0], -1).copy()
         if p.method == "lll":
             solved = _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng,
-                                        backend)
+                                        backend, refine)
         else:
             solved = _landmark_le_embedding(X, T, Z, p, timings, rng)
         reconstruction_error = landmark_reconstruction_error(X, Z, T)
@@ -320,7 +338,7 @@ def _run(X, p, affinity, backend):
         n_connected_components=solved["n_connected_components"],
         reconstruction_error=reconstruction_error,
         refine_result=solved.get("refine_result"), timings=timings,
-        neighbors_method=solved.get("neighbors_method"))
+        neighbors_method=solved.get("neighbors_method"), refine=refine)
 
 
 def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.RandomState,
@@ -355,15 +373,16 @@ def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.Rand
     return T.copy(), None
 
 
-def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
+def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, refine):
     """method="lll": the reduced problem on the full graph, X = X~ Z."""
     n_land = T.shape[0]
     if affinity is None:
-        method = graph_search(X, p.neighbors_method, p.n_neighbors, n_land,
-                              nearest.shape[1])
+        method = graph_search(X, p.neighbors_method, p.n_neighbors)
         search = None
         if method == "cells":
-            search = lambda: cell_graph(X, T, nearest, p.n_neighbors)  # noqa: E731
+            def search():
+                centres, cells = graph_cells(X, T, nearest, random_state=rng)
+                return cell_graph(X, centres, cells, p.n_neighbors)
         W, bandwidth = neighbor_graph(
             X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
             method=None if search is not None else p.neighbors_method,
@@ -399,47 +418,64 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend):
     solved = dict(embedding=emb, landmark_embedding=landmark_embedding, eigenvalues=vals,
                   bandwidth=bandwidth, n_connected_components=n_components_graph,
                   neighbors_method=method)
-    if p.refine is not False and p.refine != 0:
+    if refine is not False and refine != 0:
         with stage(timings, "refine"):
             # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
             n_start = min(p.n_components + max(2, p.n_components // 5), used.size - 1)
             start = np.asarray(Z_used @ solve_reduced_problem(
                 A, B, n_start, random_state=rng)[0])
             with warnings.catch_warnings():
-                if p.refine is not True:  # a set number of iterations: not converging
-                    warnings.simplefilter("ignore", RuntimeWarning)  # is expected
+                if refine is not True:  # a set number of iterations: not converging
+                    warnings.simplefilter("ignore", ConvergenceWarning)  # is expected
                 solved["embedding"], solved["eigenvalues"], solved["refine_result"] = \
                     refine_spectral_embedding(
                         W, start, n_components=p.n_components,
-                        max_iter=REFINE_MAX_ITER if p.refine is True else p.refine)
+                        max_iter=REFINE_MAX_ITER if refine is True else refine)
             solved["landmark_embedding"] = fit_landmark_embedding(
                 Z, solved["embedding"], landmark_embedding)
     return solved
 
 
-def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int, n_landmarks: int,
-                 n_probes: int) -> str:
+def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int) -> str:
     """The search of LLL's graph on all points: ``neighbors_method`` with "auto"
     resolved to ``"cells"``, ``"exact"`` or ``"approximate"``.
 
-    "auto" takes the landmarks' cells where they are cheaper than an HNSW index
-    and as accurate (see :data:`CELLS_MIN_PROBES`, :data:`CELLS_MAX_MEAN_SIZE`):
-    dense data of at least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES`
-    points and more than :data:`~landmarking.neighbors.TREE_MAX_FEATURES`
-    features (fewer get the exact KD-tree), at least :data:`CELLS_MIN_PROBES`
-    nearest landmarks per point, cells of at most :data:`CELLS_MAX_MEAN_SIZE`
-    points on average; else the choice of
-    :func:`~landmarking.neighbors.nearest_neighbors`.
+    "auto" takes the cells graph (:func:`.cell_graph.cell_graph`, on a partition
+    sized for it by :func:`.cell_graph.graph_cells`) for dense data of at least
+    :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more than
+    :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features (fewer get the
+    exact KD-tree); else the choice of
+    :func:`~landmarking.neighbors.nearest_neighbors`. The choice depends on the
+    data alone, never on the landmarks.
     """
     if neighbors_method != "auto":
         return neighbors_method
     n = X.shape[0]
     if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
-            and X.shape[1] > TREE_MAX_FEATURES
-            and n_probes >= CELLS_MIN_PROBES and n <= CELLS_MAX_MEAN_SIZE * n_landmarks):
+            and X.shape[1] > TREE_MAX_FEATURES):
         return "cells"
     found = resolve_search("auto", n, "euclidean", X, n_neighbors)
     return "approximate" if found == "approximate" else "exact"
+
+
+def resolve_n_landmarks(n_landmarks: int | Literal["auto"], n_samples: int) -> int:
+    """``n_landmarks`` with "auto" resolved: N / :data:`POINTS_PER_LANDMARK`
+    within [:data:`AUTO_MIN_LANDMARKS`, :data:`AUTO_MAX_LANDMARKS`], at most N."""
+    if n_landmarks != "auto":
+        return n_landmarks
+    wanted = n_samples // POINTS_PER_LANDMARK
+    return int(min(n_samples, max(AUTO_MIN_LANDMARKS, min(AUTO_MAX_LANDMARKS, wanted))))
+
+
+def resolve_refine(refine: bool | int | Literal["auto"], method: str,
+                   n_samples: int) -> bool | int:
+    """``refine`` with "auto" resolved: :data:`AUTO_REFINE_ITERATIONS` for
+    ``method="lll"`` on at least
+    :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points, else 0."""
+    if refine != "auto" or isinstance(refine, (bool, np.bool_)):
+        return refine
+    large = n_samples >= APPROXIMATE_MIN_SAMPLES
+    return AUTO_REFINE_ITERATIONS if method == "lll" and large else 0
 
 
 def _landmark_le_embedding(X, T, Z, p, timings, rng):
