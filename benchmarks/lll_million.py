@@ -16,6 +16,9 @@ same digits, back to back:
   its defaults), as landmarks, their selection timed in the fit;
 - ``lez``: LE(Z), Laplacian eigenmaps of the landmarks alone, placed with Z;
 - ``le10``, ``lll10``: the same in 10-D;
+- ``default``, ``previous``: ``LocallyLinearLandmarks()`` with its defaults, and with
+  those before 0.2.0 (100 landmarks, no refinement), beside ``le``, the default
+  ``LaplacianEigenmaps()`` (docs/results/lll.md, "The defaults");
 - ``umap``: umap-learn's UMAP (2-D), the tool users pick instead, on the first
   ``--umap-n`` digits (optional: ``pip install umap-learn``).
 
@@ -59,6 +62,11 @@ ROWS = {
     "lll-gp": ("LocallyLinearLandmarks(n_components={d}, n_landmark_neighbors=5, "
                "landmarks=GPLandmarks(n_landmarks={landmarks}, random_state=0), "
                "neighbors_method='cells', refine={refine}, random_state=0)"),
+    # The defaults a user gets (n_landmarks="auto", refine="auto", the "auto"
+    # graph), and those before 0.2.0 (100 landmarks, no refinement).
+    "default": "LocallyLinearLandmarks(n_components={d}, random_state=0)",
+    "previous": ("LocallyLinearLandmarks(n_components={d}, n_landmarks=100, refine=False, "
+                 "random_state=0)"),
     "lez": ("LocallyLinearLandmarks(n_components={d}, n_landmarks={landmarks}, "
             "n_landmark_neighbors=5, method='le-z', random_state=0)"),
 }
@@ -185,7 +193,7 @@ def main():
     path, labels, sources = digits(cache, args.n, "train", 0)
     rows = [r for r in args.rows.split(",") if r]
     new_path = new_labels = None
-    if args.new and any(r.startswith("lll") for r in rows):
+    if args.new and any(r.startswith(("lll", "default", "previous")) for r in rows):
         new_path, new_labels, _ = digits(cache, args.new, "test", 1)
     print(f"\n| row (n = {args.n:,}) | d | seconds | stages (s) | peak RSS of the fit GiB | "
           f"10-NN held out | map {args.new:,} new s | their accuracy | load |")
@@ -219,7 +227,8 @@ def main():
         results.append(dict(name=name, accuracy=acc, **row))
         (cache / f"lll_million_{args.n}.json").write_text(json.dumps(results, indent=1))
     times = {r["name"]: r["seconds"] for r in results}
-    for a, b in (("lll", "le"), ("lll-paper", "le"), ("lez", "le"), ("lll10", "le10")):
+    for a, b in (("lll", "le"), ("lll-paper", "le"), ("lez", "le"), ("lll10", "le10"),
+                 ("default", "le"), ("default10", "le10"), ("previous10", "le10")):
         if a in times and b in times:
             print(f"{a} / {b}: {times[a] / times[b]:.3f}")
     if args.figure:
