@@ -1,0 +1,146 @@
+"""The measurements behind LLL's "auto" rules: landmarks, refinement and the cells.
+
+On deformed MNIST digits (:func:`landmarking.datasets.make_deformed_digits`, seed 0),
+in 10-D, with one neighbour graph (10 neighbours, "auto" bandwidth) for all rows of
+the first table:
+
+- ``landmarks``: for each number of random landmarks L, the span error of Z against
+  exact LE (:func:`landmarking.metrics.span_error`: no solver of the reduced
+  problem can do better), and the 10-NN accuracy of LLL's embedding with no
+  refinement and with ``--refine`` LOBPCG iterations on the full graph, beside
+  exact LE's (what ``n_landmarks="auto"`` and ``refine="auto"`` rest on);
+- ``cells``: for each cell size (points per cell, random centres, 5 probes), the
+  cells graph's recall@10 against the exact lists of 2,000 rows, its seconds, and
+  exact LE's 10-NN accuracy on it, beside usearch's HNSW graph (what
+  :data:`landmarking.lll.cell_graph.CELL_SIZE` rests on).
+
+The accuracy is that of a 10-NN classifier trained on the rows whose source digit
+is not a multiple of 10 and scored on the others (as ``lll_million.py``).
+
+    python benchmarks/lll_auto_rules.py                    # 100,000 digits
+    python benchmarks/lll_auto_rules.py --n 20000 --landmarks 200,1000 --cell-sizes 100
+"""
+
+import time
+import warnings
+
+import numpy as np
+from _common import argument_parser, machine_line, parse, print_table
+
+
+def parse_args(argv=None):
+    p = argument_parser(__doc__, size=None, seed=False)
+    p.add_argument("--n", type=int, default=100_000, help="digits (default 100,000)")
+    p.add_argument("--landmarks", default="1000,3000,10000", help="values of L")
+    p.add_argument("--refine", type=int, default=3, help="LOBPCG iterations")
+    p.add_argument("--cell-sizes", default="50,100,200,400", help="points per cell")
+    p.add_argument("--tables", default="landmarks,cells")
+    return parse(p, argv)
+
+
+def digits(n):
+    from landmarking.datasets import make_deformed_digits
+
+    X, y, sources = make_deformed_digits(n, random_state=0, return_source=True)
+    return np.asarray(X), y, sources % 10 == 0
+
+
+def accuracy(embedding, y, held):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    knn = KNeighborsClassifier(10).fit(embedding[~held], y[~held])
+    return knn.score(embedding[held], y[held])
+
+
+def landmark_rows(X, W, exact, score, sizes, n_refine):
+    """One row per L: span error, accuracy without and with refinement."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from landmarking.lll._numpy import (
+        reconstruction_weights,
+        reduced_problem,
+        solve_reduced_problem,
+    )
+    from landmarking.metrics import span_error
+    from landmarking.spectral.refine import refine_spectral_embedding
+
+    rng = np.random.RandomState(0)
+    d = exact.shape[1]
+    rows = []
+    for L in sizes:
+        T = X[np.sort(rng.choice(len(X), L, replace=False))].astype(np.float64)
+        Z = reconstruction_weights(X, T, 5)
+        A, B = reduced_problem(W, Z)
+        # As the fit: two guard columns past d for the refinement's start.
+        vectors, _ = solve_reduced_problem(A, B, d + max(2, d // 5), random_state=0)
+        start = np.asarray(Z @ vectors)
+        with warnings.catch_warnings():  # a set number of iterations: not converging
+            warnings.simplefilter("ignore", ConvergenceWarning)  # is expected
+            refined, _, _ = refine_spectral_embedding(W, start, n_components=d,
+                                                      max_iter=n_refine)
+        rows.append([L, len(X) // L, span_error(Z, exact), score(start[:, :d]),
+                     score(refined)])
+    return rows
+
+
+def cell_rows(X, sizes, score_graph):
+    """One row per cell size: recall@10 of 2,000 rows, seconds, LE's accuracy."""
+    from landmarking.lll._numpy import reconstruction_weights
+    from landmarking.lll.cell_graph import cell_graph
+    from landmarking.neighbors import _exact_rows, nearest_neighbors
+
+    rng = np.random.RandomState(0)
+    sample = rng.choice(len(X), 2000, replace=False)
+    _, truth = _exact_rows(X, X, sample, 10, exclude_self=True)
+
+    def recall(indices):
+        return np.mean([len(set(a) & set(b)) / 10 for a, b in zip(indices[sample], truth,
+                                                                    strict=True)])
+
+    rows = []
+    start = time.perf_counter()
+    found = nearest_neighbors(X, 10, method="approximate", random_state=0)
+    rows.append(["HNSW (usearch)", "", recall(found[1]), time.perf_counter() - start,
+                 score_graph(lambda: found)])
+    for size in sizes:
+        start = time.perf_counter()
+        C = X[np.sort(rng.choice(len(X), len(X) // size, replace=False))].astype(np.float64)
+        nearest = reconstruction_weights(X, C, 5).indices.reshape(len(X), -1)
+        found = cell_graph(X, C, nearest, 10)
+        rows.append([f"cells of {size}", len(C), recall(found[1]),
+                     time.perf_counter() - start, score_graph(lambda f=found: f)])
+    return rows
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    from landmarking.graph import neighbor_graph
+    from landmarking.spectral.laplacian import spectral_embedding
+
+    X, y, held = digits(args.n)
+
+    def score(embedding):
+        return accuracy(embedding, y, held)
+
+    def score_graph(search):
+        W, _ = neighbor_graph(X, 10, "auto", search=search, random_state=0)
+        return score(spectral_embedding(W, 10, random_state=0)[0])
+
+    tables = args.tables.split(",")
+    if "landmarks" in tables:
+        W, _ = neighbor_graph(X, 10, "auto", method="auto", random_state=0)
+        exact = spectral_embedding(W, 10, random_state=0)[0]
+        print(f"\nexact LE, {args.n:,} digits, 10-D: 10-NN accuracy {score(exact):.4f}")
+        sizes = [int(v) for v in args.landmarks.split(",")]
+        print_table(["L", "N / L", "span error", "LLL accuracy",
+                     f"refined ({args.refine} iterations)"],
+                    landmark_rows(X, W, exact, score, sizes, args.refine))
+    if "cells" in tables:
+        sizes = [int(v) for v in args.cell_sizes.split(",")]
+        print_table(["graph", "cells", "recall@10", "seconds", "exact LE accuracy"],
+                    cell_rows(X, sizes, score_graph))
+    print(machine_line())
+
+
+if __name__ == "__main__":
+    main()
