@@ -8,9 +8,9 @@ from sklearn.datasets import make_swiss_roll
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.graph import DisconnectedGraphWarning, knn_affinity
+from landmarking.lll import _cpu as lll_module
 from landmarking.lll import _kernels as lll_kernels
-from landmarking.lll import _numpy as lll_module
-from landmarking.lll._numpy import reconstruction_weights
+from landmarking.lll._cpu import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
 from landmarking.lll.model_selection import format_table, sweep_lll
@@ -634,7 +634,7 @@ def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monk
 
 
 def test_backend_on_the_cpu_is_the_numpy_path():
-    from landmarking.lll._numpy import reduced_problem
+    from landmarking.lll._cpu import reduced_problem
     from landmarking.lll.backend import lll_backend
     from landmarking.lll.out_of_sample import lll_map_rows
 

@@ -8,11 +8,11 @@ Where each part lives (imports run downward, in this order):
   stopping rule;
 - :mod:`.sampling`: the fit's sample of the rows, drawn once, and the layout of
   its minibatches (chunks, batches, the order of batches);
-- :mod:`._tables`: the NumPy backend's kernel tables and batch factors;
-- :mod:`._kernels`: the compiled step of the NumPy backend (Cython, compiled ahead
+- :mod:`._tables`: the CPU backend's kernel tables and batch factors;
+- :mod:`._kernels`: the compiled step of the CPU backend (Cython, compiled ahead
   of time), for a block of B >= 1 landmarks: the sequential fit is B = 1;
-- :mod:`._numpy` and :mod:`._torch`: the two backends, each with one step for
-  blocks and single landmarks alike (the NumPy one also with the reference step
+- :mod:`._cpu` and :mod:`._torch`: the two backends, each with one step for
+  blocks and single landmarks alike (the CPU one also with the reference step
   and the one host driver of the steps; the torch one is the only GP module that
   uses torch);
 - :mod:`.backend`: the backend interface (:class:`~.backend.GPBackend`, a

@@ -1,4 +1,4 @@
-"""The NumPy backend's tables of a GP fit: kernel columns and batch factors.
+"""The CPU backend's tables of a GP fit: kernel columns and batch factors.
 
 The batches themselves (which rows, in which order) are the sample's layout
 (:class:`.sampling.BatchLayout`), which every backend steps on. What only the host

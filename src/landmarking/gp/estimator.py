@@ -182,11 +182,11 @@ default="auto"
         Seeds the batches and the starting points.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where the sequential pass (in blocks too, ``block_size > 1``) and
-        ``transform`` run: "cpu" is the NumPy path;
+        ``transform`` run: "cpu" is the CPU path;
         "cuda" a GPU through PyTorch (``pip install "landmarking[gpu]"``); "auto"
         "cuda" when one is available, else "cpu"; a ``torch.device("cpu")`` the
-        torch path on the CPU. Every device gives the NumPy path's landmarks to
-        rounding for the same seed; ``refine`` runs on the NumPy path. See the
+        torch path on the CPU. Every device gives the CPU path's landmarks to
+        rounding for the same seed; ``refine`` runs on the CPU path. See the
         guide's page "On a GPU".
     verbose : bool, default=False
         Progress bars over landmarks and steps.

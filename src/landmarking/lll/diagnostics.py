@@ -66,7 +66,7 @@ def landmark_reconstruction_error(X: MatrixLike, weights: SparseMatrix,
 
     Examples
     --------
-    >>> from landmarking.lll._numpy import reconstruction_weights
+    >>> from landmarking.lll._cpu import reconstruction_weights
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> T = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     >>> round(landmark_reconstruction_error(X, reconstruction_weights(X, T, 3, reg=0), T), 6)

@@ -57,7 +57,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         landmark embedding, points placed with the Nystroem formula.
     reg : float, default=1e-3
         Relative ridge of the local Gram matrices (see
-        :func:`~landmarking.lll._numpy.reconstruction_weights`).
+        :func:`~landmarking.lll._cpu.reconstruction_weights`).
     symmetrize : {"union", "mean"}, default="union"
     neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
@@ -98,7 +98,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         refined embedding.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
-        the NumPy path; a CUDA device (or ``torch.device("cpu")``) runs them
+        the CPU path; a CUDA device (or ``torch.device("cpu")``) runs them
         with PyTorch (extra ``landmarking[gpu]``) in float64, same results;
         ``"auto"`` is CUDA when torch sees a GPU, else ``"cpu"``. Landmarks,
         the graph W and the small L x L eigenproblem (float64) stay on the
@@ -115,7 +115,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     embedding_ : ndarray of shape (n_samples, n_components)
         X = X~ Z for the training points; float32 for float32 input. Z, the
         reduced problem and X~ are computed in float64 on purpose (see
-        :func:`~landmarking.lll._numpy.reconstruction_weights`).
+        :func:`~landmarking.lll._cpu.reconstruction_weights`).
     eigenvalues_ : ndarray of shape (n_components,)
     weights_ : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks_)
         Z transposed: each point's K_Z reconstruction weights.

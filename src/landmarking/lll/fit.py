@@ -2,11 +2,11 @@
 
 The public function behind
 :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` (scikit-learn's
-order: the numerical helpers of :mod:`~landmarking.lll._numpy`, this function, the thin
+order: the numerical helpers of :mod:`~landmarking.lll._cpu`, this function, the thin
 estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
 array or an estimator), the weights Z, the graph
 (:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
-eigenvectors (:mod:`~landmarking.lll._numpy`), the optional refinement
+eigenvectors (:mod:`~landmarking.lll._cpu`), the optional refinement
 (:mod:`~landmarking.lll.refine`) and the reconstruction check
 (:mod:`.diagnostics`). The paper's two baselines are
 ``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
@@ -51,7 +51,7 @@ from ..neighbors import _resolve_method as resolve_search
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine import RefineResult, refine_spectral_embedding
-from ._numpy import check_reg, solve_reduced_problem
+from ._cpu import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
 from .cell_graph import cell_graph
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly

@@ -24,7 +24,7 @@ from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_positive_int
 from ..spectral.refine import RefineResult, refine_spectral_embedding
-from ._numpy import reconstruction_weights, reduced_problem, solve_reduced_problem
+from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
 from .landmark_selection import select_landmarks
 
 __all__ = ["lll_start", "lll_refined_embedding", "fit_landmark_embedding"]
