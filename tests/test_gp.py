@@ -8,7 +8,7 @@ from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
 from landmarking.gp import _cpu, _kernels, _tables, objective
 from landmarking.gp._cpu import move_landmarks, reference_step
-from landmarking.gp.learn import _initial_point
+from landmarking.gp.fit import _initial_point
 from landmarking.gp.objective import (
     RIDGE,
     _CholeskyFactor,

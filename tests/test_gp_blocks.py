@@ -10,7 +10,7 @@ from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
 from landmarking.gp._cpu import CompiledSteps, move_landmarks, optimise, reference_step
 from landmarking.gp._kernels import SPACE_CODES, step_work, visit_steps
-from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, kernel_columns
+from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, phi_columns
 from landmarking.gp.objective import (
     MIN_RELATIVE_F,
     RIDGE,
@@ -35,7 +35,7 @@ def _layout(X, earlier, eta, batch_size):
     perm = np.arange(n, dtype=np.int64)
     bounds = batch_bounds(n, batch_size)
     k = len(earlier)
-    Phi = np.ascontiguousarray(kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
+    Phi = np.ascontiguousarray(phi_columns(X, earlier, eta, xsq)) if k else np.zeros(
         (n, 1), dtype=X.dtype)
     Ls = np.zeros((len(bounds) - 1, max(k, 1), max(k, 1)))
     factors = []

@@ -10,11 +10,11 @@ from sklearn.exceptions import ConvergenceWarning
 
 from landmarking import LocallyLinearLandmarks
 from landmarking.graph import gaussian_affinity, resolve_bandwidth
-from landmarking.lll.refine import fit_landmark_embedding, lll_refined_embedding, lll_start
+from landmarking.lll.start_and_refit import fit_landmark_embedding, lll_refined_embedding, lll_start
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
-from landmarking.spectral.refine import (
+from landmarking.spectral.refine_eigenvectors import (
     _amg_hierarchy,
     _normalized_laplacian,
     _ritz,
@@ -180,7 +180,7 @@ def _random_weights(rng, n, L):
 def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
     # Above DIRECT_LIMIT landmarks the refit runs conjugate gradients instead of
     # a sparse LU; both solve the same ridge system.
-    from landmarking.lll import refine as lll_refine
+    from landmarking.lll import start_and_refit as lll_refine
     rng = np.random.default_rng(6)
     n, L = 2000, 120
     Z = _random_weights(rng, n, L)
@@ -253,7 +253,7 @@ def test_fit_landmark_embedding_warns_when_cg_stops_short(monkeypatch):
     # the way out; the unconverged iterate is still returned.
     from sklearn.exceptions import ConvergenceWarning
 
-    from landmarking.lll import refine as lll_refine
+    from landmarking.lll import start_and_refit as lll_refine
 
     rng = np.random.default_rng(6)
     n, L = 2000, 120

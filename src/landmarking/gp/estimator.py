@@ -30,9 +30,9 @@ from .._validation import (
 from ..kernels import resolve_kernel_width
 from .backend import gp_backend
 from .diagnostics import warn_if_kernel_width_is_off
-from .learn import PARAMETER_RULES, _learn, check_previous_landmarks, check_start
+from .fit import PARAMETER_RULES, _learn, check_previous_landmarks, check_start
 from .objective import max_steps
-from .refine import _refine
+from .refine_landmarks import _refine
 from .sampling import draw_sample
 
 __all__ = ["GPLandmarks"]

@@ -12,8 +12,9 @@ One module per part (a reader finds each algorithm by its file name):
   points;
 - :mod:`.backend`: ``lll_backend(device)``, the CPU or the torch path (:mod:`._torch`);
 - :mod:`._kernels`: the compiled (Cython) loops of the CPU path;
-- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`~landmarking.lll.refine` (the exact
-  eigenvectors from an LLL start), :mod:`.model_selection`
+- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.start_and_refit` (LLL's
+  start for the exact eigenvectors, and the landmark coordinates refitted to
+  them), :mod:`.model_selection`
   (:func:`~landmarking.sweep_lll`).
 
 The public names below are the method's own (the result of

@@ -7,7 +7,7 @@ estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
 array or an estimator), the weights Z, the graph
 (:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
 eigenvectors (:mod:`~landmarking.lll._cpu`), the optional refinement
-(:mod:`~landmarking.lll.refine`) and the reconstruction check
+(:mod:`~landmarking.lll.start_and_refit`) and the reconstruction check
 (:mod:`.diagnostics`). The paper's two baselines are
 ``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
 landmarks alone (:mod:`landmarking.spectral`), placed with Z or the Nystroem
@@ -50,14 +50,14 @@ from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
 from ..neighbors import _resolve_method as resolve_search
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
-from ..spectral.refine import RefineResult, refine_spectral_embedding
+from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
 from ._cpu import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
 from .cell_graph import cell_graph
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
 from .out_of_sample import lll_map_rows
-from .refine import fit_landmark_embedding
+from .start_and_refit import fit_landmark_embedding
 
 __all__ = ["locally_linear_landmarks", "LLLResult", "LLL_METHODS", "PARAMETER_RULES"]
 

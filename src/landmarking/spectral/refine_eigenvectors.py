@@ -14,7 +14,7 @@ exact eigenvectors in a few iterations. This module does that:
   only, so the start's extra columns act as guard vectors.
 
 The LLL start itself, and the refit of the landmark coordinates after
-refinement, are LLL's (:mod:`landmarking.lll.refine`); this module knows
+refinement, are LLL's (:mod:`landmarking.lll.start_and_refit`); this module knows
 nothing of landmarks.
 """
 
