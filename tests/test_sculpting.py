@@ -15,13 +15,13 @@ from landmarking.sculpting import _kernels as K
 from landmarking.sculpting._loop import Relations as _Relations
 from landmarking.sculpting._loop import neighbor_distance_error
 from landmarking.sculpting.estimator import ManifoldSculpting
-from landmarking.sculpting.intrinsic_dimension import estimate_intrinsic_dimension
 from landmarking.sculpting.fit import (
     SculptingWarning,
     _calibrate,
     _warn_if_poor,
     default_min_iter,
 )
+from landmarking.sculpting.intrinsic_dimension import estimate_intrinsic_dimension
 
 
 @pytest.fixture(scope="module")

@@ -90,7 +90,8 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     refine : bool or int, default=False
         With ``method="lll"``: start LOBPCG on the full graph from the LLL
         solution and iterate to the exact Laplacian eigenmaps (``True``:
-        residuals below 1e-6; :func:`~landmarking.spectral.refine_eigenvectors.refine_spectral_embedding`,
+        residuals below 1e-6;
+        :func:`~landmarking.spectral.refine_eigenvectors.refine_spectral_embedding`,
         no preconditioner), or take that many LOBPCG iterations (an int: a few
         restore the local detail between landmarks that LLL's span cannot
         hold, at the cost of a few products with the graph); the landmark
