@@ -1,6 +1,6 @@
 """The torch backend of GP landmarking: the steps on a torch device.
 
-``GPLandmarks(device=...)`` runs :func:`.learn.learn_gp_landmarks` with this
+``GPLandmarks(device=...)`` runs :func:`.fit.learn_gp_landmarks` with this
 backend (:func:`.backend.gp_backend`): :func:`torch_fit` gives the driver the
 interface every backend offers. The symbols are those of :mod:`.objective`, whose
 formulae the steps apply on tensors (the move through :func:`.objective.moved_landmark`

@@ -3,8 +3,8 @@
 :func:`gp_backend` resolves the ``device`` parameter and returns the backend:
 the CPU one (:mod:`._cpu`, the steps on the host, compiled) or the torch one
 (:mod:`._torch`, the steps on a torch device). Both offer the interface
-:class:`GPBackend`, which :func:`.learn.learn_gp_landmarks` and
-:func:`.refine.refine_gp_landmarks` use, for blocks of landmarks and one landmark
+:class:`GPBackend`, which :func:`.fit.learn_gp_landmarks` and
+:func:`.refine_landmarks.refine_gp_landmarks` use, for blocks of landmarks and one landmark
 at a time alike (the sequential fit is blocks of one): a fit's state
 (:class:`FitState`) and a refinement's (:class:`RefinementState`; on the host for
 every device).

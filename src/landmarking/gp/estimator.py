@@ -1,9 +1,9 @@
 """The GP landmarking estimator: :class:`GPLandmarks`.
 
 A thin scikit-learn estimator: it checks its parameters (the table
-:data:`.learn.PARAMETER_RULES`, kept beside the function they go to) and its data,
-resolves the kernel width and the seed, calls :func:`.learn.learn_gp_landmarks`
-(and :func:`.refine.refine_gp_landmarks`), and stores what they return. The
+:data:`.fit.PARAMETER_RULES`, kept beside the function they go to) and its data,
+resolves the kernel width and the seed, calls :func:`.fit.learn_gp_landmarks`
+(and :func:`.refine_landmarks.refine_gp_landmarks`), and stores what they return. The
 mathematics is in :mod:`.objective`.
 """
 
