@@ -1121,3 +1121,32 @@ def test_refine_with_a_number_of_iterations(data_dir):
         base.embedding_, exact.embedding_)
     assert procrustes_error(few.transform(X), few.embedding_) < procrustes_error(
         base.embedding_, few.embedding_)
+
+
+def test_fit_calls_the_function_which_checks_x_once(monkeypatch):
+    # The estimator's fit is one call of locally_linear_landmarks, which checks X
+    # once (issue 42: no namespace standing in for the estimator, no second check
+    # of the same rows) and gives the estimator the function's result, bit for bit.
+    import landmarking.lll.estimator as estimator_module
+    import landmarking.lll.fit as fit_module
+
+    calls = {"function": 0, "check_rows": 0}
+
+    def counted(name, real):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(estimator_module, "locally_linear_landmarks",
+                        counted("function", fit_module.locally_linear_landmarks))
+    for module in (estimator_module, fit_module):
+        monkeypatch.setattr(module, "check_rows", counted("check_rows", module.check_rows))
+    X, _ = make_swiss_roll(300, random_state=0)
+    params = dict(n_landmarks=30, n_neighbors=8, random_state=0)
+    model = LocallyLinearLandmarks(**params).fit(X)
+    assert calls == {"function": 1, "check_rows": 1}
+    assert model.n_features_in_ == 3
+    result = fit_module.locally_linear_landmarks(X, **params)
+    np.testing.assert_array_equal(model.embedding_, result.embedding)
+    np.testing.assert_array_equal(model.landmark_embedding_, result.landmark_embedding)

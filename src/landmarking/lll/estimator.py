@@ -13,7 +13,7 @@ from typing import Any, Literal, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import check_rows
 from .._parallel import thread_limits
@@ -21,7 +21,7 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, Sparse
 from ..graph import GraphEmbeddingMixin
 from ..spectral.nystrom import nystrom_out_of_sample
 from .backend import lll_backend
-from .fit import LLL_METHODS, PARAMETER_RULES, check_lll_params, fit_checked, rows_in_memory
+from .fit import LLL_METHODS, PARAMETER_RULES, locally_linear_landmarks
 
 __all__ = ["LocallyLinearLandmarks", "LLL_METHODS"]
 
@@ -203,11 +203,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         -------
         self
         """
-        check_lll_params(self)
-        backend = lll_backend(self.device)
-        X = rows_in_memory(check_rows(X, estimator=self, min_samples=2),
-                        "LocallyLinearLandmarks.fit")
-        result = fit_checked(X, self, affinity, backend)
+        result = locally_linear_landmarks(X, affinity=affinity, **self.get_params(deep=False))
+        # X was checked there; here only what scikit-learn records of it.
+        validate_data(self, X, skip_check_array=True)
         self.landmarks_ = result.landmarks
         self.landmark_indices_ = result.landmark_indices
         self.n_landmarks_ = result.n_landmarks
