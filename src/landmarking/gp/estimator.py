@@ -492,8 +492,8 @@ default="auto"
                 f"block_size={self.block_size} is larger than n_landmarks="
                 f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
         X = self._check_rows(X, reset=not (self.warm_start and hasattr(self, "landmarks_")))
-        check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_feasible_for_space(X, self.space)
+        check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_start(self.init, self.n_landmarks, X.shape[1], self.space,
                     names=("auto", "gaussian", "uniform"))
         return X
