@@ -556,17 +556,18 @@ BEFORE_NAMES = Path(__file__).resolve().parent / "data" / "before_names"
 
 @pytest.mark.parametrize("name", ["gp", "lll"])
 def test_a_model_saved_before_the_modules_were_renamed_loads(name):
-    # Written by tests/data/before_names/make_models.py with the code in which the
-    # CPU backends were gp/_numpy.py and lll/_numpy.py, GP's function gp/learn.py,
-    # the refinements gp/refine.py, lll/refine.py and spectral/refine.py (whose
-    # RefineResult the refined LLL model holds): a model file names classes, never
-    # modules, so it loads after the renames and maps new points as it did then.
+    # Written by tests/data/before_names/make_renamed_models.py with the code in
+    # which the CPU backends were gp/_numpy.py and lll/_numpy.py, GP's function
+    # gp/learn.py, the refinements gp/refine.py, lll/refine.py and
+    # spectral/refine.py (whose RefineResult the refined LLL model holds): a model
+    # file names classes, never modules, so it loads after the renames and maps new
+    # points as it did then.
     import importlib.util
 
     from landmarking.spectral.refine_eigenvectors import RefineResult
 
     spec = importlib.util.spec_from_file_location(
-        "make_models_before_names", BEFORE_NAMES / "make_models.py")
+        "make_models_before_names", BEFORE_NAMES / "make_renamed_models.py")
     make_models = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(make_models)
     _, X_new = make_models.data()

@@ -4,7 +4,7 @@ Run once, on main at fd05de5 (before ``gp/_numpy.py`` became ``gp/_cpu.py``,
 ``lll/_numpy.py`` ``lll/_cpu.py``, ``gp/learn.py`` ``gp/fit.py``, ``gp/refine.py``
 ``gp/refine_landmarks.py``, ``lll/refine.py`` ``lll/start_and_refit.py`` and
 ``spectral/refine.py`` ``spectral/refine_eigenvectors.py``), from the repository
-root: ``python tests/data/before_names/make_models.py``. It saves a refined
+root: ``python tests/data/before_names/make_renamed_models.py``. It saves a refined
 ``GPLandmarks`` and a refined ``LocallyLinearLandmarks`` (whose ``refine_result_`` is
 a ``RefineResult``, a class of a renamed module) with :func:`landmarking.save`, and
 beside them what their ``transform`` gave then, so that ``tests/test_persistence.py``
