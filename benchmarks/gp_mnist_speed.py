@@ -78,7 +78,7 @@ from _common import (
 )
 
 from landmarking import GPLandmarks
-from landmarking.gp import _numpy as gp_module
+from landmarking.gp import _cpu as gp_module
 from landmarking.gp.objective import step_size
 
 # One warm fit in a new interpreter (``--compare-with``): a warm-up fit, then the

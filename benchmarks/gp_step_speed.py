@@ -7,10 +7,10 @@ sequential fit) and for blocks (``--blocks``):
 
 - the limit: one read of a batch-sized block not in cache (b x d float32,
   ``np.add.reduce(block, axis=0)`` over consecutive blocks of the training images);
-- the compiled step (:class:`landmarking.gp._numpy.CompiledSteps`, what a fit
+- the compiled step (:class:`landmarking.gp._cpu.CompiledSteps`, what a fit
   runs): the steps on all the chunk's batches in one compiled call, moves and
   projections included (one thread, and ``--threads`` for blocks);
-- the reference step (:func:`landmarking.gp._numpy.reference_step`, CSR input and
+- the reference step (:func:`landmarking.gp._cpu.reference_step`, CSR input and
   what the compiled step is tested against) on the same batches, moves included.
 
 Both CPU seconds (``time.process_time``: what the step costs, less sensitive to
@@ -28,7 +28,7 @@ from _common import argument_parser, machine_line, parse, print_table
 from threadpoolctl import threadpool_limits
 
 from landmarking.datasets import load_mnist
-from landmarking.gp import _numpy as gp_module
+from landmarking.gp import _cpu as gp_module
 from landmarking.gp._tables import BatchFactors, KernelTables, Preceding
 from landmarking.gp.objective import MAX_STEP_WIDTHS
 from landmarking.gp.sampling import draw_sample

@@ -38,7 +38,7 @@ from _common import argument_parser, neighbour_graph, parse
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import gaussian_affinity
-from landmarking.lll._numpy import reconstruction_weights
+from landmarking.lll._cpu import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import select_landmarks
 from landmarking.metrics import procrustes_error, span_error

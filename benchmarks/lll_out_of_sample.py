@@ -21,7 +21,7 @@ from _common import argument_parser, held_out_knn_accuracy, parse, pyplot, timed
 
 from landmarking.datasets import load_mnist
 from landmarking.graph import check_connected, gaussian_affinity
-from landmarking.lll._numpy import reconstruction_weights, reduced_problem, solve_reduced_problem
+from landmarking.lll._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
 from landmarking.lll.landmark_selection import select_landmarks
 from landmarking.lll.out_of_sample import lll_out_of_sample
 from landmarking.neighbors import nearest_neighbors

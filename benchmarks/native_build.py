@@ -10,7 +10,7 @@ imports the library from one tree, the first call and then the same call again
 - ``gp``: the default fit ``GPLandmarks(n_landmarks=100)`` on the first 50,000
   MNIST training digits (``--quick``: 10,000);
 - ``lll``: the LLL reconstruction weights
-  (``landmarking.lll._numpy.reconstruction_weights``, what
+  (``landmarking.lll._cpu.reconstruction_weights``, what
   ``locally_linear_landmarks`` computes first) of the 60,000 MNIST training digits
   from 1,000 random digits as landmarks, K_Z = 50 (``--quick``: 10,000 digits);
 - ``sculpting``: ``ManifoldSculpting(random_state=0).fit`` on 2,000 Swiss-roll
@@ -68,7 +68,7 @@ import numpy as np
 from landmarking.datasets import load_mnist
 X = load_mnist(split="train")[0][:{n}]
 T = X[np.random.default_rng(0).choice(len(X), 1000, replace=False)]
-from landmarking.lll._numpy import reconstruction_weights
+from landmarking.lll._cpu import reconstruction_weights
 seconds, cpu = [], []
 for _ in range(2):
     start, start_cpu = time.perf_counter(), time.process_time()

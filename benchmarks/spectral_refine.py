@@ -56,7 +56,7 @@ from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import spectral_embedding
-from landmarking.spectral.refine import refine_spectral_embedding
+from landmarking.spectral.refine_eigenvectors import refine_spectral_embedding
 
 
 def parse_args():

@@ -57,7 +57,7 @@ from landmarking.spectral.laplacian import (
     resolve_eigen_solver,
     spectral_embedding,
 )
-from landmarking.spectral.refine import refine_spectral_embedding
+from landmarking.spectral.refine_eigenvectors import refine_spectral_embedding
 
 
 def residual(W, embedding, eigenvalues):
@@ -92,7 +92,7 @@ def solve(solver, X, W, n_components):
                                                 preconditioner="none")
         return emb, lam
     if solver == "lll-refine":
-        from landmarking.lll.refine import lll_refined_embedding
+        from landmarking.lll.start_and_refit import lll_refined_embedding
 
         emb, lam, _ = lll_refined_embedding(X, W, n_components, random_state=0)
         return emb, lam

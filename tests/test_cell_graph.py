@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import make_swiss_roll
 
 from landmarking._parallel import thread_limits
-from landmarking.lll._numpy import _LocalMap, _weights_of_block
+from landmarking.lll._cpu import _LocalMap, _weights_of_block
 from landmarking.lll.cell_graph import cell_graph
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.neighbors import exact_knn

@@ -6,9 +6,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
-from landmarking.gp import _kernels, _numpy, _tables, objective
-from landmarking.gp._numpy import move_landmarks, reference_step
-from landmarking.gp.learn import _initial_point
+from landmarking.gp import _cpu, _kernels, _tables, objective
+from landmarking.gp._cpu import move_landmarks, reference_step
+from landmarking.gp.fit import _initial_point
 from landmarking.gp.objective import (
     RIDGE,
     _CholeskyFactor,
@@ -274,7 +274,7 @@ def test_float32_stays_float32():
 
 def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
     X, _ = make_concentric_circles(300, random_state=0)
-    real = _numpy.optimise
+    real = _cpu.optimise
     calls = []
 
     def interrupting(*args, **kwargs):
@@ -283,7 +283,7 @@ def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_numpy, "optimise", interrupting)
+    monkeypatch.setattr(_cpu, "optimise", interrupting)
     gp = GPLandmarks(n_landmarks=5, random_state=0, **FAST)
     with pytest.raises(KeyboardInterrupt):
         gp.fit(X)
@@ -338,7 +338,7 @@ def test_sklearn_compatible(estimator, check):
 # --- the compiled step against the NumPy reference step -------------------------------
 
 def _numpy_step_only(monkeypatch):
-    monkeypatch.setattr(_numpy, "_compiled_steps", lambda n_threads: None)
+    monkeypatch.setattr(_cpu, "_compiled_steps", lambda n_threads: None)
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-9), (np.float32, 1e-4)])
@@ -546,8 +546,8 @@ def test_refinement_without_kept_tables_gives_the_same_landmarks(monkeypatch):
     params = dict(n_landmarks=4, n_steps=100, batch_size=150, chunk_size=300, refine=1,
                   kernel_width=4.0, random_state=0)
     kept = GPLandmarks(**params).fit(X)
-    monkeypatch.setattr(_numpy, "KERNEL_TABLE_BYTES", 0)
-    monkeypatch.setattr(_numpy, "FACTOR_CACHE_BYTES", 0)
+    monkeypatch.setattr(_cpu, "KERNEL_TABLE_BYTES", 0)
+    monkeypatch.setattr(_cpu, "FACTOR_CACHE_BYTES", 0)
     recomputed = GPLandmarks(**params).fit(X)
     np.testing.assert_allclose(recomputed.landmarks_, kept.landmarks_, rtol=1e-7, atol=1e-9)
     np.testing.assert_array_equal(recomputed.refine_accepted_, kept.refine_accepted_)

@@ -8,9 +8,9 @@ import pytest
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
+from landmarking.gp._cpu import CompiledSteps, move_landmarks, optimise, reference_step
 from landmarking.gp._kernels import SPACE_CODES, step_work, visit_steps
-from landmarking.gp._numpy import CompiledSteps, move_landmarks, optimise, reference_step
-from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, kernel_columns
+from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, phi_columns
 from landmarking.gp.objective import (
     MIN_RELATIVE_F,
     RIDGE,
@@ -35,7 +35,7 @@ def _layout(X, earlier, eta, batch_size):
     perm = np.arange(n, dtype=np.int64)
     bounds = batch_bounds(n, batch_size)
     k = len(earlier)
-    Phi = np.ascontiguousarray(kernel_columns(X, earlier, eta, xsq)) if k else np.zeros(
+    Phi = np.ascontiguousarray(phi_columns(X, earlier, eta, xsq)) if k else np.zeros(
         (n, 1), dtype=X.dtype)
     Ls = np.zeros((len(bounds) - 1, max(k, 1), max(k, 1)))
     factors = []
@@ -450,10 +450,10 @@ def test_blocks_on_a_torch_device_give_the_numpy_blocks(circles):
 
 
 def test_a_block_fit_without_the_kept_kernel_table_agrees_to_rounding(circles, monkeypatch):
-    from landmarking.gp import _numpy
+    from landmarking.gp import _cpu
 
     kept = _fit(circles, n_landmarks=6, block_size=3, n_steps=60)
-    monkeypatch.setattr(_numpy, "KERNEL_TABLE_BYTES", 0)
+    monkeypatch.setattr(_cpu, "KERNEL_TABLE_BYTES", 0)
     recomputed = _fit(circles, n_landmarks=6, block_size=3, n_steps=60)
     # The kept table gets a block's columns computed together (float64 distances),
     # the recomputed one column by column: the same landmarks to rounding (measured

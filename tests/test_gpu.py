@@ -24,7 +24,7 @@ from landmarking._torch_kernels import gaussian_features_torch
 from landmarking.datasets import make_noisy_swiss_roll, make_sphere_orthant
 from landmarking.gp import _torch as _gp_torch
 from landmarking.gp import objective
-from landmarking.gp.learn import learn_gp_landmarks
+from landmarking.gp.fit import learn_gp_landmarks
 from landmarking.gp.objective import greedy_order
 from landmarking.io import read_result
 from landmarking.kernels import gaussian_features

@@ -118,9 +118,9 @@ import sys, warnings
 import numpy as np
 from sklearn.datasets import make_swiss_roll
 import landmarking as lm
-from landmarking.lll import _numpy as lll_numpy
+from landmarking.lll import _cpu as lll_cpu
 warnings.simplefilter("ignore")
-lll_numpy.DENSE_LIMIT = 40  # the sparse reduced problem too
+lll_cpu.DENSE_LIMIT = 40  # the sparse reduced problem too
 for dtype in (np.float64, np.float32):
     X = make_swiss_roll(600, random_state=0)[0].astype(dtype)
     P = np.abs(X)

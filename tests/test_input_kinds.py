@@ -28,7 +28,7 @@ from landmarking import (
 from landmarking.baselines.nmf import kl_nmf_weights
 from landmarking.evaluation import covering_radius, landmark_features, landmark_geometry
 from landmarking.kernels import gaussian_features
-from landmarking.lll._numpy import reconstruction_weights
+from landmarking.lll._cpu import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.out_of_sample import lll_out_of_sample
 

@@ -121,21 +121,24 @@ def test_torch_is_named_only_in_the_bindings(module):
 
 
 # The same role has the same file name in every method package, so that a reader
-# who knows one package finds the parts of another: the estimator, the NumPy
+# who knows one package finds the parts of another: the estimator, the CPU
 # backend beside its compiled kernels, the torch backend, the backend binding, the
-# refinement and the diagnostics. (The Laplacian's estimator and function share
-# ``spectral/laplacian.py``; Manifold Sculpting's loop is ``sculpting/_loop.py``.)
+# public function (``fit.py``) and the diagnostics. (The Laplacian's estimator and
+# function share ``spectral/laplacian.py``; Manifold Sculpting's loop is
+# ``sculpting/_loop.py``; a refinement is named for what it refines, see
+# tests/test_names.py.)
 ROLES = {
     "estimator.py": ("gp", "lll", "sculpting"),
-    "_numpy.py": ("gp", "lll"),
+    "_cpu.py": ("gp", "lll"),
     "_kernels.pyx": ("gp", "lll", "sculpting"),
     "_torch.py": ("gp", "lll"),
     "backend.py": ("gp", "lll"),
-    "refine.py": ("gp", "lll", "spectral"),
+    "fit.py": ("gp", "lll", "sculpting"),
     "diagnostics.py": ("gp", "lll"),
 }
 # Names the same roles had before, which must not come back.
-RETIRED = ("lll/lll.py", "lll/refined.py")
+RETIRED = ("lll/lll.py", "lll/refined.py", "gp/_numpy.py", "lll/_numpy.py", "gp/learn.py",
+           "sculpting/sculpt.py", "gp/refine.py", "lll/refine.py", "spectral/refine.py")
 
 
 @pytest.mark.parametrize("role", sorted(ROLES))
@@ -150,9 +153,9 @@ def test_retired_module_names_are_gone():
 
 # Every method's parameter rules are one module constant, PARAMETER_RULES, in the
 # module of its public function; the estimator checks the same table.
-RULES = [("landmarking.gp.learn", "landmarking.gp.estimator", "GPLandmarks"),
+RULES = [("landmarking.gp.fit", "landmarking.gp.estimator", "GPLandmarks"),
          ("landmarking.lll.fit", "landmarking.lll.estimator", "LocallyLinearLandmarks"),
-         ("landmarking.sculpting.sculpt", "landmarking.sculpting.estimator",
+         ("landmarking.sculpting.fit", "landmarking.sculpting.estimator",
           "ManifoldSculpting"),
          ("landmarking.spectral.laplacian", "landmarking.spectral.laplacian",
           "LaplacianEigenmaps")]

@@ -11,9 +11,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.graph import DisconnectedGraphWarning, knn_affinity
+from landmarking.lll import _cpu as lll_module
 from landmarking.lll import _kernels as lll_kernels
-from landmarking.lll import _numpy as lll_module
-from landmarking.lll._numpy import reconstruction_weights
+from landmarking.lll._cpu import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
 from landmarking.lll.model_selection import format_table, sweep_lll
@@ -637,7 +637,7 @@ def test_small_reduced_problem_by_sparse_products_matches_the_compiled_pass(monk
 
 
 def test_backend_on_the_cpu_is_the_numpy_path():
-    from landmarking.lll._numpy import reduced_problem
+    from landmarking.lll._cpu import reduced_problem
     from landmarking.lll.backend import lll_backend
     from landmarking.lll.out_of_sample import lll_map_rows
 
@@ -1187,3 +1187,30 @@ def test_the_defaults_come_within_two_points_of_exact_le(data_dir):
     exact = LaplacianEigenmaps(n_components=10, random_state=0).fit(X)
     assert lll.n_landmarks_ == 120 and lll.refine_ == 3
     assert accuracy(lll.embedding_) >= accuracy(exact.embedding_) - 0.02
+def test_fit_calls_the_function_which_checks_x_once(monkeypatch):
+    # The estimator's fit is one call of locally_linear_landmarks, which checks X
+    # once (issue 42: no namespace standing in for the estimator, no second check
+    # of the same rows) and gives the estimator the function's result, bit for bit.
+    import landmarking.lll.estimator as estimator_module
+    import landmarking.lll.fit as fit_module
+
+    calls = {"function": 0, "check_rows": 0}
+
+    def counted(name, real):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(estimator_module, "locally_linear_landmarks",
+                        counted("function", fit_module.locally_linear_landmarks))
+    for module in (estimator_module, fit_module):
+        monkeypatch.setattr(module, "check_rows", counted("check_rows", module.check_rows))
+    X, _ = make_swiss_roll(300, random_state=0)
+    params = dict(n_landmarks=30, n_neighbors=8, random_state=0)
+    model = LocallyLinearLandmarks(**params).fit(X)
+    assert calls == {"function": 1, "check_rows": 1}
+    assert model.n_features_in_ == 3
+    result = fit_module.locally_linear_landmarks(X, **params)
+    np.testing.assert_array_equal(model.embedding_, result.embedding)
+    np.testing.assert_array_equal(model.landmark_embedding_, result.landmark_embedding)

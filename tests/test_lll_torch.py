@@ -18,9 +18,9 @@ torch = pytest.importorskip(
     "torch", reason="the torch path needs PyTorch (pip install torch==2.13.0, CPU build)")
 
 from landmarking.graph import knn_affinity  # noqa: E402
-from landmarking.lll import _numpy as lll_module  # noqa: E402
+from landmarking.lll import _cpu as lll_module  # noqa: E402
 from landmarking.lll import _torch as _lll_torch  # noqa: E402
-from landmarking.lll._numpy import reconstruction_weights  # noqa: E402
+from landmarking.lll._cpu import reconstruction_weights  # noqa: E402
 from landmarking.lll.estimator import LocallyLinearLandmarks  # noqa: E402
 from landmarking.metrics import procrustes_error  # noqa: E402
 

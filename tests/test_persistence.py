@@ -549,3 +549,38 @@ def test_a_model_saved_before_the_packages_were_laid_out_alike_loads(name):
     travel = np.linalg.norm(placed - earlier.transform(new), axis=1)
     resolution = np.sqrt(placed.shape[1]) * _MAX_CLIMB_STEPS * final_eta[0]
     assert np.all(np.linalg.norm(placed - expected, axis=1) <= travel + resolution)
+
+
+BEFORE_NAMES = Path(__file__).resolve().parent / "data" / "before_names"
+
+
+@pytest.mark.parametrize("name", ["gp", "lll"])
+def test_a_model_saved_before_the_modules_were_renamed_loads(name):
+    # Written by tests/data/before_names/make_renamed_models.py with the code in
+    # which the CPU backends were gp/_numpy.py and lll/_numpy.py, GP's function
+    # gp/learn.py, the refinements gp/refine.py, lll/refine.py and
+    # spectral/refine.py (whose RefineResult the refined LLL model holds): a model
+    # file names classes, never modules, so it loads after the renames and maps new
+    # points as it did then.
+    import importlib.util
+
+    from landmarking.spectral.refine_eigenvectors import RefineResult
+
+    spec = importlib.util.spec_from_file_location(
+        "make_models_before_names", BEFORE_NAMES / "make_renamed_models.py")
+    make_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_models)
+    _, X_new = make_models.data()
+    model = load(BEFORE_NAMES / f"{name}_model.npz")
+    expected = np.load(BEFORE_NAMES / "transforms.npz")[name]
+    if name == "lll":
+        assert isinstance(model, LocallyLinearLandmarks)
+        assert isinstance(model.refine_result_, RefineResult)
+    else:
+        assert isinstance(model, GPLandmarks) and model.refine == 1
+    # The same arithmetic on the same stored landmarks: on the machine that wrote the
+    # file the values are equal bit for bit; another BLAS may sum the squared
+    # distances (GP) or the weights' products (LLL) in another order, a rounding
+    # error of a few ulps of the largest value, far below this bound.
+    np.testing.assert_allclose(model.transform(X_new), expected, rtol=0,
+                               atol=1e-12 * np.abs(expected).max())

@@ -9,14 +9,13 @@ from scipy.linalg import subspace_angles
 from sklearn.exceptions import ConvergenceWarning
 
 from landmarking import LocallyLinearLandmarks
-from landmarking.graph import gaussian_affinity, resolve_bandwidth
-from landmarking.lll.refine import fit_landmark_embedding, lll_refined_embedding, lll_start
+from landmarking.graph import gaussian_affinity, normalized_laplacian, resolve_bandwidth
+from landmarking.lll.start_and_refit import fit_landmark_embedding, lll_refined_embedding, lll_start
 from landmarking.metrics import procrustes_error
 from landmarking.neighbors import nearest_neighbors
 from landmarking.spectral.laplacian import LaplacianEigenmaps, spectral_embedding
-from landmarking.spectral.refine import (
+from landmarking.spectral.refine_eigenvectors import (
     _amg_hierarchy,
-    _normalized_laplacian,
     _ritz,
     _v_cycle,
     refine_spectral_embedding,
@@ -180,7 +179,7 @@ def _random_weights(rng, n, L):
 def test_fit_landmark_embedding_by_cg_matches_the_direct_solve(monkeypatch):
     # Above DIRECT_LIMIT landmarks the refit runs conjugate gradients instead of
     # a sparse LU; both solve the same ridge system.
-    from landmarking.lll import refine as lll_refine
+    from landmarking.lll import start_and_refit as lll_refine
     rng = np.random.default_rng(6)
     n, L = 2000, 120
     Z = _random_weights(rng, n, L)
@@ -240,7 +239,7 @@ def test_start_too_wide_for_the_graph_is_refused():
 def test_v_cycle_is_pyamgs_preconditioner():
     # The lean cycle skips only pyamg's convergence checks: the same bits.
     _, W = _graph(600)
-    L, sqrt_deg = _normalized_laplacian(W)
+    L, sqrt_deg = normalized_laplacian(W)
     hierarchy = _amg_hierarchy(L, sqrt_deg)
     assert len(hierarchy.levels) >= 2
     b = np.random.default_rng(0).standard_normal(L.shape[0])
@@ -253,7 +252,7 @@ def test_fit_landmark_embedding_warns_when_cg_stops_short(monkeypatch):
     # the way out; the unconverged iterate is still returned.
     from sklearn.exceptions import ConvergenceWarning
 
-    from landmarking.lll import refine as lll_refine
+    from landmarking.lll import start_and_refit as lll_refine
 
     rng = np.random.default_rng(6)
     n, L = 2000, 120

@@ -15,13 +15,13 @@ from landmarking.sculpting import _kernels as K
 from landmarking.sculpting._loop import Relations as _Relations
 from landmarking.sculpting._loop import neighbor_distance_error
 from landmarking.sculpting.estimator import ManifoldSculpting
-from landmarking.sculpting.intrinsic_dimension import estimate_intrinsic_dimension
-from landmarking.sculpting.sculpt import (
+from landmarking.sculpting.fit import (
     SculptingWarning,
     _calibrate,
     _warn_if_poor,
     default_min_iter,
 )
+from landmarking.sculpting.intrinsic_dimension import estimate_intrinsic_dimension
 
 
 @pytest.fixture(scope="module")
@@ -697,7 +697,7 @@ def test_clear_errors_for_data_and_clamps():
         ManifoldSculpting().fit(X, neighbors=np.tile(np.arange(5), (40, 1)))
 
 
-@pytest.mark.filterwarnings("ignore::landmarking.sculpting.sculpt.SculptingWarning")
+@pytest.mark.filterwarnings("ignore::landmarking.sculpting.fit.SculptingWarning")
 @parametrize_with_checks([ManifoldSculpting(n_components=1, n_neighbors=5, min_iter=5,
                                             max_iter=10, patience=5, preprocess="pca"),
                           ManifoldSculpting(n_components=1, n_neighbors=5, max_iter=10,
@@ -707,7 +707,7 @@ def test_sklearn_compatible(estimator, check):
 
 
 def test_function_gives_the_estimators_embedding_and_attributes():
-    from landmarking.sculpting.sculpt import manifold_sculpting
+    from landmarking.sculpting.fit import manifold_sculpting
 
     X, _ = make_sculpting_s_curve(200, random_state=1)
     kw = dict(n_neighbors=10, scale_rate=0.95, max_iter=40, preprocess="pca", random_state=3)

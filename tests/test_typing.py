@@ -77,7 +77,7 @@ def test_the_walk_finds_the_public_api():
     labels = {label for label, _ in CALLABLES}
     # A sample from every corner, so that a broken walk cannot pass vacuously.
     for label in ["landmarking.gp.estimator.GPLandmarks.fit",
-                  "landmarking.gp.learn.learn_gp_landmarks",
+                  "landmarking.gp.fit.learn_gp_landmarks",
                   "landmarking.baselines.random.RandomLandmarks.transform",
                   "landmarking.spectral.laplacian.LaplacianEigenmaps.__init__",
                   "landmarking.neighbors.query_neighbors",

@@ -14,7 +14,7 @@ then finishes the run, with the landmarks one uninterrupted run would give.
 :class:`Throttle` is the timing rule alone, for any ``write(*state)`` function;
 :func:`landmark_checkpoint` turns the ``checkpoint=`` argument of
 :meth:`landmarking.GPLandmarks.fit` into the callback of
-:func:`landmarking.gp.learn.learn_gp_landmarks`.
+:func:`landmarking.gp.fit.learn_gp_landmarks`.
 """
 
 import os
@@ -121,7 +121,7 @@ class _Callback:
 
 def landmark_checkpoint(checkpoint, estimator, n_total, previous_objective=(),
                         previous_seconds=()):
-    """The callback for :func:`~landmarking.gp.learn.learn_gp_landmarks`.
+    """The callback for :func:`~landmarking.gp.fit.learn_gp_landmarks`.
 
     Parameters
     ----------

@@ -44,7 +44,7 @@ class FeatureFunctions(NamedTuple):
 def landmark_features(device: DeviceLike = "cpu") -> FeatureFunctions:
     """The landmark-feature functions for ``device`` (resolved by
     :func:`landmarking._torch.check_device`: "cpu", "cuda", "cuda:N", "auto" or a
-    torch.device). A torch device gives results equal to the NumPy path's to rounding.
+    torch.device). A torch device gives results equal to the CPU path's to rounding.
     """
     resolved = check_device(device)
     if resolved is None:
@@ -77,7 +77,7 @@ class LandmarkTransformerMixin(TransformerMixin):
         features on that device (resolved again here, so ``set_params(device=
         "cpu")`` moves a model fitted on a GPU to a machine without one), in blocks
         of as many rows as scikit-learn's ``working_memory`` allows; the result is
-        a NumPy array equal to the NumPy path's to rounding.
+        a NumPy array equal to the CPU path's to rounding.
         """
         check_is_fitted(self, "landmarks_")
         features = landmark_features(getattr(self, "device", "cpu")).features

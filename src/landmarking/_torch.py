@@ -1,18 +1,18 @@
-"""Where a fit runs: the NumPy path on the CPU, or PyTorch on a device.
+"""Where a fit runs: the CPU path (compiled loops on the host), or PyTorch on a device.
 
 Every estimator with a ``device`` parameter resolves it here, once, at the top
 of ``fit``:
 
-- ``"cpu"`` (the default) is the NumPy path; it needs nothing beyond the core
+- ``"cpu"`` (the default) is the CPU path; it needs nothing beyond the core
   dependencies and never imports torch.
 - ``"cuda"``, ``"cuda:N"`` or a ``torch.device`` run the torch path on that
   device (the optional extra: ``pip install "landmarking[gpu]"``). A
   ``torch.device("cpu")`` runs the torch path on the CPU: that is how the test
-  suite checks the torch path against the NumPy path on machines without a GPU.
+  suite checks the torch path against the CPU path on machines without a GPU.
 - ``"auto"`` is ``"cuda"`` when torch is installed and sees a GPU, else ``"cpu"``.
 
 Random streams always come from the estimator's NumPy generator, so the torch
-path draws the same batches as the NumPy path. Fitted attributes are NumPy
+path draws the same batches as the CPU path. Fitted attributes are NumPy
 arrays whatever the device.
 
 Besides the resolution, this module holds what every torch path shares: tensors
@@ -44,12 +44,12 @@ def import_torch(device=None):
         wanted = f"device={device!r} needs" if device is not None else "This needs"
         raise ImportError(
             f"{wanted} PyTorch, which is not installed. Install the optional extra "
-            f"({GPU_EXTRA}), or use device='cpu' (the NumPy path, same results)."
+            f"({GPU_EXTRA}), or use device='cpu' (the CPU path, same results)."
         ) from None
 
 
 def check_device(device):
-    """Resolve a ``device`` parameter: None for the NumPy path, else a torch.device.
+    """Resolve a ``device`` parameter: None for the CPU path, else a torch.device.
 
     Raises
     ------
@@ -101,7 +101,7 @@ def _checked_torch_device(torch, device):
         raise RuntimeError(
             f"device={str(device)!r}: PyTorch sees no CUDA GPU on this machine (torch "
             f"{torch.__version__}, CUDA build: {torch.version.cuda is not None}). Use "
-            "device='cpu' (the NumPy path, same results) or device='auto', which "
+            "device='cpu' (the CPU path, same results) or device='auto', which "
             "falls back to it."
         )
     if device.type not in ("cpu", "cuda"):
@@ -133,7 +133,7 @@ def to_numpy(t):
 
 
 def device_name(device):
-    """Where a resolved device runs, as a string: 'cpu' for the NumPy path (None),
+    """Where a resolved device runs, as a string: 'cpu' for the CPU path (None),
     else the torch device ('cpu' or 'cuda:N', with the current index filled in)."""
     if device is None or device.type != "cuda" or device.index is not None:
         return "cpu" if device is None else str(device)
@@ -145,7 +145,7 @@ def tensor_to_host(X):
     """A torch tensor given as data, as a NumPy array.
 
     A tensor on the CPU becomes a view of its memory (no copy); a tensor on any
-    other device is copied to the host, since validation and the NumPy path read
+    other device is copied to the host, since validation and the CPU path read
     the data there (the torch path moves it back to its own device). bfloat16,
     which NumPy lacks, becomes float32 (exactly). A gradient is detached.
 
@@ -198,7 +198,7 @@ def device_memory(device, *, lower=None, message=None):
     except exhausted as exc:
         raise MemoryError(message or (
             f"out of memory on {device}: {_first_line(exc)}. Lower {lower}, or use "
-            "device='cpu' (the NumPy path, which streams the data from the host).")
+            "device='cpu' (the CPU path, which streams the data from the host).")
         ) from exc
     except RuntimeError as exc:
         # The CPU allocator reports exhaustion as a plain RuntimeError.

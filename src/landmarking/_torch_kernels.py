@@ -3,10 +3,10 @@
 The torch counterparts of :func:`landmarking.kernels.squared_distances` and
 :func:`landmarking.kernels.gaussian_features`, with the same formula and the same
 precision rule (float32 stays float32), so that the torch path on the CPU gives
-the NumPy path's values to rounding. Blocks travel to the device, are computed
+the CPU path's values to rounding. Blocks travel to the device, are computed
 there in one matrix product, and come back as NumPy arrays; the passes go through
 :func:`landmarking._blocks.map_row_blocks`, so every kind of input works and the
-block size follows scikit-learn's ``working_memory`` like the NumPy path.
+block size follows scikit-learn's ``working_memory`` like the CPU path.
 """
 
 import numpy as np
@@ -60,7 +60,7 @@ def gaussian_features_torch(X, T, width, device, *, chunk_size=None, out=None):
     """Landmark features exp(-||x - t_k||^2 / width) computed on a torch device.
 
     Same arguments and returns as :func:`landmarking.kernels.gaussian_features`,
-    plus ``device`` (a ``torch.device``); the features equal the NumPy path's to
+    plus ``device`` (a ``torch.device``); the features equal the CPU path's to
     rounding. Each block of ``chunk_size`` rows (default: what fits in
     scikit-learn's ``working_memory``) is sent to the device, computed there in
     one matrix product, and copied back into the NumPy result.

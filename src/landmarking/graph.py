@@ -45,7 +45,7 @@ from ._validation import (
 from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 
 __all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "resolve_bandwidth",
-           "degree", "laplacian", "check_affinity", "check_connected",
+           "degree", "laplacian", "normalized_laplacian", "check_affinity", "check_connected",
            "deterministic_signs", "column_signs", "DisconnectedGraphWarning", "SYMMETRIZE",
            "GRAPH_PARAMETER_RULES", "GraphEmbeddingMixin"]
 
@@ -277,6 +277,33 @@ def laplacian(W: SparseMatrix | ArrayLike) -> sparse.csr_matrix:
            [ 0., -2.,  2.]])
     """
     return (sparse.diags(degree(W)) - W).tocsr()
+
+
+def normalized_laplacian(W: SparseMatrix) -> tuple[sparse.csr_matrix, NDArray[np.float64]]:
+    """The normalised Laplacian L_sym = I - D^-1/2 W D^-1/2 (sparse, made exactly
+    symmetric against rounding) and D^1/2; a point without an edge is refused
+    (its degree is 0).
+
+    Examples
+    --------
+    >>> from scipy import sparse
+    >>> W = sparse.csr_matrix(np.array([[0, 1.0, 0], [1.0, 0, 1.0], [0, 1.0, 0]]))
+    >>> L, sqrt_deg = normalized_laplacian(W)
+    >>> np.round(L.toarray(), 3), sqrt_deg ** 2
+    (array([[ 1.   , -0.707,  0.   ],
+           [-0.707,  1.   , -0.707],
+           [ 0.   , -0.707,  1.   ]]), array([1., 2., 1.]))
+    """
+    deg = degree(W)
+    if np.any(deg <= 0):
+        raise ValueError(
+            f"{int(np.sum(deg <= 0))} points have no edge in the graph; use more "
+            "neighbours or a larger bandwidth."
+        )
+    sqrt_deg = np.sqrt(deg)
+    inv = sparse.diags(1.0 / sqrt_deg)
+    L = (sparse.identity(W.shape[0], format="csr") - inv @ W @ inv).tocsr()
+    return 0.5 * (L + L.T), sqrt_deg
 
 
 def check_affinity(W: SparseMatrix, n_samples: int | None = None) -> sparse.csr_matrix:

@@ -5,7 +5,7 @@ neighbours, or its nearest landmarks) has the weights w that minimise
 |y - sum_i w_i t_i|^2 subject to sum_i w_i = 1. With the local Gram matrix
 G_ij = (y - t_i).(y - t_j) they solve G w = 1, rescaled to sum to one
 (Roweis & Saul's LLE). Locally Linear Landmarks builds its weights Z this way
-(:func:`~landmarking.lll._numpy.reconstruction_weights`), and Manifold Sculpting
+(:func:`~landmarking.lll._cpu.reconstruction_weights`), and Manifold Sculpting
 starts each new point at its LLE reconstruction
 (:mod:`landmarking.sculpting._incremental`); each method builds its own Gram
 matrices and calls :func:`local_affine_weights`.

@@ -111,7 +111,7 @@ from .io import InputError, current_umask
 from .lll.estimator import LocallyLinearLandmarks
 from .sculpting.estimator import ManifoldSculpting
 from .spectral.laplacian import LaplacianEigenmaps
-from .spectral.refine import RefineResult
+from .spectral.refine_eigenvectors import RefineResult
 
 __all__ = ["save", "load", "ModelFileError", "FORMAT_NAME", "FORMAT_VERSION", "ESTIMATORS",
            "RESULTS"]

@@ -108,7 +108,7 @@ def dense_if_needed(args, cls, X):
 
 
 def check_device(args):
-    """The resolved --device (None: the NumPy path); a device this machine lacks
+    """The resolved --device (None: the CPU path); a device this machine lacks
     (no PyTorch, no GPU) is bad input, named before any data is read."""
     from .._torch import check_device as resolve
 

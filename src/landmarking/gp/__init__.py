@@ -8,19 +8,19 @@ Where each part lives (imports run downward, in this order):
   stopping rule;
 - :mod:`.sampling`: the fit's sample of the rows, drawn once, and the layout of
   its minibatches (chunks, batches, the order of batches);
-- :mod:`._tables`: the NumPy backend's kernel tables and batch factors;
-- :mod:`._kernels`: the compiled step of the NumPy backend (Cython, compiled ahead
+- :mod:`._tables`: the CPU backend's kernel tables and batch factors;
+- :mod:`._kernels`: the compiled step of the CPU backend (Cython, compiled ahead
   of time), for a block of B >= 1 landmarks: the sequential fit is B = 1;
-- :mod:`._numpy` and :mod:`._torch`: the two backends, each with one step for
-  blocks and single landmarks alike (the NumPy one also with the reference step
+- :mod:`._cpu` and :mod:`._torch`: the two backends, each with one step for
+  blocks and single landmarks alike (the CPU one also with the reference step
   and the one host driver of the steps; the torch one is the only GP module that
   uses torch);
 - :mod:`.backend`: the backend interface (:class:`~.backend.GPBackend`, a
   ``typing.Protocol``) and :func:`~.backend.gp_backend`, the one place that picks a
   backend from the ``device``;
-- :mod:`.learn`: :func:`learn_gp_landmarks`, the one driver of a fit (it keeps
+- :mod:`.fit`: :func:`learn_gp_landmarks`, the one driver of a fit (it keeps
   the Gram matrix of the kernel columns for the blocks' greedy orders);
-- :mod:`~landmarking.gp.refine`: :func:`refine_gp_landmarks`, the joint refinement;
+- :mod:`~landmarking.gp.refine_landmarks`: :func:`refine_gp_landmarks`, the joint refinement;
 - :mod:`.diagnostics`: :class:`KernelWidthWarning` and its check;
 - :mod:`.estimator`: :class:`~landmarking.GPLandmarks`.
 
@@ -36,8 +36,8 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "learn_gp_landmarks": ".learn",
-    "refine_gp_landmarks": ".refine",
+    "learn_gp_landmarks": ".fit",
+    "refine_gp_landmarks": ".refine_landmarks",
     "gp_objective_and_gradient": ".objective",
     "step_size": ".objective",
     "KernelWidthWarning": ".diagnostics",
@@ -48,8 +48,8 @@ __all__ = list(_EXPORTS)
 # Static tools read these ordinary imports; at run time the names load lazily.
 if TYPE_CHECKING:
     from .diagnostics import KernelWidthWarning  # noqa: F401
-    from .learn import learn_gp_landmarks  # noqa: F401
+    from .fit import learn_gp_landmarks  # noqa: F401
     from .objective import gp_objective_and_gradient, step_size  # noqa: F401
-    from .refine import refine_gp_landmarks  # noqa: F401
+    from .refine_landmarks import refine_gp_landmarks  # noqa: F401
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

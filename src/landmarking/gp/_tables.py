@@ -1,4 +1,4 @@
-"""The NumPy backend's tables of a GP fit: kernel columns and batch factors.
+"""The CPU backend's tables of a GP fit: kernel columns and batch factors.
 
 The batches themselves (which rows, in which order) are the sample's layout
 (:class:`.sampling.BatchLayout`), which every backend steps on. What only the host
@@ -12,7 +12,7 @@ steps need is here (symbols as in :mod:`.objective`):
 - :class:`Preceding`, :class:`Others` and :class:`_BatchGrams`: the span a
   landmark is optimised against: the landmarks before it (the fit) or all the
   others (the refinement);
-- :func:`kernel_columns`: every kernel column of a fit.
+- :func:`phi_columns`: every kernel column of a fit.
 
 Phi on a chunk is kept with its rows in the order of the chunk's permutation, so
 that a batch's rows of Phi are one slice (read as one stream) while its rows of X
@@ -44,7 +44,7 @@ IN_ORDER_STEPS_PER_BATCH = 4
 IN_ORDER_BYTES = 2 * 2**30
 
 
-def kernel_columns(block, landmarks, eta, xsq=None):
+def phi_columns(block, landmarks, eta, xsq=None):
     """Kernel values (n_b, k) of landmarks on a block: one block of Phi, in the
     block's dtype.
 
@@ -74,7 +74,7 @@ def kernel_columns(block, landmarks, eta, xsq=None):
 
 def _kernel_gram(block, landmarks, eta):
     """Phi_b^T Phi_b (k, k), float64, of one block (:func:`_add_gram`)."""
-    columns = kernel_columns(block, landmarks, eta)
+    columns = phi_columns(block, landmarks, eta)
     return _add_gram(columns, np.zeros((columns.shape[1], columns.shape[1])))
 
 
@@ -95,7 +95,7 @@ def _add_gram(Phi, total):
 
 def _candidate_cross(block, landmarks, t, eta):
     """Phi_b^T phi_t (k,) and phi_t^T phi_t of one block, as one (k + 1,) vector."""
-    columns = kernel_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
+    columns = phi_columns(block, np.vstack([landmarks, t]), eta).astype(np.float64)
     return columns.T @ columns[:, -1]
 
 
@@ -120,14 +120,14 @@ class KernelTables:
     ``table_bytes`` and in half the memory available, and otherwise recomputed at
     each visit for the visited chunk only. With more than one chunk, the next chunk
     of a planned visit order is read by a background thread while the steps run on
-    the current one. Every kernel column comes from :func:`kernel_columns`.
+    the current one. Every kernel column comes from :func:`phi_columns`.
     """
 
     def __init__(self, sample, landmarks, eta, table_bytes):
         X = sample.X
         self.X, self.layout, self.landmarks, self.eta = X, sample.layout, landmarks, eta
         self.bounds, self.permutations = self.layout.bounds, self.layout.permutations
-        self.columns = kernel_columns
+        self.columns = phi_columns
         # The fit's sample smaller than the data is held in batch order (its
         # permutation is the identity): read in order at every visit, never copied.
         self.in_batch_order = sample.in_batch_order
@@ -286,7 +286,7 @@ class KernelTables:
         total, columns = np.zeros(k + 1), []
         for c in range(len(self.bounds) - 1):
             Xc, _, Phi = self.visit(c, k)
-            column = kernel_columns(Xc, t, self.eta)[:, 0]
+            column = phi_columns(Xc, t, self.eta)[:, 0]
             wide = column.astype(np.float64)
             total[:k] += Phi.T.astype(np.float64) @ wide[self.permutations[c]]
             total[k] += wide @ wide

@@ -1,6 +1,6 @@
 """The torch backend of GP landmarking: the steps on a torch device.
 
-``GPLandmarks(device=...)`` runs :func:`.learn.learn_gp_landmarks` with this
+``GPLandmarks(device=...)`` runs :func:`.fit.learn_gp_landmarks` with this
 backend (:func:`.backend.gp_backend`): :func:`torch_fit` gives the driver the
 interface every backend offers. The symbols are those of :mod:`.objective`, whose
 formulae the steps apply on tensors (the move through :func:`.objective.moved_landmark`
@@ -9,7 +9,7 @@ This is the only GP module that uses torch. Everything random comes from the Num
 generators the driver draws for both backends: the sample's batch layout
 (:class:`.sampling.BatchLayout`), each landmark's start and its order of batches
 from ``(seed, k)``.
-On ``torch.device("cpu")`` the landmarks therefore equal the NumPy path's to
+On ``torch.device("cpu")`` the landmarks therefore equal the CPU path's to
 rounding (1e-4 relative, ``tests/test_gpu.py``).
 
 What lives on the device
@@ -45,11 +45,11 @@ same step function runs eagerly. A block's kernel columns are computed together
 for its greedy order and kept.
 
 On the CPU the step loop runs torch on one thread (restored when the loop ends),
-as the NumPy path limits BLAS: a step is too small to gain from threads, and
+as the CPU path limits BLAS: a step is too small to gain from threads, and
 torch's threads lose badly when the cores are busy (seven times slower measured
 on 2 shared cores).
 
-Precision follows the compiled NumPy step (:mod:`._kernels`): the products
+Precision follows the compiled CPU step (:mod:`._kernels`): the products
 with the batch in X's dtype, the distances, kernel values, solve and weights in
 float64.
 """
@@ -153,7 +153,7 @@ class _DeviceFit:
                     torch.as_tensor(np.vstack([row, col]), device=device),
                     torch.as_tensor(data, device=device), (n + 1, self.n_features),
                     check_invariants=False).coalesce()
-        # The steps form distances in float64 (as the compiled NumPy step does).
+        # The steps form distances in float64 (as the compiled CPU step does).
         self.xsq_steps = torch.cat([self.xsq.double(), torch.full(
             (1,), float("inf"), dtype=torch.float64, device=device)])
 
@@ -280,7 +280,7 @@ class _Steps:
     that a captured graph stays valid) moved together on each batch, reading the
     batch order, step counter and factors of the :class:`_DeviceFit`.
 
-    Each step is :func:`._numpy.reference_step` and :func:`._numpy.move_landmarks`
+    Each step is :func:`._cpu.reference_step` and :func:`._cpu.move_landmarks`
     with batched tensor operations: the distances of the batch to all B landmarks
     as one (b x d) by (d x B) product, the projection out of the earlier span as
     products with the batch's inverse factor (zero columns of Phi and the identity
@@ -368,7 +368,7 @@ class _Steps:
                                self.ops)
         self.T.copy_(torch.where(active[:, None], moved, self.T))
         if fit.auto:
-            # The block's batch objective: the sum of its landmarks' (_numpy.optimise).
+            # The block's batch objective: the sum of its landmarks' (_cpu.optimise).
             b = fit.count.index_select(0, g)[0]
             fit.window_sum.add_(batch_objective(f.clamp_min(0), nearest, fit.eta, b,
                                                 torch.exp).sum())
@@ -514,7 +514,7 @@ def torch_fit(sample, landmarks, n_previous, *, device, eta, space, max_steps, s
         rows are finished landmarks, whose kernel columns are computed here.
     device : torch.device
     eta, space, max_steps, s0, tau, auto : the fit's settings.
-    n_jobs : ignored: the NumPy block step's threads; on the CPU the torch steps run
+    n_jobs : ignored: the CPU block step's threads; on the CPU the torch steps run
         on one thread (:func:`_one_cpu_thread`), on a GPU on the device.
 
     Notes

@@ -1,10 +1,10 @@
 """The backend binding of GP landmarking: where the steps run, chosen once.
 
 :func:`gp_backend` resolves the ``device`` parameter and returns the backend:
-the NumPy one (:mod:`._numpy`, the steps on the host, compiled) or the torch one
+the CPU one (:mod:`._cpu`, the steps on the host, compiled) or the torch one
 (:mod:`._torch`, the steps on a torch device). Both offer the interface
-:class:`GPBackend`, which :func:`.learn.learn_gp_landmarks` and
-:func:`.refine.refine_gp_landmarks` use, for blocks of landmarks and one landmark
+:class:`GPBackend`, which :func:`.fit.learn_gp_landmarks` and
+:func:`.refine_landmarks.refine_gp_landmarks` use, for blocks of landmarks and one landmark
 at a time alike (the sequential fit is blocks of one): a fit's state
 (:class:`FitState`) and a refinement's (:class:`RefinementState`; on the host for
 every device).
@@ -25,7 +25,7 @@ import numpy as np
 
 from .._torch import check_device, device_name
 from .._typing import DeviceLike
-from . import _numpy, _torch
+from . import _cpu, _torch
 from .sampling import Sample
 
 __all__ = ["gp_backend", "GPBackend", "FitState", "RefinementState"]
@@ -123,6 +123,6 @@ def gp_backend(device: DeviceLike = "cpu") -> GPBackend:
     """
     resolved = check_device(device)
     if resolved is None:
-        return _Backend(device_name(None), _numpy.numpy_fit, _numpy.numpy_refinement)
+        return _Backend(device_name(None), _cpu.cpu_fit, _cpu.cpu_refinement)
     return _Backend(device_name(resolved), partial(_torch.torch_fit, device=resolved),
-                    _numpy.numpy_refinement)
+                    _cpu.cpu_refinement)

@@ -1,9 +1,9 @@
 """The GP landmarking estimator: :class:`GPLandmarks`.
 
 A thin scikit-learn estimator: it checks its parameters (the table
-:data:`.learn.PARAMETER_RULES`, kept beside the function they go to) and its data,
-resolves the kernel width and the seed, calls :func:`.learn.learn_gp_landmarks`
-(and :func:`.refine.refine_gp_landmarks`), and stores what they return. The
+:data:`.fit.PARAMETER_RULES`, kept beside the function they go to) and its data,
+resolves the kernel width and the seed, calls :func:`.fit.learn_gp_landmarks`
+(and :func:`.refine_landmarks.refine_gp_landmarks`), and stores what they return. The
 mathematics is in :mod:`.objective`.
 """
 
@@ -30,9 +30,9 @@ from .._validation import (
 from ..kernels import resolve_kernel_width
 from .backend import gp_backend
 from .diagnostics import warn_if_kernel_width_is_off
-from .learn import PARAMETER_RULES, _learn, check_previous_landmarks, check_start
+from .fit import PARAMETER_RULES, _learn, check_previous_landmarks, check_start
 from .objective import max_steps
-from .refine import _refine
+from .refine_landmarks import _refine
 from .sampling import draw_sample
 
 __all__ = ["GPLandmarks"]
@@ -182,11 +182,11 @@ default="auto"
         Seeds the batches and the starting points.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where the sequential pass (in blocks too, ``block_size > 1``) and
-        ``transform`` run: "cpu" is the NumPy path;
+        ``transform`` run: "cpu" is the CPU path;
         "cuda" a GPU through PyTorch (``pip install "landmarking[gpu]"``); "auto"
         "cuda" when one is available, else "cpu"; a ``torch.device("cpu")`` the
-        torch path on the CPU. Every device gives the NumPy path's landmarks to
-        rounding for the same seed; ``refine`` runs on the NumPy path. See the
+        torch path on the CPU. Every device gives the CPU path's landmarks to
+        rounding for the same seed; ``refine`` runs on the CPU path. See the
         guide's page "On a GPU".
     verbose : bool, default=False
         Progress bars over landmarks and steps.
@@ -492,8 +492,8 @@ default="auto"
                 f"block_size={self.block_size} is larger than n_landmarks="
                 f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
         X = self._check_rows(X, reset=not (self.warm_start and hasattr(self, "landmarks_")))
-        check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_feasible_for_space(X, self.space)
+        check_enough_samples(X.shape[0], 2, "GPLandmarks")
         check_start(self.init, self.n_landmarks, X.shape[1], self.space,
                     names=("auto", "gaussian", "uniform"))
         return X

@@ -1,6 +1,6 @@
 """Where a GP fit's minibatches come from: a seeded sample of all rows, whatever the storage.
 
-The steps of :func:`.learn.learn_gp_landmarks` read minibatches that
+The steps of :func:`.fit.learn_gp_landmarks` read minibatches that
 are consecutive slices of a seeded random order of *the sample*, a set of rows that
 depends only on the number of rows, the batch size, the steps per landmark and the
 seed, never on the container or its chunks:

@@ -6,14 +6,15 @@ One module per part (a reader finds each algorithm by its file name):
   scikit-learn estimator;
 - :mod:`.fit`: :func:`~landmarking.locally_linear_landmarks`, the function behind
   it (every stage, end to end), its :class:`LLLResult` and the parameter rules;
-- :mod:`._numpy`: the NumPy backend: the weights Z (``reconstruction_weights``),
+- :mod:`._cpu`: the CPU backend: the weights Z (``reconstruction_weights``),
   the reduced problem A~, B~ and its eigenvectors;
 - :mod:`.out_of_sample`: :func:`~landmarking.lll_out_of_sample`, the map of new
   points;
-- :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
-- :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
-- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`~landmarking.lll.refine` (the exact
-  eigenvectors from an LLL start), :mod:`.model_selection`
+- :mod:`.backend`: ``lll_backend(device)``, the CPU or the torch path (:mod:`._torch`);
+- :mod:`._kernels`: the compiled (Cython) loops of the CPU path;
+- :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.start_and_refit` (LLL's
+  start for the exact eigenvectors, and the landmark coordinates refitted to
+  them), :mod:`.model_selection`
   (:func:`~landmarking.sweep_lll`).
 
 The public names below are the method's own (the result of

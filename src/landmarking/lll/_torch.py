@@ -1,6 +1,6 @@
 """Locally Linear Landmarks on a PyTorch device (``LocallyLinearLandmarks(device=...)``).
 
-The same three computations as the NumPy path (:mod:`~landmarking.lll._numpy`,
+The same three computations as the CPU path (:mod:`~landmarking.lll._cpu`,
 :mod:`.out_of_sample`), written with torch so that they run
 on a GPU:
 
@@ -14,10 +14,10 @@ on a GPU:
 
 The L x L generalised eigenproblem between the second and the third is small
 and stays on the CPU in float64
-(:func:`~landmarking.lll._numpy.solve_reduced_problem`). This is the one module of
+(:func:`~landmarking.lll._cpu.solve_reduced_problem`). This is the one module of
 the LLL package that uses torch; :func:`.backend.lll_backend` picks it.
 
-Everything is computed in float64, as on the NumPy path and for its reason:
+Everything is computed in float64, as on the CPU path and for its reason:
 the Gram trick |y|^2 - 2 y.t + |t|^2 cancels about half of float32's digits,
 and the local systems have condition numbers up to 1/reg. The products involved
 (N D L for the weights, nnz(W) L for the reduced matrices) are small
@@ -55,7 +55,7 @@ from .._torch import device_memory, import_torch, to_numpy
 from .._validation import check_positive_int
 from ..graph import degree
 from ..local_weights import MIN_REG
-from . import _numpy
+from . import _cpu
 from .out_of_sample import check_landmark_embedding
 
 __all__ = ["reconstruction_weights", "reduced_problem", "lll_out_of_sample"]
@@ -87,14 +87,14 @@ class _DeviceLocalMap:
     def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, device,
                  chunk_size, n_out=0):
         torch = import_torch(device)
-        landmarks, k, reg = _numpy._check_local_map_args(landmarks, n_landmark_neighbors, reg,
+        landmarks, k, reg = _cpu._check_local_map_args(landmarks, n_landmark_neighbors, reg,
                                                       n_features)
         n_land = landmarks.shape[0]
         if chunk_size is not None:
             chunk_size = check_positive_int(chunk_size, "chunk_size")
         self.device, self.k, self.reg = device, k, reg
         self.landmarks = torch.as_tensor(landmarks, device=device)
-        self.use_gram = n_land <= _numpy.GRAM_LIMIT
+        self.use_gram = n_land <= _cpu.GRAM_LIMIT
         if self.use_gram:
             self.gram = self.landmarks @ self.landmarks.T
             self.t_sq = torch.diagonal(self.gram).clone()
@@ -110,7 +110,7 @@ class _DeviceLocalMap:
 
 def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, device, reg=1e-3,
                            chunk_size=None, verbose=False):
-    """:func:`landmarking.lll._numpy.reconstruction_weights` on a torch device.
+    """:func:`landmarking.lll._cpu.reconstruction_weights` on a torch device.
 
     Parameters
     ----------
@@ -147,7 +147,7 @@ def reconstruction_weights(X, landmarks, n_landmark_neighbors, *, device, reg=1e
                         "reconstruction_weights"):
         for group in progress_bar(groups, disable=not verbose, desc="LLL weights Z", leave=False):
             parts += reduce_row_blocks(_weights_of_block, X, local, bounds=group)
-    return _numpy._weights_matrix(parts, n, local.k, n_land)
+    return _cpu._weights_matrix(parts, n, local.k, n_land)
 
 
 def _weights_of_block(block, local):
@@ -193,7 +193,7 @@ def _local_weights(rows, local):
     """Nearest landmarks and affine weights of a pass of rows, as device tensors."""
     Y, x_sq = _rows_on_device(rows, local.device)
     cross = Y @ local.landmarks.T
-    # Rounded as the NumPy path's -2 * cross + x_sq + t_sq.
+    # Rounded as the CPU path's -2 * cross + x_sq + t_sq.
     d2 = -2.0 * cross + x_sq[:, None] + local.t_sq[None, :]
     idx = _nearest_landmarks(d2, local.k)
     if local.use_gram:
@@ -221,7 +221,7 @@ def _nearest_landmarks(d2, k):
 
 
 def _solve_local(G, reg):
-    """Affine weights from stacked local Gram matrices G (n, k, k), as on the NumPy path."""
+    """Affine weights from stacked local Gram matrices G (n, k, k), as on the CPU path."""
     torch = import_torch()
     k = G.shape[1]
     trace = torch.diagonal(G, dim1=1, dim2=2).sum(dim=1)
@@ -230,9 +230,9 @@ def _solve_local(G, reg):
     ridge = torch.where(trace > 0, rel * trace, torch.full_like(trace, rel))
     G = G + ridge[:, None, None] * torch.eye(k, dtype=G.dtype, device=G.device)
     ones = torch.ones((G.shape[0], k, 1), dtype=G.dtype, device=G.device)
-    if reg >= _numpy.CHOLESKY_MIN_REG:
+    if reg >= _cpu.CHOLESKY_MIN_REG:
         # Condition number below about 1/reg: Cholesky (half LU's work) agrees with
-        # LU to rounding, as on the NumPy path; LU for the systems it rejects.
+        # LU to rounding, as on the CPU path; LU for the systems it rejects.
         factor, info = torch.linalg.cholesky_ex(G)
         w = torch.cholesky_solve(ones, factor)
         redo = torch.nonzero(info)[:, 0]
@@ -258,7 +258,7 @@ def _solve_local(G, reg):
 # --------------------------------------------------------------------------- reduced problem
 
 def reduced_problem(W, Z, *, device, chunk_size=None):
-    """:func:`landmarking.lll._numpy.reduced_problem` on a torch device.
+    """:func:`landmarking.lll._cpu.reduced_problem` on a torch device.
 
     W (symmetric, scipy sparse, built on the CPU) and Z go to the device as
     torch sparse tensors. For L <= 5,000 the dense L x L results are filled a
@@ -267,18 +267,18 @@ def reduced_problem(W, Z, *, device, chunk_size=None):
     block's columns of Z as a dense matrix, B~_c = Z^T (D Z_c) and
     A~_c = B~_c - Z^T (W Z_c), two sparse-dense products each (cuSPARSE on a
     GPU), so the cost is nnz(W) L whatever K_Z. Above 5,000 landmarks the results
-    are sparse, from sparse-sparse products as on the NumPy path.
+    are sparse, from sparse-sparse products as on the CPU path.
 
     Returns
     -------
     A, B : ndarrays of shape (L, L) when L <= 5,000, else scipy CSR matrices
-        Symmetric, as the NumPy path returns them.
+        Symmetric, as the CPU path returns them.
     """
     torch = import_torch(device)
     deg = degree(W)
     n, n_land = Z.shape
     Z = sparse.csr_matrix(Z, dtype=np.float64)
-    dense = n_land <= _numpy.DENSE_LIMIT
+    dense = n_land <= _cpu.DENSE_LIMIT
     if chunk_size is None:
         chunk_size = rows_per_block(8 * 2 * max(1, n))
     chunk_size = check_positive_int(chunk_size, "chunk_size")

@@ -1,7 +1,7 @@
 """The backend binding of Locally Linear Landmarks: where Z, A~, B~ and the map run.
 
 :func:`lll_backend` resolves the ``device`` parameter once and returns the NumPy
-path (:mod:`~landmarking.lll._numpy` and :mod:`.out_of_sample`, with the compiled kernels of
+path (:mod:`~landmarking.lll._cpu` and :mod:`.out_of_sample`, with the compiled kernels of
 :mod:`._kernels`) or the torch one (:mod:`._torch`, bound to the device). Both
 offer the same small interface:
 
@@ -22,7 +22,7 @@ from functools import partial
 from .._torch import check_device
 from .._typing import DeviceLike
 from . import _torch
-from ._numpy import reconstruction_weights, reduced_problem
+from ._cpu import reconstruction_weights, reduced_problem
 from .out_of_sample import lll_map_rows
 
 __all__ = ["lll_backend", "LLLBackend"]

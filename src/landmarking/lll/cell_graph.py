@@ -6,7 +6,7 @@ inverted file, the partition of IVF search), and a point's neighbours lie, with
 few exceptions, in the cells of its nearest landmarks. :func:`cell_graph` searches
 there: the points of a cell, together, against every point of the cells their
 ``n_probes`` nearest landmarks own. Candidates are ranked by the float32 lower
-bounds of the landmark search (:class:`~landmarking.lll._numpy._LandmarkAxes`: the
+bounds of the landmark search (:class:`~landmarking.lll._cpu._LandmarkAxes`: the
 landmarks' leading principal axes plus the norm off them, one small matrix
 product per cell), the k + :data:`CELL_CANDIDATES` nearest by that bound are
 computed exactly in float64, and the k nearest kept. A neighbour outside those
@@ -33,7 +33,7 @@ from .._typing import ArrayLike, NDArray, RandomStateLike
 from .._validation import check_positive_int
 from ..neighbors import _exact_rows
 from . import _kernels as K
-from ._numpy import _LandmarkAxes, reconstruction_weights
+from ._cpu import _LandmarkAxes, reconstruction_weights
 
 __all__ = ["cell_graph", "graph_cells", "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
 

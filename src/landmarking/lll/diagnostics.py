@@ -26,6 +26,8 @@ so that data of high intrinsic dimension with enough landmarks do not trip it:
 
 from __future__ import annotations
 
+import inspect
+import os
 import warnings
 
 import numpy as np
@@ -66,7 +68,7 @@ def landmark_reconstruction_error(X: MatrixLike, weights: SparseMatrix,
 
     Examples
     --------
-    >>> from landmarking.lll._numpy import reconstruction_weights
+    >>> from landmarking.lll._cpu import reconstruction_weights
     >>> X = np.random.default_rng(0).normal(size=(50, 2))
     >>> T = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     >>> round(landmark_reconstruction_error(X, reconstruction_weights(X, T, 3, reg=0), T), 6)
@@ -99,8 +101,9 @@ def landmark_reconstruction_error(X: MatrixLike, weights: SparseMatrix,
 
 def warn_if_landmarks_represent_poorly(error: float, n_landmarks: int,
                                        n_landmark_neighbors: int, *,
-                                       stacklevel: int = 3) -> str | None:
-    """Issue a :class:`LandmarkSpanWarning` when ``error`` exceeds the threshold."""
+                                       stacklevel: int | None = None) -> str | None:
+    """Issue a :class:`LandmarkSpanWarning` when ``error`` exceeds the threshold,
+    pointing at ``stacklevel`` (None: the first caller outside the package)."""
     if not error > RECONSTRUCTION_WARN:  # NaN (constant data) does not warn
         return None
     message = (
@@ -112,5 +115,19 @@ def warn_if_landmarks_represent_poorly(error: float, n_landmarks: int,
         f"(n_landmark_neighbors={n_landmark_neighbors}), or check that the data lie near "
         "a low-dimensional manifold."
     )
+    if stacklevel is None:
+        stacklevel = _stacklevel_outside_package()
     warnings.warn(message, LandmarkSpanWarning, stacklevel=stacklevel)
     return message
+
+
+def _stacklevel_outside_package() -> int:
+    """The ``stacklevel`` at which a warning issued by this function's caller names
+    the first frame outside ``landmarking``: the user's line, whether it called
+    :func:`~landmarking.locally_linear_landmarks` or the estimator's ``fit``, which
+    calls it (as pandas's ``find_stack_level``)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = inspect.currentframe().f_back, 1  # the caller is stacklevel 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -13,7 +13,7 @@ from typing import Any, Literal, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._blocks import check_rows
 from .._parallel import thread_limits
@@ -21,7 +21,7 @@ from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, Sparse
 from ..graph import GraphEmbeddingMixin
 from ..spectral.nystrom import nystrom_out_of_sample
 from .backend import lll_backend
-from .fit import LLL_METHODS, PARAMETER_RULES, check_lll_params, fit_checked, rows_in_memory
+from .fit import LLL_METHODS, PARAMETER_RULES, locally_linear_landmarks
 
 __all__ = ["LocallyLinearLandmarks", "LLL_METHODS"]
 
@@ -60,7 +60,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         landmark embedding, points placed with the Nystroem formula.
     reg : float, default=1e-3
         Relative ridge of the local Gram matrices (see
-        :func:`~landmarking.lll._numpy.reconstruction_weights`).
+        :func:`~landmarking.lll._cpu.reconstruction_weights`).
     symmetrize : {"union", "mean"}, default="union"
     neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
@@ -93,7 +93,8 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     refine : bool, int or "auto", default="auto"
         With ``method="lll"``: start LOBPCG on the full graph from the LLL
         solution and iterate to the exact Laplacian eigenmaps (``True``:
-        residuals below 1e-6; :func:`~landmarking.spectral.refine.refine_spectral_embedding`,
+        residuals below 1e-6;
+        :func:`~landmarking.spectral.refine_eigenvectors.refine_spectral_embedding`,
         no preconditioner), or take that many LOBPCG iterations (an int: a few
         restore the local detail between landmarks that LLL's span cannot
         hold, at the cost of a few products with the graph); the landmark
@@ -103,7 +104,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         the value used is in ``refine_``. Until 0.2.0 the default was False.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
-        the NumPy path; a CUDA device (or ``torch.device("cpu")``) runs them
+        the CPU path; a CUDA device (or ``torch.device("cpu")``) runs them
         with PyTorch (extra ``landmarking[gpu]``) in float64, same results;
         ``"auto"`` is CUDA when torch sees a GPU, else ``"cpu"``. Landmarks,
         the graph W and the small L x L eigenproblem (float64) stay on the
@@ -120,7 +121,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     embedding_ : ndarray of shape (n_samples, n_components)
         X = X~ Z for the training points; float32 for float32 input. Z, the
         reduced problem and X~ are computed in float64 on purpose (see
-        :func:`~landmarking.lll._numpy.reconstruction_weights`).
+        :func:`~landmarking.lll._cpu.reconstruction_weights`).
     eigenvalues_ : ndarray of shape (n_components,)
     weights_ : scipy.sparse.csr_matrix of shape (n_samples, n_landmarks_)
         Z transposed: each point's K_Z reconstruction weights.
@@ -209,11 +210,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         -------
         self
         """
-        check_lll_params(self)
-        backend = lll_backend(self.device)
-        X = rows_in_memory(check_rows(X, estimator=self, min_samples=2),
-                        "LocallyLinearLandmarks.fit")
-        result = fit_checked(X, self, affinity, backend)
+        result = locally_linear_landmarks(X, affinity=affinity, **self.get_params(deep=False))
+        # X was checked there; here only what scikit-learn records of it.
+        validate_data(self, X, skip_check_array=True)
         self.landmarks_ = result.landmarks
         self.landmark_indices_ = result.landmark_indices
         self.n_landmarks_ = result.n_landmarks

@@ -2,12 +2,12 @@
 
 The public function behind
 :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` (scikit-learn's
-order: the numerical helpers of :mod:`~landmarking.lll._numpy`, this function, the thin
+order: the numerical helpers of :mod:`~landmarking.lll._cpu`, this function, the thin
 estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
 array or an estimator), the weights Z, the graph
 (:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
-eigenvectors (:mod:`~landmarking.lll._numpy`), the optional refinement
-(:mod:`~landmarking.lll.refine`) and the reconstruction check
+eigenvectors (:mod:`~landmarking.lll._cpu`), the optional refinement
+(:mod:`~landmarking.lll.start_and_refit`) and the reconstruction check
 (:mod:`.diagnostics`). The paper's two baselines are
 ``method="le-z"`` and ``method="le-nystrom"``: Laplacian eigenmaps on the
 landmarks alone (:mod:`landmarking.spectral`), placed with Z or the Nystroem
@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Literal
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from .._blocks import check_rows, take_rows, to_memory
+from .._blocks import check_rows, to_memory
 from .._parallel import blas_limit, thread_limits
 from .._timings import stage
 from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike, SparseMatrix
@@ -36,7 +35,6 @@ from .._validation import (
     Either,
     Integer,
     Options,
-    as_real_array,
     check_choice,
     check_params,
     check_sparse_structure,
@@ -52,14 +50,14 @@ from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
 from ..neighbors import _resolve_method as resolve_search
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
-from ..spectral.refine import RefineResult, refine_spectral_embedding
-from ._numpy import check_reg, solve_reduced_problem
+from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
+from ._cpu import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
 from .cell_graph import cell_graph, graph_cells
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
-from .landmark_selection import LANDMARK_STRATEGIES, select_landmarks
+from .landmark_selection import LANDMARK_STRATEGIES, resolve_landmarks
 from .out_of_sample import lll_map_rows
-from .refine import fit_landmark_embedding
+from .start_and_refit import fit_landmark_embedding
 
 __all__ = ["locally_linear_landmarks", "LLLResult", "LLL_METHODS", "PARAMETER_RULES"]
 
@@ -131,9 +129,8 @@ PARAMETER_RULES = {
 
 
 def check_lll_params(params) -> None:
-    """Check ``params`` (anything with the parameters as attributes: the estimator,
-    or the namespace :func:`locally_linear_landmarks` builds) against
-    :data:`PARAMETER_RULES` and against each other."""
+    """Check ``params`` (the parameters as attributes: :class:`_Settings`)
+    against :data:`PARAMETER_RULES` and against each other."""
     check_params(params, PARAMETER_RULES)
     asks_refine = params.refine not in (False, 0, "auto")
     if asks_refine and params.method != "lll":
@@ -143,14 +140,27 @@ def check_lll_params(params) -> None:
         )
 
 
-def rows_in_memory(X: MatrixLike, what: str) -> MatrixLike:
-    """X in memory (the k-NN graph needs every row at once), or a ``MemoryError``
-    that names the route at scale: fit on a sample, place the rest block by block."""
-    return to_memory(
-        X, what=f"{what} (its k-NN graph needs every row at once)",
-        alternative="fit on a sample of rows, e.g. X[np.sort(rng.choice(N, M, "
-                    "replace=False))], then embed all rows block by block with "
-                    "transform() (or lll_out_of_sample()).")
+@dataclass(frozen=True)
+class _Settings:
+    """The parameters of one run of :func:`locally_linear_landmarks`, as given
+    (each as in :class:`~landmarking.lll.estimator.LocallyLinearLandmarks`);
+    :func:`check_lll_params` checks them before anything is computed."""
+
+    n_components: int
+    n_landmarks: int | Literal["auto"]
+    n_landmark_neighbors: int
+    n_neighbors: int
+    bandwidth: float | str
+    landmarks: str | ArrayLike | BaseEstimator
+    method: str
+    reg: float
+    symmetrize: str
+    neighbors_method: str
+    random_state: RandomStateLike
+    n_jobs: int | None
+    verbose: bool
+    refine: bool | int | Literal["auto"]
+    device: DeviceLike
 
 
 @dataclass(frozen=True)
@@ -265,40 +275,50 @@ verbose, refine, device
     >>> result.embedding.shape, result.landmark_embedding.shape, result.weights.shape
     ((500, 2), (50, 2), (500, 50))
     """
-    params = SimpleNamespace(
+    p = _Settings(
         n_components=n_components, n_landmarks=n_landmarks,
         n_landmark_neighbors=n_landmark_neighbors, n_neighbors=n_neighbors,
         bandwidth=bandwidth, landmarks=landmarks, method=method, reg=reg,
         symmetrize=symmetrize, neighbors_method=neighbors_method,
         random_state=random_state, n_jobs=n_jobs, verbose=verbose, refine=refine,
         device=device)
-    check_lll_params(params)
+    check_lll_params(p)
+    _check_graph_inputs(X, affinity, p)
     backend = lll_backend(device)
-    X = rows_in_memory(check_rows(X, min_samples=2), "locally_linear_landmarks")
-    return fit_checked(X, params, affinity, backend)
+    with thread_limits(p.n_jobs):
+        return _run(X, p, affinity, backend)
 
 
-def fit_checked(X: MatrixLike, params, affinity: SparseMatrix | None,
-                backend: LLLBackend) -> LLLResult:
-    """:func:`locally_linear_landmarks` on checked rows in memory and checked
-    ``params`` (the estimator, or the function's namespace), on ``n_jobs`` threads."""
-    if params.neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
+def _rows_in_memory(X: MatrixLike) -> MatrixLike:
+    """The one check of X: its rows, then all of them in memory (the k-NN graph
+    needs every row at once), or a ``MemoryError`` that names the route at scale."""
+    return to_memory(
+        check_rows(X, min_samples=2),
+        what="Locally Linear Landmarks (its k-NN graph needs every row at once)",
+        alternative="fit on a sample of rows, e.g. X[np.sort(rng.choice(N, M, "
+                    "replace=False))], then embed all rows block by block with "
+                    "transform() (or lll_out_of_sample()).")
+
+
+def _check_graph_inputs(X, affinity, p):
+    """Refuse what the graph stage would refuse, before any work is done on X."""
+    if p.neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
         raise ValueError(
             "neighbors_method='cells' searches dense data; pass a dense X or "
             "neighbors_method='exact' for sparse input.")
-    # The full check (symmetry, degrees) comes with the graph stage; the indices are
-    # checked before any work is done on X.
+    # The full check (symmetry, degrees) comes with the graph stage; the indices now.
     check_sparse_structure(affinity, "affinity")
-    if params.neighbors_method == "cells" and params.method != "lll":
+    if p.neighbors_method == "cells" and p.method != "lll":
         raise ValueError(
             f"neighbors_method='cells' builds the graph of all points, which "
-            f"method={params.method!r} does not use (its graph joins the landmarks); "
+            f"method={p.method!r} does not use (its graph joins the landmarks); "
             "pass neighbors_method='auto' or method='lll'.")
-    with thread_limits(params.n_jobs):
-        return _run(X, params, affinity, backend)
 
 
-def _run(X, p, affinity, backend):
+def _run(X: MatrixLike, p: _Settings, affinity: SparseMatrix | None,
+         backend: LLLBackend) -> LLLResult:
+    """The stages, from the check of X, on ``p.n_jobs`` threads."""
+    X = _rows_in_memory(X)
     rng = check_random_state(p.random_state)
     timings = {}
     with stage(timings, "total"):
@@ -324,7 +344,7 @@ def _run(X, p, affinity, backend):
             solved = _landmark_le_embedding(X, T, Z, p, timings, rng)
         reconstruction_error = landmark_reconstruction_error(X, Z, T)
         warn_if_landmarks_represent_poorly(reconstruction_error, n_land,
-                                           p.n_landmark_neighbors, stacklevel=5)
+                                           p.n_landmark_neighbors)
         # Computed in float64 on purpose (see reconstruction_weights); returned in
         # the dtype of X.
         embedding = solved["embedding"].astype(X.dtype, copy=False)
@@ -339,38 +359,6 @@ def _run(X, p, affinity, backend):
         reconstruction_error=reconstruction_error,
         refine_result=solved.get("refine_result"), timings=timings,
         neighbors_method=solved.get("neighbors_method"), refine=refine)
-
-
-def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.RandomState,
-                      ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Landmark coordinates (float64, dense) and, when they are rows of X, their
-    indices: ``spec`` is a strategy of :func:`.select_landmarks`, an array, or a
-    landmark estimator (cloned and fitted on X unless already fitted)."""
-    if isinstance(spec, str):
-        idx = select_landmarks(X, n_landmarks, spec, random_state=rng)
-        T = take_rows(X, idx)
-        # Landmarks are dense even when X is sparse.
-        T = T.toarray() if sparse.issparse(T) else T
-        return T.astype(np.float64), idx
-    if hasattr(spec, "fit") and not hasattr(spec, "shape"):
-        est = spec
-        if not hasattr(est, "landmarks_"):
-            est = clone(spec).fit(X)
-        if not hasattr(est, "landmarks_"):
-            raise TypeError(
-                f"{type(spec).__name__} has no landmarks_ after fit; pass an "
-                "estimator that stores its landmarks in landmarks_."
-            )
-        T = as_real_array(est.landmarks_, "landmarks_")
-    else:
-        T = as_real_array(spec, "landmarks")
-    if T.ndim != 2 or T.shape[1] != X.shape[1]:
-        raise ValueError(
-            f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
-        )
-    if not np.all(np.isfinite(T)):
-        raise ValueError("landmarks contain NaN or infinity; pass finite landmarks.")
-    return T.copy(), None
 
 
 def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, refine):

@@ -2,7 +2,9 @@
 
 :func:`select_landmarks` returns row indices: uniformly at random, with the
 LLL paper's pruning heuristic for more even coverage, or the data points
-nearest to mini-batch k-means centres.
+nearest to mini-batch k-means centres. :func:`resolve_landmarks` turns the
+``landmarks`` parameter (such a strategy, an array or a landmark estimator) into
+the landmarks' coordinates.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import math
 from typing import Literal
 
 import numpy as np
+from scipy import sparse
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from .._typing import ArrayLike, NDArray, RandomStateLike
-from .._validation import check_choice, check_positive_int
+from .._blocks import take_rows
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
+from .._validation import as_real_array, check_choice, check_positive_int
 from ..neighbors import nearest_neighbors, query_neighbors
 
-__all__ = ["select_landmarks", "LANDMARK_STRATEGIES"]
+__all__ = ["select_landmarks", "resolve_landmarks", "LANDMARK_STRATEGIES"]
 
 LANDMARK_STRATEGIES = ("random", "random-pruned", "kmeans")
 
@@ -114,3 +119,35 @@ def _prune_closest_pairs(C, n_drop):
         if pointer[i] < k:
             heapq.heappush(heap, (dist[i, pointer[i]], i))
     return np.flatnonzero(alive)
+
+
+def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.RandomState,
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Landmark coordinates (float64, dense) and, when they are rows of X, their
+    indices: ``spec`` is a strategy of :func:`.select_landmarks`, an array, or a
+    landmark estimator (cloned and fitted on X unless already fitted)."""
+    if isinstance(spec, str):
+        idx = select_landmarks(X, n_landmarks, spec, random_state=rng)
+        T = take_rows(X, idx)
+        # Landmarks are dense even when X is sparse.
+        T = T.toarray() if sparse.issparse(T) else T
+        return T.astype(np.float64), idx
+    if hasattr(spec, "fit") and not hasattr(spec, "shape"):
+        est = spec
+        if not hasattr(est, "landmarks_"):
+            est = clone(spec).fit(X)
+        if not hasattr(est, "landmarks_"):
+            raise TypeError(
+                f"{type(spec).__name__} has no landmarks_ after fit; pass an "
+                "estimator that stores its landmarks in landmarks_."
+            )
+        T = as_real_array(est.landmarks_, "landmarks_")
+    else:
+        T = as_real_array(spec, "landmarks")
+    if T.ndim != 2 or T.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"landmarks must have shape (n_landmarks, {X.shape[1]}), got {T.shape}."
+        )
+    if not np.all(np.isfinite(T)):
+        raise ValueError("landmarks contain NaN or infinity; pass finite landmarks.")
+    return T.copy(), None

@@ -27,7 +27,7 @@ from ..graph import check_affinity, check_connected, gaussian_affinity
 from ..metrics import procrustes_error
 from ..neighbors import nearest_neighbors
 from ..spectral.laplacian import spectral_embedding
-from ._numpy import reconstruction_weights, reduced_problem, solve_reduced_problem
+from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
 from .landmark_selection import select_landmarks
 
 __all__ = ["sweep_lll", "format_table"]

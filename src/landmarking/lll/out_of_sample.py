@@ -1,7 +1,7 @@
 """The LLL map of new points, x_0 = X~ z_0 (NumPy path).
 
 A new point is reconstructed from its K_Z nearest landmarks with the weights of
-:func:`~landmarking.lll._numpy.reconstruction_weights`, and the same weights
+:func:`~landmarking.lll._cpu.reconstruction_weights`, and the same weights
 combine the landmarks' embedding X~. Everything it needs fits in an ``.npz``
 file: the landmarks, their embedding, K_Z and the ridge. The torch path's map
 is :func:`landmarking.lll._torch.lll_out_of_sample`.
@@ -15,7 +15,7 @@ from scipy import sparse
 from .._blocks import check_rows, map_row_blocks, working_dtype
 from .._typing import ArrayLike, MatrixLike
 from .._validation import as_real_array
-from ._numpy import _LARGEST_COORDINATE, _LocalMap, _weights_of_block
+from ._cpu import _LARGEST_COORDINATE, _LocalMap, _weights_of_block
 
 __all__ = ["lll_out_of_sample", "lll_map_rows", "check_landmark_embedding"]
 
@@ -40,7 +40,7 @@ def lll_out_of_sample(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embeddin
     reg : float
         Ridge used when fitting.
     chunk_size : int
-        Points per pass, as in :func:`~landmarking.lll._numpy.reconstruction_weights`.
+        Points per pass, as in :func:`~landmarking.lll._cpu.reconstruction_weights`.
 
     Returns
     -------

@@ -2,7 +2,7 @@
 
 Three layers, as in umap: the estimator
 (:class:`~landmarking.sculpting.estimator.ManifoldSculpting`), the public function
-:func:`~landmarking.sculpting.sculpt.manifold_sculpting` with the loop
+:func:`~landmarking.sculpting.fit.manifold_sculpting` with the loop
 it runs (:mod:`._loop`: the relationships to restore and the iterations), and
 the compiled hill-climbing pass (:mod:`._kernels`, Cython). New points for a
 fitted model are in :mod:`._incremental`; the intrinsic-dimension estimate in
@@ -20,16 +20,16 @@ from .._lazy import lazy_exports
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    "manifold_sculpting": ".sculpt",
-    "SculptingResult": ".sculpt",
-    "SculptingWarning": ".sculpt",
+    "manifold_sculpting": ".fit",
+    "SculptingResult": ".fit",
+    "SculptingWarning": ".fit",
 }
 
 __all__ = list(_EXPORTS)
 
 # Static tools read these ordinary imports; at run time __getattr__ loads the names.
 if TYPE_CHECKING:
-    from .sculpt import (  # noqa: F401
+    from .fit import (  # noqa: F401
         SculptingResult,
         SculptingWarning,
         manifold_sculpting,

@@ -14,7 +14,7 @@ from .._parallel import thread_limits
 from ..local_weights import local_affine_weights
 from ..neighbors import query_neighbors
 from ._loop import Relations, neighbor_distance_error, sculpt
-from .sculpt import _restoring_step, neighbor_graph
+from .fit import _restoring_step, neighbor_graph
 
 __all__ = ["barycentric_weights", "settle_new_points", "place_new_points"]
 
@@ -37,7 +37,7 @@ def settle_new_points(X_old, Y_old, X_new, plan, *, metric, n_jobs, rng, verbose
     The old points are clamped at their embedding while the new ones settle, then
     every point is unclamped and the whole set settles; neighbours and
     relationships are recomputed on the union. ``plan`` is the estimator's
-    :class:`~landmarking.sculpting.sculpt.Schedule`.
+    :class:`~landmarking.sculpting.fit.Schedule`.
 
     Returns
     -------

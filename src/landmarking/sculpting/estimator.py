@@ -1,7 +1,7 @@
 """The Manifold Sculpting estimator (Gashler, Ventura & Martinez, IEEE TSMC-B 2011).
 
 The estimator layer only: parameters, fitted state, semi-supervision and new
-points. The numerics are :func:`~landmarking.sculpting.sculpt.manifold_sculpting`
+points. The numerics are :func:`~landmarking.sculpting.fit.manifold_sculpting`
 (the start and one run of the loop), :mod:`._incremental` (new points) and, below
 them, the loop :mod:`._loop` and the compiled pass :mod:`._kernels`.
 """
@@ -20,7 +20,7 @@ from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_params
 from ..neighbors import LazyNeighborIndex, Metric
 from ._incremental import place_new_points, settle_new_points
-from .sculpt import (
+from .fit import (
     PARAMETER_RULES,
     SculptingWarning,
     _quality,

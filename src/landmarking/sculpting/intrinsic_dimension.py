@@ -13,7 +13,7 @@ from .._parallel import thread_limits
 from .._typing import ArrayLike, RandomStateLike
 from .._validation import as_real_array, check_positive_float, check_positive_int
 from ._loop import Relations, sculpt
-from .sculpt import SculptingWarning, manifold_sculpting
+from .fit import SculptingWarning, manifold_sculpting
 
 __all__ = ["estimate_intrinsic_dimension"]
 

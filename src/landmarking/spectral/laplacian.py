@@ -43,7 +43,7 @@ from ..graph import (
 )
 from ..neighbors import LazyNeighborIndex
 from .nystrom import nystrom_out_of_sample
-from .refine import refine_spectral_embedding
+from .refine_eigenvectors import refine_spectral_embedding
 
 __all__ = ["LaplacianEigenmaps", "spectral_embedding", "resolve_eigen_solver",
            "low_frequency_bound", "EIGEN_SOLVERS", "PARAMETER_RULES"]
@@ -343,7 +343,7 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
 def _amg_embedding(W, n_components, tol, max_iter, rng):
     """``eigen_solver="amg"``: LOBPCG on L_sym with pyamg's smoothed-aggregation
     preconditioner from a random block of ``n_components + AMG_GUARDS`` columns
-    (:func:`~landmarking.spectral.refine.refine_spectral_embedding`), to
+    (:func:`~landmarking.spectral.refine_eigenvectors.refine_spectral_embedding`), to
     eigenvector residuals of at most ``tol``."""
     start = rng.standard_normal((W.shape[0], n_components + AMG_GUARDS))
     try:
@@ -429,7 +429,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         without pyamg, the ``amg`` extra, always ARPACK; resolved into
         ``eigen_solver_``); ``"lll-refine"``: Locally Linear
         Landmarks on X, then LOBPCG on the full graph started from it
-        (:func:`~landmarking.lll.refine.lll_refined_embedding`, with
+        (:func:`~landmarking.lll.start_and_refit.lll_refined_embedding`, with
         guard columns): the exact eigenvectors.
     tol : float or None, default=None
         Tolerance of the iterative eigensolvers.
@@ -554,7 +554,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
                 if self.eigen_solver == "lll-refine":
                     # Loaded here, not at the top: LLL's modules, which the other
                     # solvers never need (import landmarking stays light).
-                    from ..lll.refine import lll_refined_embedding
+                    from ..lll.start_and_refit import lll_refined_embedding
 
                     self.embedding_, self.eigenvalues_, self.refine_result_ = \
                         lll_refined_embedding(X, W, self.n_components, tol=self.tol,

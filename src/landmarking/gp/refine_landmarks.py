@@ -47,10 +47,10 @@ def refine_gp_landmarks(X: MatrixLike, landmarks: ArrayLike, *, kernel_width: fl
 
     Parameters
     ----------
-    X : validated array, as for :func:`.learn.learn_gp_landmarks`
+    X : validated array, as for :func:`.fit.learn_gp_landmarks`
     landmarks : ndarray (K, n_features)
     kernel_width, n_steps, batch_size, s0, tau, space, seed, chunk_size :
-        as for :func:`.learn.learn_gp_landmarks` (the same seed and chunk size give the
+        as for :func:`.fit.learn_gp_landmarks` (the same seed and chunk size give the
         fit's batches); ``n_steps="auto"`` stops each run by the same rule.
     n_sweeps : int
         Passes over all landmarks.

@@ -1,7 +1,7 @@
 """Exact Laplacian eigenmaps from an LLL start, and the landmarks refitted after it.
 
 :func:`lll_start` builds a start for
-:func:`~landmarking.spectral.refine.refine_spectral_embedding` from data and a
+:func:`~landmarking.spectral.refine_eigenvectors.refine_spectral_embedding` from data and a
 graph (random landmarks, the LLL weights and the reduced problem);
 :func:`lll_refined_embedding` asks it for a few more eigenvectors than wanted
 (guard vectors) and refines: ``LaplacianEigenmaps(eigen_solver="lll-refine")``.
@@ -23,8 +23,8 @@ from sklearn.exceptions import ConvergenceWarning
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import check_positive_int
-from ..spectral.refine import RefineResult, refine_spectral_embedding
-from ._numpy import reconstruction_weights, reduced_problem, solve_reduced_problem
+from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
+from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
 from .landmark_selection import select_landmarks
 
 __all__ = ["lll_start", "lll_refined_embedding", "fit_landmark_embedding"]

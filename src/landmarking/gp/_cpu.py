@@ -1,4 +1,4 @@
-"""The NumPy backend of GP landmarking: the steps on the host.
+"""The CPU backend of GP landmarking: the steps on the host.
 
 One step and one driver, for a block of B >= 1 landmarks (the sequential fit is
 B = 1; symbols as in :mod:`.objective`, whose formulae the steps apply):
@@ -10,7 +10,7 @@ B = 1; symbols as in :mod:`.objective`, whose formulae the steps apply):
   (:func:`._kernels.visit_steps`, Cython, on ``n_jobs`` threads for a block);
 - :func:`optimise`: the one host driver of the steps of a block over its batches,
   with the stopping rule of ``n_steps="auto"``;
-- :func:`numpy_fit` and :func:`numpy_refinement`: the backend interface
+- :func:`cpu_fit` and :func:`cpu_refinement`: the backend interface
   (:mod:`.backend`) over the host's tables (:mod:`._tables`).
 
 - The minibatches are the sample's layout (:class:`.sampling.BatchLayout`): each
@@ -52,7 +52,7 @@ from .objective import (
     step_size,
 )
 
-__all__ = ["numpy_fit", "numpy_refinement", "reference_step", "optimise"]
+__all__ = ["cpu_fit", "cpu_refinement", "reference_step", "optimise"]
 
 #: Cholesky factors of all batches are kept while they fit in this many bytes.
 FACTOR_CACHE_BYTES = 512 * 2**20
@@ -279,7 +279,7 @@ def optimise(T, span, eta, order, *, s0, tau, space, step, max_step, rule=None,
 
 # ---------------------------------------------------------------- the backend interface
 
-class _NumpyFit:
+class _CpuFit:
     """A fit on the host: the interface of :class:`.backend.FitState` over the
     sample's kernel tables and its batches' factors."""
 
@@ -351,14 +351,14 @@ class _NumpyFit:
 
 
 @contextmanager
-def numpy_fit(sample, landmarks, n_previous, **settings):
+def cpu_fit(sample, landmarks, n_previous, **settings):
     """A fit on the host (:meth:`.backend.GPBackend.fit`; a context: the read-ahead
     thread of the tables ends with it). ``landmarks`` is the fit's landmark table,
     its first ``n_previous`` rows finished; their kernel columns are computed when
     the chunks are visited."""
     tables = KernelTables(sample, landmarks, settings["eta"], KERNEL_TABLE_BYTES)
     try:
-        yield _NumpyFit(tables, **settings)
+        yield _CpuFit(tables, **settings)
     finally:
         tables.close()
 
@@ -375,7 +375,7 @@ class _Refinement:
         self.gram = self.tables.gram(len(landmarks))
         self.grams = _BatchGrams(self.tables, len(landmarks), FACTOR_CACHE_BYTES)
         self.eta = eta
-        self.blas = ThreadpoolController()  # looked up once, as in _NumpyFit
+        self.blas = ThreadpoolController()  # looked up once, as in _CpuFit
 
     def optimise(self, k, order, *, auto, **settings):
         """Landmark k re-optimised against all the others; returns (t, steps run)."""
@@ -408,7 +408,7 @@ class _Refinement:
         return True
 
 
-def numpy_refinement(sample, landmarks, *, eta):
+def cpu_refinement(sample, landmarks, *, eta):
     """The refinement's state on the host (:meth:`.backend.GPBackend.refinement`):
     ``landmarks`` (K, d) float64 is moved in place as moves are accepted."""
     return _Refinement(sample, landmarks, eta)

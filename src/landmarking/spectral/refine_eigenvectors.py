@@ -14,7 +14,7 @@ exact eigenvectors in a few iterations. This module does that:
   only, so the start's extra columns act as guard vectors.
 
 The LLL start itself, and the refit of the landmark coordinates after
-refinement, are LLL's (:mod:`landmarking.lll.refine`); this module knows
+refinement, are LLL's (:mod:`landmarking.lll.start_and_refit`); this module knows
 nothing of landmarks.
 """
 
@@ -32,7 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._timings import stage
 from .._typing import ArrayLike, NDArray, SparseMatrix
 from .._validation import check_positive_int
-from ..graph import check_connected, degree, deterministic_signs
+from ..graph import check_connected, deterministic_signs, normalized_laplacian
 
 __all__ = ["refine_spectral_embedding", "RefineResult", "PRECONDITIONERS"]
 
@@ -69,19 +69,6 @@ class RefineResult:
     converged: bool
     preconditioner: str
     timings: dict = field(default_factory=dict)
-
-
-def _normalized_laplacian(W):
-    deg = degree(W)
-    if np.any(deg <= 0):
-        raise ValueError(
-            f"{int(np.sum(deg <= 0))} points have no edge in the graph; use more "
-            "neighbours or a larger bandwidth."
-        )
-    sqrt_deg = np.sqrt(deg)
-    inv = sparse.diags(1.0 / sqrt_deg)
-    L = (sparse.identity(W.shape[0], format="csr") - inv @ W @ inv).tocsr()
-    return 0.5 * (L + L.T), sqrt_deg
 
 
 def _amg_hierarchy(L, sqrt_deg):
@@ -356,7 +343,7 @@ def refine_spectral_embedding(W: SparseMatrix, start: ArrayLike, *,
         )
     timings = {}
     with stage(timings, "setup"):
-        L, sqrt_deg = _normalized_laplacian(W)
+        L, sqrt_deg = normalized_laplacian(W)
         trivial, U0 = _start_block(start, sqrt_deg)
         if preconditioner == "auto":
             # pyamg applies its V-cycle one column at a time; on every graph

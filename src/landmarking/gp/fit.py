@@ -285,7 +285,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         Also return the number of steps each new landmark ran.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where the steps run (see :class:`landmarking.GPLandmarks`): "cpu" is the
-        NumPy backend (:mod:`._numpy`), a torch device the torch backend
+        CPU backend (:mod:`._cpu`), a torch device the torch backend
         (:mod:`._torch`); both give the same landmarks to rounding.
     block_size : int, default=1
         Landmarks learned together (:mod:`.objective`, "The joint objective of a
@@ -295,7 +295,7 @@ def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
         landmark k, and its landmarks are put in greedy order. 1 is the sequential
         algorithm: the same step with one landmark per block.
     n_jobs : int or None, default=None
-        Threads of a block step on the NumPy backend (scikit-learn's meaning; see
+        Threads of a block step on the CPU backend (scikit-learn's meaning; see
         :func:`landmarking._parallel.thread_limits`); the landmarks do not depend on it.
     verbose : bool
         tqdm progress bars over landmarks and steps.

@@ -1,4 +1,4 @@
-"""The NumPy backend of Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML
+"""The CPU backend of Locally Linear Landmarks (Vladymyrov & Carreira-Perpinan, ECML
 2013): the numerics on the host.
 
 A fast approximate solver for Laplacian eigenmaps. Each point y_n is written as
@@ -11,8 +11,8 @@ x_0 = X~ z_0 (:func:`~landmarking.lll.out_of_sample.lll_out_of_sample`).
 In code Z is stored transposed, as a sparse (N x L) matrix with one row of K_Z
 weights per point.
 
-This module (named ``_numpy`` like GP's NumPy backend, :mod:`landmarking.gp._numpy`)
-holds the NumPy path of the two large computations,
+This module (named ``_cpu`` for where it runs, like GP's CPU backend :mod:`landmarking.gp._cpu`)
+holds the CPU path of the two large computations,
 :func:`reconstruction_weights` (Z) and :func:`reduced_problem` (A~, B~), and
 :func:`solve_reduced_problem`, the small eigenproblem every path shares. Their
 compiled loops live in :mod:`._kernels`; the torch path, for ``device=...``,
@@ -153,7 +153,7 @@ def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neigh
 
 def _weights_matrix(parts, n, k, n_land):
     """Z^T as a sparse (n x n_land) matrix from the blocks' (indices, weights):
-    K_Z weights per row; shared by the NumPy and the torch paths."""
+    K_Z weights per row; shared by the CPU and the torch paths."""
     indices = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, k), np.int64)
     weights = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, k))
     indptr = np.arange(0, n * k + 1, k)
@@ -169,7 +169,7 @@ _LARGEST_COORDINATE = 1e150
 
 def _check_local_map_args(landmarks, n_landmark_neighbors, reg, n_features):
     """(landmarks as C-ordered float64, K_Z, reg) checked against X's ``n_features``
-    columns; shared by the NumPy and the torch paths."""
+    columns; shared by the CPU and the torch paths."""
     landmarks = np.ascontiguousarray(landmarks, dtype=np.float64)
     k = check_landmark_neighbors(n_landmark_neighbors, landmarks.shape[0])
     scale = float(np.max(np.abs(landmarks))) if landmarks.size else 0.0
