@@ -56,13 +56,13 @@ def landmark_rows(X, W, exact, score, sizes, n_refine):
     """One row per L: span error, accuracy without and with refinement."""
     from sklearn.exceptions import ConvergenceWarning
 
-    from landmarking.lll._numpy import (
+    from landmarking.lll._cpu import (
         reconstruction_weights,
         reduced_problem,
         solve_reduced_problem,
     )
     from landmarking.metrics import span_error
-    from landmarking.spectral.refine import refine_spectral_embedding
+    from landmarking.spectral.refine_eigenvectors import refine_spectral_embedding
 
     rng = np.random.RandomState(0)
     d = exact.shape[1]
@@ -85,7 +85,7 @@ def landmark_rows(X, W, exact, score, sizes, n_refine):
 
 def cell_rows(X, sizes, score_graph):
     """One row per cell size: recall@10 of 2,000 rows, seconds, LE's accuracy."""
-    from landmarking.lll._numpy import reconstruction_weights
+    from landmarking.lll._cpu import reconstruction_weights
     from landmarking.lll.cell_graph import cell_graph
     from landmarking.neighbors import _exact_rows, nearest_neighbors
 

@@ -155,7 +155,7 @@ def graph_cells(X: ArrayLike, landmarks: ArrayLike | None = None,
     bring at least :data:`CELLS_MIN_PROBES` cells per point; otherwise the centres
     are ``n_samples / CELL_SIZE`` rows drawn at random and each row's
     :data:`CELL_PROBES` nearest centres are found by the landmark search of the
-    weights (:func:`~landmarking.lll._numpy.reconstruction_weights`).
+    weights (:func:`~landmarking.lll._cpu.reconstruction_weights`).
 
     Parameters
     ----------
