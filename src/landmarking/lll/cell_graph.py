@@ -44,11 +44,15 @@ CELL_CANDIDATES = 24
 CELLS_PER_TASK = 64
 #: Points per cell of the graph's own partition (:func:`graph_cells`). A cell's
 #: search costs its points times the points of the cells they bring, so the graph's
-#: time grows with the cell size, and its recall with it: 100,000 deformed digits,
-#: 5 probes, recall@10 0.858 / 0.918 / 0.954 / 0.962 at 50 / 100 / 200 / 400 points
-#: per cell, graph seconds 21 / 28 / 43 / 72, and exact LE's 10-NN accuracy on the
-#: graph 0.883 at 100 and 0.886 at 200 against 0.889 on the HNSW graph (recall
-#: 0.983) (docs/results/neighbors.md, "The cells graph's own partition").
+#: time grows with the cell size, and so does its recall. On 100,000 deformed digits
+#: with 5 probes, at 50 / 100 / 200 / 400 points per cell:
+#: - recall@10 0.858 / 0.918 / 0.954 / 0.962;
+#: - seconds 7.7 / 8.5 / 10.5 / 15.3;
+#: - exact LE's 10-NN accuracy on the graph 0.875 / 0.882 / 0.888 / 0.893.
+#: usearch's HNSW graph: recall 0.983, 10.1 s (one thread), accuracy 0.889. It takes
+#: 2x and 2.6x the cells' time at 300,000 and a million digits, where LLL's own
+#: landmarks are the cells (benchmarks/lll_auto_rules.py; docs/results/lll.md,
+#: "The defaults").
 CELL_SIZE = 100
 #: Cells each point brings to its cell's search in the graph's own partition.
 CELL_PROBES = 5
