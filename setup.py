@@ -1,7 +1,7 @@
-"""Build the compiled kernels: every ``src/landmarking/**/*.pyx`` is one extension module,
+"""Build the compiled loops: every ``src/landmarking/**/*.pyx`` is one extension module,
 and on x86-64 the dispatched ones one per instruction level (``_compiled.py``).
 
-The kernels are compiled ahead of time (Cython, then the C compiler) when the package
+The compiled loops are built ahead of time (Cython, then the C compiler) when the package
 is built or installed (``pip install .``, ``make install``), as scikit-learn, openTSNE
 and hdbscan do, so that no fit waits for a compiler at run time
 (``docs/benchmarks.md``, "Compiled ahead of time"). Everything else about the package
@@ -22,7 +22,7 @@ from pathlib import Path
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-# Bounds and negative indices are the kernels' own business (their callers check the
+# Bounds and negative indices are the compiled loops' own business (their callers check the
 # arrays); division by zero is C's. ``cpow``: an integer power stays an integer.
 DIRECTIVES = {
     "language_level": 3,
@@ -36,9 +36,9 @@ DIRECTIVES = {
 }
 
 # -O3 without -ffast-math: loops vectorise, and no floating-point sum is reassociated;
-# -ffp-contract=off: no a * b + c is fused into one rounding either. So a kernel
+# -ffp-contract=off: no a * b + c is fused into one rounding either. So a loop
 # gives the rounding of the loop it is written as, whatever instructions the compiler
-# picks. (Not the same bits on every processor: the BLAS calls around the kernels and
+# picks. (Not the same bits on every processor: the BLAS calls around the loops and
 # the C library's exp and sqrt choose code by processor.)
 BASE_ARGS = ["-O3", "-ffp-contract=off"]
 # The default build targets the platform's baseline (x86-64: SSE2), so that a wheel
@@ -121,7 +121,7 @@ def extensions(root="."):
                                    [_level_source(root, path, src, level)],
                                    extra_compile_args=level_args))
     if not found:
-        raise SystemExit(f"no .pyx file under {src.resolve()}: the compiled kernels' "
+        raise SystemExit(f"no .pyx file under {src.resolve()}: the compiled loops' "
                          f"sources are missing (an sdist must carry src/**/*.pyx; see "
                          f"MANIFEST.in), and a package built without them fails at its "
                          f"first fit")

@@ -8,7 +8,7 @@ import pytest
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
-from landmarking.gp._kernels import SPACE_CODES, step_work, visit_steps
+from landmarking.gp._loops import SPACE_CODES, step_work, visit_steps
 from landmarking.gp._numpy import CompiledSteps, move_landmarks, optimise, reference_step
 from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, kernel_columns
 from landmarking.gp.objective import (
@@ -505,7 +505,7 @@ def test_a_thread_that_fails_before_its_visit_raises_instead_of_hanging():
     code = textwrap.dedent("""
         import numpy as np
         import landmarking as L
-        from landmarking.gp import _kernels as K
+        from landmarking.gp import _loops as K
 
         real = K._visit_share
         def failing(*args):

@@ -122,13 +122,13 @@ def test_torch_is_named_only_in_the_bindings(module):
 
 # The same role has the same file name in every method package, so that a reader
 # who knows one package finds the parts of another: the estimator, the NumPy
-# backend beside its compiled kernels, the torch backend, the backend binding, the
+# backend beside its compiled loops, the torch backend, the backend binding, the
 # refinement and the diagnostics. (The Laplacian's estimator and function share
 # ``spectral/laplacian.py``; Manifold Sculpting's loop is ``sculpting/_loop.py``.)
 ROLES = {
     "estimator.py": ("gp", "lll", "sculpting"),
     "_numpy.py": ("gp", "lll"),
-    "_kernels.pyx": ("gp", "lll", "sculpting"),
+    "_loops.pyx": ("gp", "lll", "sculpting"),
     "_torch.py": ("gp", "lll"),
     "backend.py": ("gp", "lll"),
     "refine.py": ("gp", "lll", "spectral"),

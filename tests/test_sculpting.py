@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
 from landmarking.metrics import affine_normalized_mse
 from landmarking.neighbors import nearest_neighbors
-from landmarking.sculpting import _kernels as K
+from landmarking.sculpting import _loops as K
 from landmarking.sculpting._loop import Relations as _Relations
 from landmarking.sculpting._loop import neighbor_distance_error
 from landmarking.sculpting.estimator import ManifoldSculpting

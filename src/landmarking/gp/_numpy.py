@@ -7,7 +7,7 @@ B = 1; symbols as in :mod:`.objective`, whose formulae the steps apply):
   the compiled step is tested against, and the step of CSR chunks and of fits
   whose batch factors are not kept;
 - :class:`CompiledSteps`: the steps of a chunk visit in one compiled call
-  (:func:`._kernels.visit_steps`, Cython, on ``n_jobs`` threads for a block);
+  (:func:`._loops.visit_steps`, Cython, on ``n_jobs`` threads for a block);
 - :func:`optimise`: the one host driver of the steps of a block over its batches,
   with the stopping rule of ``n_steps="auto"``;
 - :func:`numpy_fit` and :func:`numpy_refinement`: the backend interface
@@ -41,7 +41,7 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
 
-from .._parallel import blas_limit, kernel_threads, thread_limits
+from .._parallel import blas_limit, loop_threads, thread_limits
 from . import objective
 from ._tables import BatchFactors, KernelTables, Others, Preceding, _BatchGrams
 from .objective import (
@@ -172,7 +172,7 @@ def _visit_arrays(span, c, batches, chunk, visit_length):
 
 class CompiledSteps:
     """The steps of a block (of one landmark too) on a chunk visit in one compiled
-    call (:func:`._kernels.visit_steps`) for dense chunks whose batch factors are
+    call (:func:`._loops.visit_steps`) for dense chunks whose batch factors are
     kept; :meth:`steps` returns None where that does not apply (CSR chunks, factors
     not kept) and :func:`optimise` steps one batch at a time with the reference.
 
@@ -184,7 +184,7 @@ class CompiledSteps:
         self.work, self.key = None, None
 
     def _work(self, B, b, d, k, dtype):
-        from ._kernels import step_work
+        from ._loops import step_work
 
         key = (B, d, np.dtype(dtype))
         if self.key != key or self.work[1].shape[1] < b or self.work[2].shape[1] < max(k, 1):
@@ -199,7 +199,7 @@ class CompiledSteps:
         ``visit_length`` the steps of the whole visit (``batches`` may be part of
         it). Returns (n_steps, B, 3): each step's pivots f_j, phi_j^T phi_j and
         nearest squared distances; or None, having done nothing."""
-        from ._kernels import SPACE_CODES, visit_steps
+        from ._loops import SPACE_CODES, visit_steps
 
         arrays = _visit_arrays(span, c, batches, chunk, visit_length)
         if arrays is None:
@@ -316,7 +316,7 @@ class _NumpyFit:
             with blas_limit(1, self.blas):
                 return optimise(t0, step=_compiled_steps(1), **settings)
         with thread_limits(self.n_jobs), blas_limit(1, self.blas):
-            return optimise(t0, step=_compiled_steps(kernel_threads()), **settings)
+            return optimise(t0, step=_compiled_steps(loop_threads()), **settings)
 
     def block_gram(self, k, end, first):
         """Phi[:, :end]^T Phi[:, first:end] (end x (end - first)) over all rows, after
@@ -326,12 +326,12 @@ class _NumpyFit:
         longer run's."""
         if not self.tables.keep:
             return self.gram(end)[:, first:]
-        from ._kernels import cross_gram
+        from ._loops import cross_gram
 
         cross = np.zeros((end, end - first))
         with thread_limits(self.n_jobs):
             for table in self.tables.block_columns(k, end):
-                cross_gram(table, first, end, cross, kernel_threads())
+                cross_gram(table, first, end, cross, loop_threads())
         return cross
 
     def reorder(self, k, order):

@@ -11,7 +11,7 @@ One module per part (a reader finds each algorithm by its file name):
 - :mod:`.out_of_sample`: :func:`~landmarking.lll_out_of_sample`, the map of new
   points;
 - :mod:`.backend`: ``lll_backend(device)``, the NumPy or the torch path (:mod:`._torch`);
-- :mod:`._kernels`: the compiled (Cython) loops of the NumPy path;
+- :mod:`._loops`: the compiled (Cython) loops of the NumPy path;
 - :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`~landmarking.lll.refine` (the exact
   eigenvectors from an LLL start), :mod:`.model_selection`
   (:func:`~landmarking.sweep_lll`).

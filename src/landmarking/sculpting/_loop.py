@@ -6,14 +6,14 @@ evaluates the total error; :func:`sculpt` runs the paper's iterations on it. The
 relationships and the dropped-dimension caches are vectorised NumPy (in blocks of
 rows within scikit-learn's ``working_memory``); the hill climber, which must see
 each move before the next, and the total error of every iteration are compiled
-(:mod:`._kernels`, Cython, compiled when the package is built).
+(:mod:`._loops`, Cython, compiled when the package is built).
 """
 
 import numpy as np
 from sklearn.utils import gen_batches
 
 from .._blocks import rows_per_block
-from . import _kernels as K
+from . import _loops as K
 
 __all__ = ["Relations", "sculpt", "neighbor_relations", "junk_caches",
            "neighbor_distance_error"]
@@ -125,7 +125,7 @@ class Relations:
         return junk_caches(np.asarray(J, dtype=float), self.nbr, self.far)
 
     def terms(self, junk):
-        """Every point's terms in one block each (:func:`._kernels.point_terms`), for
+        """Every point's terms in one block each (:func:`._loops.point_terms`), for
         the passes with the dropped-dimension caches ``junk``."""
         return K.point_terms(self.nbr, self.far, self.delta0, self.theta0, self.cos0, junk,
                              self.rev)

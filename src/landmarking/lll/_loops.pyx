@@ -1,4 +1,4 @@
-"""Compiled kernels of Locally Linear Landmarks (see :mod:`~landmarking.lll._numpy`).
+"""Compiled loops of Locally Linear Landmarks (see :mod:`~landmarking.lll._numpy`).
 
 - :func:`nearest_gram_weights`: for a chunk of points whose cross products with
   every landmark are given, the K_Z nearest landmarks and the affine
@@ -23,7 +23,7 @@ import numpy as np
 
 from libc.math cimport INFINITY, sqrt
 
-from .._parallel import kernel_threads, run_parts
+from .._parallel import loop_threads, run_parts
 
 __all__ = ["BLOCK", "nearest_gram_weights", "bounded_candidate_weights",
            "cell_neighbors", "reduced_dense", "reduced_rows", "reconstruction_residuals"]
@@ -685,7 +685,7 @@ def reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, Py_ssize_t n_lan
     parts owns the rows r of B~ and H with r % n_parts == part and goes over
     every point, adding only to its own rows; each entry is then a sum over the
     points in their order, whatever ``n_parts`` and ``n_threads`` (default:
-    :func:`~landmarking._parallel.kernel_threads`), and the parts never write to
+    :func:`~landmarking._parallel.loop_threads`), and the parts never write to
     the same memory. Two L x L arrays in all.
     """
     B = np.zeros((n_land, n_land))
@@ -697,7 +697,7 @@ def reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, Py_ssize_t n_lan
     def run(part):
         _reduced_run(w_indptr, w_indices, w_data, deg, z_idx, z_w, part, n_parts, B, H)
 
-    run_parts(run, range(n_parts), kernel_threads() if n_threads is None else n_threads)
+    run_parts(run, range(n_parts), loop_threads() if n_threads is None else n_threads)
     return B, H
 
 
@@ -840,14 +840,14 @@ def reconstruction_residuals(X, landmarks, z_indptr, z_indices, z_data, n_thread
 
     Z is given as CSR arrays (rows of X, columns the landmarks). Rows go in
     contiguous parts, one thread each (default:
-    :func:`~landmarking._parallel.kernel_threads`); each row's value depends on
+    :func:`~landmarking._parallel.loop_threads`); each row's value depends on
     that row only, so the result does not depend on the thread count. One pass
     over X with no (n, n_features) temporaries.
     """
     cdef Py_ssize_t n = X.shape[0]
     out = np.empty(n)
     if n_threads is None:
-        n_threads = kernel_threads()
+        n_threads = loop_threads()
     per_part = max(1, -(-n // max(1, int(n_threads))))
     X = np.ascontiguousarray(X)
     if X.dtype not in (np.float32, np.float64):

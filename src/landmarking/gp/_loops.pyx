@@ -99,7 +99,7 @@ cdef extern from *:
     typedef double lm_vec_d __attribute__((vector_size(4 * sizeof(double))));
     #endif
 
-    #define LM_DOT_KERNELS(T, LANES, S)                                                  \
+    #define LM_DOT_LOOPS(T, LANES, S)                                                  \
     static inline T lm_total_##S(const T* lanes, const T* x, const T* t,                 \
                                  Py_ssize_t end, Py_ssize_t d) {                         \
         T s = 0;                                                                         \
@@ -205,8 +205,8 @@ cdef extern from *:
     }
     #endif
 
-    LM_DOT_KERNELS(float, 8, f)
-    LM_DOT_KERNELS(double, 4, d)
+    LM_DOT_LOOPS(float, 8, f)
+    LM_DOT_LOOPS(double, 4, d)
     """
     void lm_dots_2x4_f(const float* x0, const float* x1, const float* t, Py_ssize_t d,
                        float* out) noexcept nogil

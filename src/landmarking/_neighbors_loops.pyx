@@ -10,7 +10,7 @@ computed once for both of its points. The shortlists are then re-ranked by
 exact float64 distances (:func:`candidate_sq_distances`); the approximate
 search re-ranks its graph's candidates with :func:`nearest_candidates`.
 
-Compiled ahead of time (Cython). Each kernel cuts its rows (or columns) into
+Compiled ahead of time (Cython). Each loop cuts its rows (or columns) into
 runs that threads take (:func:`~landmarking._parallel.run_parts`); every heap,
 distance and list is computed by one thread from its own inputs, so no result
 depends on the thread count or on how the rows were cut.
@@ -21,7 +21,7 @@ import numpy as np
 from libc.math cimport INFINITY
 from libc.stdint cimport INT64_MAX, int64_t
 
-from ._parallel import kernel_threads, run_parts
+from ._parallel import loop_threads, run_parts
 
 __all__ = ["push_rows", "push_columns", "candidate_sq_distances", "nearest_candidates"]
 
@@ -58,7 +58,7 @@ def _run_all(func, n, work_each, n_threads):
     """``func(lo, hi)`` for the runs of range(n) (see :func:`_runs`)."""
     if n > 0:
         run_parts(lambda run: func(*run), _runs(n, work_each),
-                  kernel_threads() if n_threads is None else n_threads)
+                  loop_threads() if n_threads is None else n_threads)
 
 
 # --------------------------------------------------------------------------- heaps
@@ -193,7 +193,7 @@ def push_rows(G, sq_cols, col_start, vals, idx, heap_start, self_start, n_thread
 
     G is C-ordered float32 (or float64), ``sq_cols`` float64, ``vals`` and ``idx``
     C-ordered float64 and int64 of shape (heaps, m). Threads take runs of rows
-    (``n_threads`` defaults to :func:`~landmarking._parallel.kernel_threads`).
+    (``n_threads`` defaults to :func:`~landmarking._parallel.loop_threads`).
     """
     b, t = G.shape
     sq_cols = np.ascontiguousarray(sq_cols, dtype=np.float64)

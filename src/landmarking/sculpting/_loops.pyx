@@ -1,9 +1,9 @@
 # distutils: extra_compile_args = -fno-math-errno
 # (sqrt sets no errno here, so that loops of square roots vectorise: the same
 # correctly rounded results, several terms at once; setup.py adds the common flags.)
-"""Compiled kernels of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
+"""Compiled loops of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
 
-Layout shared by every kernel:
+Layout shared by every loop:
 
 - ``T`` (n, t): the target coordinates, the only values hill climbing moves.
 - ``nbr`` (n, k): neighbour indices; ``far[i, j]`` is ``m_ij``, the neighbour of
