@@ -22,7 +22,7 @@ STAMP_MIN := $(VENV_MIN)/.installed
 # The compiled loops: every .pyx under src/ is one extension module (setup.py). An
 # edited loop is rebuilt in place (pip's editable build, without re-installing the
 # dependencies); Cython comes from the build requirements of pyproject.toml.
-LOOPS := $(shell find src -name '*.pyx') setup.py
+LOOPS := $(shell find src -name '*.pyx' -o -name '*.pxd') setup.py
 CYTHON := "Cython>=3.1"
 
 $(PY):

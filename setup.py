@@ -5,8 +5,8 @@ The compiled loops are built ahead of time (Cython, then the C compiler) when th
 is built or installed (``pip install .``, ``make install``), as scikit-learn, openTSNE
 and hdbscan do, so that no fit waits for a compiler at run time
 (``docs/benchmarks.md``, "Compiled ahead of time"). Everything else about the package
-is declared in ``pyproject.toml``; MANIFEST.in puts the ``.pyx`` sources (not the C
-that Cython writes, nor the compiled modules) in the sdist.
+is declared in ``pyproject.toml``; MANIFEST.in puts the ``.pyx`` and ``.pxd`` sources (not
+the C that Cython writes, nor the compiled modules) in the sdist.
 
 Cython runs in the ``build_ext`` step only, when extensions are actually built: an
 sdist (``python -m build --sdist``) carries the ``.pyx`` files as they are, and a
@@ -74,6 +74,8 @@ LEVEL_ARGS = {
 # Where a dispatched module's .pyx is copied once per level (Cython names a module's
 # C file after its source, and each level is a module of its own).
 DISPATCH_DIR = Path("build") / "dispatch"
+# Where ``cimport landmarking.<name>`` finds a .pxd.
+SRC_DIR = "src"
 
 
 def _compiled(root):
@@ -146,8 +148,12 @@ class CythonBuildExt(build_ext):
 
         # The C sources replace the .pyx ones in the Extension objects themselves:
         # setuptools' finalize_options has already annotated those objects.
+        # include_path: the loops shared by several modules (``_shared_loops.pxd``)
+        # are cimported by their full name, which a dispatched copy under
+        # build/dispatch finds there as the sources do.
         built = {ext.name: ext for ext in cythonize(self.extensions,
-                                                     compiler_directives=DIRECTIVES)}
+                                                     compiler_directives=DIRECTIVES,
+                                                     include_path=[SRC_DIR])}
         for ext in self.extensions:
             ext.sources = built[ext.name].sources
         super().run()

@@ -48,6 +48,8 @@ from libc.math cimport INFINITY, exp, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
+from landmarking._shared_loops cimport ordered_lane_dot
+
 from .._parallel import run_parts
 
 __all__ = ["visit_steps", "step_work", "kernel_columns", "cross_gram", "move", "SPACE_CODES"]
@@ -57,10 +59,6 @@ ctypedef fused real:
     double
 
 cdef enum:
-    # Partial sums of a float64 dot product (two vector registers on AVX2); the
-    # loops over them step by 8, the same number written out (Cython's range needs
-    # a literal step to compile to a C loop).
-    _LANES = 8
     # Rows summed in the data's precision before the sum goes into a float64 total.
     _FLUSH = 64
     # Rows per block of the triangular solves for W.
@@ -248,49 +246,6 @@ cdef inline real _dot_wide(const real* x, const real* t, Py_ssize_t d) noexcept 
         return lm_dot_wide_d(x, t, d)
 
 
-cdef inline double _lane_sum(double* lanes, const double* x, const double* y,
-                             Py_ssize_t end, Py_ssize_t n) noexcept nogil:
-    """The lanes added in order, then the products of the tail c = end .. n - 1."""
-    cdef double s = 0
-    cdef Py_ssize_t c
-    for c in range(_LANES):
-        s += lanes[c]
-    for c in range(end, n):
-        s += x[c] * y[c]
-    return s
-
-
-cdef inline double _dot(const double* x, const double* y, Py_ssize_t n) noexcept nogil:
-    """x . y in float64, in _LANES partial sums."""
-    cdef double a[_LANES]
-    cdef Py_ssize_t c, l
-    cdef Py_ssize_t end = n - n % _LANES
-    for l in range(_LANES):
-        a[l] = 0
-    for c in range(0, end, 8):
-        for l in range(_LANES):
-            a[l] += x[c + l] * y[c + l]
-    return _lane_sum(a, x, y, end, n)
-
-
-cdef inline double _dot_mixed(const real* x, const double* y, Py_ssize_t n) noexcept nogil:
-    """x . y in float64 for x in the data's precision, in _LANES partial sums."""
-    cdef double a[_LANES]
-    cdef double s = 0
-    cdef Py_ssize_t c, l
-    cdef Py_ssize_t end = n - n % _LANES
-    for l in range(_LANES):
-        a[l] = 0
-    for c in range(0, end, 8):
-        for l in range(_LANES):
-            a[l] += <double>x[c + l] * y[c + l]
-    for l in range(_LANES):
-        s += a[l]
-    for c in range(end, n):
-        s += <double>x[c] * y[c]
-    return s
-
-
 # ---------------------------------------------------------------- the parts of a step
 
 cdef void _distances(const real* X, Py_ssize_t d, const real* xsq, const int64_t* rows,
@@ -349,7 +304,7 @@ cdef void _kernel_values(double* D2, Py_ssize_t ld, Py_ssize_t b, Py_ssize_t j0,
         nearest[j] = near
         for i in range(b):
             row[i] = exp((row[i] - near) * scale)
-        phi_sq[j] = _dot(row, row, b)
+        phi_sq[j] = ordered_lane_dot(row, row, b)
 
 
 cdef void _cross(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
@@ -439,7 +394,8 @@ cdef void _residuals(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssi
 
     A block of at least 4 landmarks sums each product over a in order, the loop over
     the landmarks innermost (a vector operation; coef transposed into coefT, k x B);
-    fewer landmarks take _LANES partial sums over a. The choice depends on B alone.
+    fewer landmarks take the LANES partial sums of ``_shared_loops.ordered_lane_dot``
+    over a. The choice depends on B alone.
     """
     cdef Py_ssize_t i, j, a
     cdef double p
@@ -448,7 +404,7 @@ cdef void _residuals(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssi
         for i in range(b):
             for j in range(j0, j1):
                 UT[j * ld + i] = PhiB[j * ld + i] - (
-                    _dot_mixed(Phi + prows[i] * K, coef + j * ldc, k) if k else 0.0)
+                    ordered_lane_dot(Phi + prows[i] * K, coef + j * ldc, k) if k else 0.0)
         return
     for j in range(j0, j1):
         for a in range(k):
@@ -472,7 +428,7 @@ cdef void _block_gram(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ss
     cdef Py_ssize_t j, m
     for j in range(j0, j1):
         for m in range(j, B):
-            G[j * B + m] = _dot(PhiB + j * ld, UT + m * ld, b)
+            G[j * B + m] = ordered_lane_dot(PhiB + j * ld, UT + m * ld, b)
 
 
 cdef void _mirror(double* G, Py_ssize_t B) noexcept nogil:
@@ -836,7 +792,7 @@ cdef void _cast_block(const double* T, Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j
     for j in range(j0, j1):
         for c in range(d):
             Tc[j * d + c] = <real>T[j * d + c]
-        t_sq[j] = _dot(T + j * d, T + j * d, d)
+        t_sq[j] = ordered_lane_dot(T + j * d, T + j * d, d)
 
 
 cdef inline Py_ssize_t _share(Py_ssize_t n, Py_ssize_t thread,

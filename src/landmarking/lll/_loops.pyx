@@ -23,6 +23,10 @@ import numpy as np
 
 from libc.math cimport INFINITY, sqrt
 
+from landmarking._shared_loops cimport (
+    lane_dot, lane_sq_distance, pair_before, pair_heap_sort, pair_offer, pair_smallest,
+    pair_sort, real_t, real_x)
+
 from .._parallel import loop_threads, run_parts
 
 __all__ = ["BLOCK", "nearest_gram_weights", "bounded_candidate_weights",
@@ -30,110 +34,12 @@ __all__ = ["BLOCK", "nearest_gram_weights", "bounded_candidate_weights",
 
 cdef enum:
     _BLOCK = 64
-    _LANES = 8
 
 #: Points per block of the compiled Cholesky (the vectorised dimension).
 BLOCK = _BLOCK
 
-ctypedef fused real_x:
-    float
-    double
-
-ctypedef fused real_t:
-    float
-    double
-
 
 # --------------------------------------------------------------------------- helpers
-
-cdef inline bint _before(double va, Py_ssize_t ja, double vb, Py_ssize_t jb) noexcept nogil:
-    """(va, ja) < (vb, jb): by value, ties by index."""
-    return va < vb or (va == vb and ja < jb)
-
-
-cdef inline void _sift_down(double* hv, Py_ssize_t* hj, Py_ssize_t pos,
-                            Py_ssize_t size) noexcept nogil:
-    """Restore a max-heap on (hv, hj) pairs below ``pos``."""
-    cdef Py_ssize_t child, right
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            return
-        right = child + 1
-        if right < size and _before(hv[child], hj[child], hv[right], hj[right]):
-            child = right
-        if _before(hv[pos], hj[pos], hv[child], hj[child]):
-            hv[pos], hv[child] = hv[child], hv[pos]
-            hj[pos], hj[child] = hj[child], hj[pos]
-            pos = child
-        else:
-            return
-
-
-cdef inline void _offer(double* hv, Py_ssize_t* hj, Py_ssize_t k, Py_ssize_t j,
-                        double v) noexcept nogil:
-    """Offer (v, j), the j-th of a row's values in order, to the max-heap of the k
-    smallest (value, index) pairs seen: the first k fill it, then a smaller value
-    replaces the top (an equal one has the larger index and stays out)."""
-    cdef Py_ssize_t pos
-    if j < k:
-        hv[j] = v
-        hj[j] = j
-        if j == k - 1:
-            for pos in range(k // 2 - 1, -1, -1):
-                _sift_down(hv, hj, pos, k)
-    elif v < hv[0]:
-        hv[0] = v
-        hj[0] = j
-        _sift_down(hv, hj, 0, k)
-
-
-cdef inline void _smallest(const double* row, Py_ssize_t n, Py_ssize_t c, double* hv,
-                           Py_ssize_t* hj) noexcept nogil:
-    """The c smallest (row[j], j) of row[:n] into the max-heap hv, hj (see
-    :func:`_offer`); after the first c, one comparison for most values."""
-    cdef Py_ssize_t j
-    for j in range(c):
-        _offer(hv, hj, c, j, row[j])
-    for j in range(c, n):
-        if row[j] < hv[0]:
-            _offer(hv, hj, c, j, row[j])
-
-
-cdef inline void _sort_pairs(double* v, Py_ssize_t* j, Py_ssize_t n) noexcept nogil:
-    """Sort n (value, index) pairs in place by value, ties by index (heap sort)."""
-    cdef Py_ssize_t pos
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(v, j, pos, n)
-    _heap_sort(v, j, n)
-
-
-cdef inline void _heap_sort(double* hv, Py_ssize_t* hj, Py_ssize_t k) noexcept nogil:
-    """Sort a max-heap of k pairs in place, smallest first."""
-    cdef Py_ssize_t end
-    for end in range(k - 1, 0, -1):
-        hv[0], hv[end] = hv[end], hv[0]
-        hj[0], hj[end] = hj[end], hj[0]
-        _sift_down(hv, hj, 0, end)
-
-
-cdef inline double _dot(const real_x* x, const real_t* t, Py_ssize_t d) noexcept nogil:
-    """x.t in float64, summed in _LANES fixed lanes (the order that vectorises, the
-    same on every processor and thread count), the lanes then added in pairs."""
-    cdef double lane[_LANES]
-    cdef Py_ssize_t f, u, end = d - d % _LANES
-    for u in range(_LANES):
-        lane[u] = 0.0
-    f = 0
-    while f < end:
-        for u in range(_LANES):
-            lane[u] += <double>x[f + u] * <double>t[f + u]
-        f += _LANES
-    for f in range(end, d):
-        lane[f - end] += <double>x[f] * <double>t[f]
-    return (((lane[0] + lane[1]) + (lane[2] + lane[3]))
-            + ((lane[4] + lane[5]) + (lane[6] + lane[7])))
-
 
 cdef inline void _runs_of_blocks(Py_ssize_t n, Py_ssize_t n_parts, Py_ssize_t* per_part):
     cdef Py_ssize_t n_blocks = (n + _BLOCK - 1) // _BLOCK
@@ -150,26 +56,6 @@ def _starts(Py_ssize_t n, Py_ssize_t n_parts):
 
 # --------------------------------------------------------------------------- local solves
 
-cdef inline double _sq_distance(const real_x* x, const real_t* t, Py_ssize_t d) noexcept nogil:
-    """|x - t|^2 in float64 from the differences, summed in _LANES fixed lanes."""
-    cdef double lane[_LANES]
-    cdef double v
-    cdef Py_ssize_t f, u, end = d - d % _LANES
-    for u in range(_LANES):
-        lane[u] = 0.0
-    f = 0
-    while f < end:
-        for u in range(_LANES):
-            v = <double>x[f + u] - <double>t[f + u]
-            lane[u] += v * v
-        f += _LANES
-    for f in range(end, d):
-        v = <double>x[f] - <double>t[f]
-        lane[f - end] += v * v
-    return (((lane[0] + lane[1]) + (lane[2] + lane[3]))
-            + ((lane[4] + lane[5]) + (lane[6] + lane[7])))
-
-
 cdef void _local_gram(double xs, const double* c, const Py_ssize_t* idx, Py_ssize_t k,
                       const double[:, ::1] gram, const real_t[:, ::1] landmarks,
                       double[:, :, ::1] U, Py_ssize_t p) noexcept nogil:
@@ -184,7 +70,7 @@ cdef void _local_gram(double xs, const double* c, const Py_ssize_t* idx, Py_ssiz
             if gram.shape[0] > 0:
                 tt = gram[idx[a], idx[b]]
             else:
-                tt = _dot(&landmarks[idx[a], 0], &landmarks[idx[b], 0], d)
+                tt = lane_dot(&landmarks[idx[a], 0], &landmarks[idx[b], 0], d)
             U[a, b, p] = xs - c[a] - c[b] + tt
 
 
@@ -379,8 +265,8 @@ cdef void _nearest_gram_part(const double[:, ::1] cross, const double[::1] x_sq,
         for p in range(m):
             i = start + p
             for j in range(n_land):
-                _offer(heap_v, heap_j, k, j, -2.0 * cross[i, j] + x_sq[i] + t_sq[j])
-            _heap_sort(heap_v, heap_j, k)
+                pair_offer(heap_v, heap_j, k, j, -2.0 * cross[i, j] + x_sq[i] + t_sq[j])
+            pair_heap_sort(heap_v, heap_j, k)
             for a in range(k):
                 idx[i, a] = heap_j[a]
                 cz[i, a] = cross[i, heap_j[a]]
@@ -493,7 +379,7 @@ cdef inline void _insert(double* cv, Py_ssize_t* cj, Py_ssize_t length, double v
     """Insert (v, j) into the sorted list of ``length`` pairs that already holds
     ``length - 1`` (the last slot is free)."""
     cdef Py_ssize_t b = length - 1
-    while b > 0 and _before(v, j, cv[b - 1], cj[b - 1]):
+    while b > 0 and pair_before(v, j, cv[b - 1], cj[b - 1]):
         cv[b] = cv[b - 1]
         cj[b] = cj[b - 1]
         b -= 1
@@ -546,12 +432,12 @@ cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
             # (LB, j) pairs in a max-heap (one comparison for most).
             for j in range(n_land):
                 row[j] = ysq + sq[j] - 2.0 * <double>crow[j]
-            _smallest(row, n_land, c, hv, hj)
+            pair_smallest(row, n_land, c, hv, hj)
             # The candidates' distances from the differences, sorted by (distance,
             # index).
             for a in range(c):
                 j = hj[a]
-                _insert(cand_v, cand_j, a + 1, _sq_distance(xrow, &T[j, 0], d), j)
+                _insert(cand_v, cand_j, a + 1, lane_sq_distance(xrow, &T[j, 0], d), j)
             tau = cand_v[k - 1]
             err_max = _err32(coef, slack, floor, yn, s_max) + eps_x[i] + eps_t_max
             if not tau < (hv[0] - err_max) * shrink:
@@ -572,19 +458,19 @@ cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
                 if n_extra > max_extra:
                     status[i] = 1
                     continue
-                _sort_pairs(pv, pj, n_extra)
+                pair_sort(pv, pj, n_extra)
                 for a in range(n_extra):
                     if (pv[a] - err_max) * shrink > tau:
                         break
                     j = pj[a]
-                    dist = _sq_distance(xrow, &T[j, 0], d)
-                    if _before(dist, j, cand_v[k - 1], cand_j[k - 1]):
+                    dist = lane_sq_distance(xrow, &T[j, 0], d)
+                    if pair_before(dist, j, cand_v[k - 1], cand_j[k - 1]):
                         _insert(cand_v, cand_j, k, dist, j)
                         tau = cand_v[k - 1]
-            x_sq[i] = _dot(&Xc[i, 0], &Xc[i, 0], d)
+            x_sq[i] = lane_dot(&Xc[i, 0], &Xc[i, 0], d)
             for a in range(k):
                 idx[i, a] = cand_j[a]
-                cz[i, a] = _dot(&Xc[i, 0], &Tc[cand_j[a], 0], d)
+                cz[i, a] = lane_dot(&Xc[i, 0], &Tc[cand_j[a], 0], d)
             status[i] = 2
             todo[i] = 1
         if solve:
@@ -659,9 +545,9 @@ def _cell_run(const real_x[:, ::1] X, const Py_ssize_t[::1] queries,
                 continue
             # The ``filled`` smallest bounds; there are at least that many finite
             # ones, so the query's own (inf) never stays.
-            _smallest(row, nc, filled, hv, hj)
+            pair_smallest(row, nc, filled, hv, hj)
             for a in range(filled):
-                dist = _sq_distance(&X[q, 0], &X[candidates[hj[a]], 0], d)
+                dist = lane_sq_distance(&X[q, 0], &X[candidates[hj[a]], 0], d)
                 _insert(cand_v, cand_j, a + 1, dist, candidates[hj[a]])
             for a in range(k):
                 if a < filled:
@@ -882,4 +768,4 @@ def _residual_run(const real_x[:, ::1] X, const double[:, ::1] landmarks,
                 t = &landmarks[z_indices[e], 0]
                 for f in range(d):
                     r[f] -= zp * t[f]
-            out[i] = _dot(&r[0], &r[0], d)
+            out[i] = lane_dot(&r[0], &r[0], d)
