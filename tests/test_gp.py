@@ -361,10 +361,10 @@ def test_compiled_step_matches_numpy_step_on_one_batch(dtype, rtol):
     Ls[0] = factor.L
     T = t[None].copy()
     sums = np.empty((1, 1, 3))
-    _loops.visit_steps(Xc, xsq, perm, np.arange(400, dtype=np.int64), bounds,
-                         np.zeros(1, dtype=np.int64), table, 5, Ls, T, 2.0, 1, 10.0, 0.51,
-                         1.0, 0, objective.MIN_RELATIVE_F,
-                         _loops.step_work(1, 250, 30, 5, dtype), sums)
+    _loops.visit_steps(_loops.VisitChunk(Xc, xsq, perm, np.arange(400, dtype=np.int64), bounds,
+                                         np.zeros(1, dtype=np.int64), table, 5, Ls), T,
+                       _loops.Schedule(2.0, 1, 10.0, 0.51, 1.0, 0, objective.MIN_RELATIVE_F),
+                       _loops.step_work(1, 250, 30, 5, dtype), sums)
     S, f, phi_sq, nearest, active = reference_step(Xc[rows], xsq[rows], Phi_B, factor.L,
                                                    t[None], 2.0)
     np.testing.assert_allclose(sums[0, 0], [f[0], phi_sq[0], nearest[0]], rtol=rtol,

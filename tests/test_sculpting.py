@@ -46,14 +46,16 @@ def _slow_term(Q, rel, p, j):
 
 
 def _kernel_args(rel, junk, s2, stamp, it, heavy, w_adj):
-    """The arguments K.point_error takes after the point and T (the (n, k) arrays)."""
-    return (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, s2, rel.delta_ave,
-            stamp, it, heavy, w_adj, rel.rev)
+    """The arguments K.point_error takes after the point and T (the (n, k) arrays,
+    the weighting and the reverse lists)."""
+    return ((rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk),
+            K.Weighting(s2, rel.delta_ave, stamp, it, heavy, w_adj), rel.rev)
 
 
 def _climber_args(rel, junk, s2, stamp, it, heavy, w_adj):
-    """The arguments the climber takes after its step sizes (each point's terms)."""
-    return (rel.terms(junk), s2, rel.delta_ave, stamp, it, heavy, w_adj)
+    """The arguments the climber takes after its step sizes (each point's terms and
+    the weighting)."""
+    return (rel.terms(junk), K.Weighting(s2, rel.delta_ave, stamp, it, heavy, w_adj))
 
 
 def _perturbed_start(roll, rule, seed):

@@ -199,7 +199,7 @@ class CompiledSteps:
         ``visit_length`` the steps of the whole visit (``batches`` may be part of
         it). Returns (n_steps, B, 3): each step's pivots f_j, phi_j^T phi_j and
         nearest squared distances; or None, having done nothing."""
-        from ._loops import SPACE_CODES, visit_steps
+        from ._loops import SPACE_CODES, Schedule, VisitChunk, visit_steps
 
         arrays = _visit_arrays(span, c, batches, chunk, visit_length)
         if arrays is None:
@@ -207,10 +207,12 @@ class CompiledSteps:
         Xc, xsq_c, perm, positions, bounds, table, k, Ls = arrays
         work = self._work(T.shape[0], int(np.diff(bounds).max()), Xc.shape[1], k, Xc.dtype)
         sums = np.empty((len(batches), T.shape[0], 3))
-        visit_steps(Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64),
-                    table, k, Ls, T, float(eta), int(first), float(s0), float(tau),
-                    float(max_step), SPACE_CODES[space], objective.MIN_RELATIVE_F, work, sums,
-                    self.n_threads)
+        chunk = VisitChunk(Xc=Xc, xsq=xsq_c, perm=perm, positions=positions, bounds=bounds,
+                           batches=np.asarray(batches, dtype=np.int64), Phi=table, k=k, Ls=Ls)
+        schedule = Schedule(eta=float(eta), first=int(first), s0=float(s0), tau=float(tau),
+                            max_step=float(max_step), space=SPACE_CODES[space],
+                            tol=objective.MIN_RELATIVE_F)
+        visit_steps(chunk, T, schedule, work, sums, self.n_threads)
         return sums
 
 

@@ -469,9 +469,10 @@ def _bounded_weights(X, local, idx, weights):
     K.bounded_candidate_weights(
         (X, Xc, Y.astype(np.float32), y_sq, eps),
         (local.landmarks_exact, axes.centred, axes.s32, axes.s_sq, axes.eps, axes.gram),
-        local.reg, local.reg >= CHOLESKY_MIN_REG, local.n_cand, axes.bound,
-        max(1, int(MAX_EXTRA_SHARE * n_land)), idx, weights, cz, x_sq, status,
-        loop_threads())
+        K.BoundedSearch(reg=local.reg, solve=local.reg >= CHOLESKY_MIN_REG,
+                        n_cand=local.n_cand, bound=axes.bound,
+                        max_extra=max(1, int(MAX_EXTRA_SHARE * n_land))),
+        (idx, weights, cz, x_sq), status, loop_threads())
     left = np.flatnonzero(status == 2)
     if left.size:
         weights[left] = _pivoted_weights(x_sq[left], cz[left], axes.gram, axes.centred,

@@ -185,8 +185,8 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
                                      _MAX_EXPAND_ROUNDS)
             s2 = scale * scale
             start = int(free[rng.randint(free.size)]) if free.size else 0
-            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, terms, s2,
-                                  rel.delta_ave, stamp, it, heavy, w_adj)
+            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, terms,
+                                  K.Weighting(s2, rel.delta_ave, stamp, it, heavy, w_adj))
             # Step 4c: keep the number of steps per iteration near the number of points.
             eta = eta * 1.1 if steps >= free.size else eta * 0.9
             err = rel.total_error(T, junk, s2)
