@@ -19,27 +19,27 @@ STAMP_MIN := $(VENV_MIN)/.installed
 
 .PHONY: install demo test lint test-min clean docs docs-check wheel-check
 
-# The compiled kernels: every .pyx under src/ is one extension module (setup.py). An
-# edited kernel is rebuilt in place (pip's editable build, without re-installing the
+# The compiled loops: every .pyx under src/ is one extension module (setup.py). An
+# edited loop is rebuilt in place (pip's editable build, without re-installing the
 # dependencies); Cython comes from the build requirements of pyproject.toml.
-KERNELS := $(shell find src -name '*.pyx') setup.py
+LOOPS := $(shell find src -name '*.pyx' -o -name '*.pxd') setup.py
 CYTHON := "Cython>=3.1"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# The compiled kernels (Cython) are built by the install: no first call compiles.
+# The compiled loops (Cython) are built by the install: no first call compiles.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet "$(TORCH)" $(CYTHON) "setuptools>=77"
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
-$(VENV)/.kernels: $(STAMP) $(KERNELS)
+$(VENV)/.loops: $(STAMP) $(LOOPS)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-install: $(STAMP) $(VENV)/.kernels
+install: $(STAMP) $(VENV)/.loops
 
 demo: install
 	$(VENV)/bin/landmarking demo
@@ -81,7 +81,7 @@ $(STAMP_MIN): pyproject.toml tools/min_requirements.py Makefile
 	$(PY_MIN) -m pip check
 	touch $(STAMP_MIN)
 
-$(VENV_MIN)/.kernels: $(STAMP_MIN) $(KERNELS)
+$(VENV_MIN)/.loops: $(STAMP_MIN) $(LOOPS)
 	$(PY_MIN) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -95,7 +95,7 @@ $(VENV_MIN)/.kernels: $(STAMP_MIN) $(KERNELS)
 # was picked (the variable ignored), as the run would then prove nothing.
 KERNEL_MIN := OPENBLAS_CORETYPE=Nehalem OPENBLAS_L2_SIZE=512
 
-test-min: $(STAMP_MIN) $(VENV_MIN)/.kernels
+test-min: $(STAMP_MIN) $(VENV_MIN)/.loops
 	@echo "Installed at the declared floors:"
 	@$(PY_MIN) -m pip freeze --exclude-editable \
 	  | grep -iE "^($$(sed -E 's/[^A-Za-z0-9_.-].*//' $(VENV_MIN)/requirements-min.txt | paste -sd'|'))=="

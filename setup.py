@@ -1,12 +1,12 @@
-"""Build the compiled kernels: every ``src/landmarking/**/*.pyx`` is one extension module,
+"""Build the compiled loops: every ``src/landmarking/**/*.pyx`` is one extension module,
 and on x86-64 the dispatched ones one per instruction level (``_compiled.py``).
 
-The kernels are compiled ahead of time (Cython, then the C compiler) when the package
+The compiled loops are built ahead of time (Cython, then the C compiler) when the package
 is built or installed (``pip install .``, ``make install``), as scikit-learn, openTSNE
 and hdbscan do, so that no fit waits for a compiler at run time
 (``docs/benchmarks.md``, "Compiled ahead of time"). Everything else about the package
-is declared in ``pyproject.toml``; MANIFEST.in puts the ``.pyx`` sources (not the C
-that Cython writes, nor the compiled modules) in the sdist.
+is declared in ``pyproject.toml``; MANIFEST.in puts the ``.pyx`` and ``.pxd`` sources (not
+the C that Cython writes, nor the compiled modules) in the sdist.
 
 Cython runs in the ``build_ext`` step only, when extensions are actually built: an
 sdist (``python -m build --sdist``) carries the ``.pyx`` files as they are, and a
@@ -22,7 +22,7 @@ from pathlib import Path
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-# Bounds and negative indices are the kernels' own business (their callers check the
+# Bounds and negative indices are the compiled loops' own business (their callers check the
 # arrays); division by zero is C's. ``cpow``: an integer power stays an integer.
 DIRECTIVES = {
     "language_level": 3,
@@ -36,9 +36,9 @@ DIRECTIVES = {
 }
 
 # -O3 without -ffast-math: loops vectorise, and no floating-point sum is reassociated;
-# -ffp-contract=off: no a * b + c is fused into one rounding either. So a kernel
+# -ffp-contract=off: no a * b + c is fused into one rounding either. So a loop
 # gives the rounding of the loop it is written as, whatever instructions the compiler
-# picks. (Not the same bits on every processor: the BLAS calls around the kernels and
+# picks. (Not the same bits on every processor: the BLAS calls around the loops and
 # the C library's exp and sqrt choose code by processor.)
 BASE_ARGS = ["-O3", "-ffp-contract=off"]
 # The default build targets the platform's baseline (x86-64: SSE2), so that a wheel
@@ -74,6 +74,8 @@ LEVEL_ARGS = {
 # Where a dispatched module's .pyx is copied once per level (Cython names a module's
 # C file after its source, and each level is a module of its own).
 DISPATCH_DIR = Path("build") / "dispatch"
+# Where ``cimport landmarking.<name>`` finds a .pxd.
+SRC_DIR = "src"
 
 
 def _compiled(root):
@@ -121,7 +123,7 @@ def extensions(root="."):
                                    [_level_source(root, path, src, level)],
                                    extra_compile_args=level_args))
     if not found:
-        raise SystemExit(f"no .pyx file under {src.resolve()}: the compiled kernels' "
+        raise SystemExit(f"no .pyx file under {src.resolve()}: the compiled loops' "
                          f"sources are missing (an sdist must carry src/**/*.pyx; see "
                          f"MANIFEST.in), and a package built without them fails at its "
                          f"first fit")
@@ -146,8 +148,12 @@ class CythonBuildExt(build_ext):
 
         # The C sources replace the .pyx ones in the Extension objects themselves:
         # setuptools' finalize_options has already annotated those objects.
+        # include_path: the loops shared by several modules (``_shared_loops.pxd``)
+        # are cimported by their full name, which a dispatched copy under
+        # build/dispatch finds there as the sources do.
         built = {ext.name: ext for ext in cythonize(self.extensions,
-                                                     compiler_directives=DIRECTIVES)}
+                                                     compiler_directives=DIRECTIVES,
+                                                     include_path=[SRC_DIR])}
         for ext in self.extensions:
             ext.sources = built[ext.name].sources
         super().run()

@@ -242,7 +242,7 @@ def blocks_main(args):
     print(f"read bandwidth: {bandwidth1 / 1e9:.2f} GB/s on one core, {bandwidth2 / 1e9:.2f} "
           f"GB/s on two; float32 GEMM (2000^3, all BLAS threads): {flops / 1e9:.1f} GFLOP/s",
           flush=True)
-    # Warm the compiled kernels and the thread pool before the timed fits.
+    # Warm the compiled loops and the thread pool before the timed fits.
     small = X_train[:3000]
     GPLandmarks(n_landmarks=4, n_steps=20, block_size=2, random_state=0).fit(small)
     GPLandmarks(n_landmarks=2, n_steps=20, random_state=0).fit(small)

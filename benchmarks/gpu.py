@@ -42,7 +42,7 @@ part of the script runs; its figures say nothing about a GPU. ``--quick`` runs t
 small sizes whatever the machine.
 
 Timed runs go under the benchmark lock; the load average is printed beside the
-numbers, and the compiled kernels and torch are warmed up before anything is timed
+numbers, and the compiled loops and torch are warmed up before anything is timed
 (the cold first calls are reported separately)::
 
     flock /tmp/landmarking-bench.lock python benchmarks/gpu.py          # the sizes
@@ -333,7 +333,7 @@ def main(argv=None):
           f"steps, batch 1000, float32; features of {feature_rows:,} rows")
     print(f"before: {machine_line()}")
 
-    # Warm-up: the compiled kernels and torch (CUDA context, cuBLAS,
+    # Warm-up: the compiled loops and torch (CUDA context, cuBLAS,
     # the first graph capture); the cold first calls are reported, not timed below.
     warm = dict(settings, n_landmarks=2, n_steps=60)
     _, cold_numpy = timed_fit(X[:2000], None, **warm)

@@ -105,7 +105,7 @@ def batch_queries(X, methods, n_query=1000, k=10):
 
 
 def warm_up(X, Xt, methods):
-    """Cold first calls (loading the compiled kernels, usearch's first graph),
+    """Cold first calls (loading the compiled loops, usearch's first graph),
     reported apart."""
     def ours():
         # A small working memory makes small tiles, so that every kernel (the

@@ -4,7 +4,7 @@ Both fits share one 200-NN Gaussian graph (passed as ``affinity``) and the same
 451 random landmarks, so the stages compared are the ones the device runs: the
 weights Z, the reduced matrices A~, B~ (and the whole fit), and the out-of-sample
 map on the 10,000 test digits. Each configuration is warmed up once (the cold
-first call, loading the compiled kernels or torch start-up included, is printed apart);
+first call, loading the compiled loops or torch start-up included, is printed apart);
 then the two paths alternate, best of ``--repeat``. The agreement of the two
 embeddings (Procrustes error) is printed beside the times.
 

@@ -178,7 +178,7 @@ def main():
     print(f"Swiss roll: {args.n} points, K_Z={kz}, {seeds} landmark seeds; "
           f"{max(kws)}-NN graph {time.perf_counter() - t:.2f} s (shared, excluded below)")
 
-    # Load the compiled kernels once, outside the timings.
+    # Load the compiled loops once, outside the timings.
     LocallyLinearLandmarks(n_landmarks=50, n_neighbors=10).fit(X[:500])
 
     def evaluate(sigma, L, kw):

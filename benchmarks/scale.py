@@ -285,7 +285,7 @@ def _memmap_file(store):
 
 def memmap_one(args):
     """One memory-map fit in this (fresh) process: seconds untraced, then the
-    tracemalloc peak of the same fit; the compiled kernels load before either."""
+    tracemalloc peak of the same fit; the compiled loops load before either."""
     import tracemalloc
 
     from landmarking import GPLandmarks

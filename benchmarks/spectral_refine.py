@@ -162,7 +162,7 @@ def main():
     args = parse_args()
     X, W, d, kw, sigma, graph_seconds = graph(args)
     n = W.shape[0]
-    # Warm-up (loading LLL's compiled kernels, the neighbour re-rank), reported apart.
+    # Warm-up (loading LLL's compiled loops, the neighbour re-rank), reported apart.
     cold = timed(LocallyLinearLandmarks(n_components=2, n_landmarks=60, n_neighbors=10,
                                         random_state=0).fit, X[:min(n, 600)])[0]
     print(f"{args.case}: n={n}, K_W={kw}, sigma={sigma}, d={d}, nnz(W)={W.nnz}; graph "

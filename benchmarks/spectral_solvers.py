@@ -20,7 +20,7 @@ eigenvectors of S = D^-1/2 W D^-1/2 by, back to back:
 
 For each case: :func:`low_frequency_bound` of the graph (what ``"auto"`` looks
 at) with its seconds, the first eigenvalue found, the solver ``"auto"`` picks;
-for each solver: seconds (warm: pyamg and the compiled kernels are loaded before), the ratio
+for each solver: seconds (warm: pyamg and the compiled loops are loaded before), the ratio
 to the first solver's, the largest eigenvector residual |S u - mu u|, and the error: on the
 Swiss roll against its intrinsic coordinates (:func:`intrinsic_error`), else the
 largest eigenvalue difference to the first solver's.
@@ -101,7 +101,7 @@ def solve(solver, X, W, n_components):
 
 
 def warm_up(solvers):
-    """Load pyamg and LLL's compiled kernels outside the timings."""
+    """Load pyamg and LLL's compiled loops outside the timings."""
     if "amg" in solvers:
         import pyamg  # noqa: F401
     if "lll-refine" in solvers:

@@ -15,7 +15,7 @@ four ways, back to back in one process:
 
 Every way must give the same embedding bit for bit (checked). On a busy machine
 run it on one core, ``taskset -c 0`` with ``OPENBLAS_NUM_THREADS=1`` (the
-compiled kernels use the cores the process may run on): a one-point query is
+compiled loops use the cores the process may run on): a one-point query is
 microseconds of work, and waking the thread pools of the parallel kernels and
 of BLAS, when other processes hold the cores, then costs far more than the
 search itself (measured with numba's kernels: 100 ms against 2.5 ms per query

@@ -129,7 +129,7 @@ def test_symmetry_check_matches_dense_reference(compiled, monkeypatch):
     # nudged, one-sided entries, one-sided explicit zeros (symmetric in value,
     # not in pattern), duplicates, unsorted indices.
     from landmarking import graph as affinity
-    from landmarking._graph_kernels import symmetry_pass as _symmetry_pass
+    from landmarking._graph_loops import symmetry_pass as _symmetry_pass
     from landmarking.graph import _is_symmetric
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
@@ -195,7 +195,7 @@ def test_connected_components_match_scipy(compiled, monkeypatch):
     from scipy.sparse.csgraph import connected_components
 
     from landmarking import graph as affinity
-    from landmarking._graph_kernels import component_labels
+    from landmarking._graph_loops import component_labels
 
     monkeypatch.setattr(affinity, "COMPILED_MIN_NNZ", 0 if compiled else 1 << 60)
 

@@ -483,7 +483,7 @@ def test_new_array_kinds_on_the_command_line_give_the_plain_result(tmp_path, mon
 
 # ------------------------------------------------------------------ malformed sparse input
 #
-# The compiled kernels (and SciPy's own sparse products) trust every index of a
+# The compiled loops (and SciPy's own sparse products) trust every index of a
 # sparse matrix, and SciPy builds one from (data, indices, indptr) without checking
 # the indices' range or that indptr never decreases: without the boundary checks
 # these calls killed the interpreter. Each runs first in a child worker (so that a

@@ -11,7 +11,7 @@ scikit-learn's ``NotFittedError`` included, with a message) or returns finite
 results; it never kills the interpreter, never hangs, and never accepts a sparse
 matrix whose index arrays do not describe its shape.
 
-The compiled kernels trust every index, so a regression can kill the process: the
+The compiled loops trust every index, so a regression can kill the process: the
 calls run in one long-lived child worker (cases go to it pickled over a pipe, the
 answers come back the same way); the parent restarts it when it dies or stops
 answering, and the case that did it is reported. RuntimeWarnings from landmarking

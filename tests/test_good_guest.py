@@ -43,7 +43,7 @@ CALLS = {
                           "np.zeros((40, 2)), 5)"),
 }
 
-#: The child: ``threadpool_info`` before and after the call, plus the kernel
+#: The child: ``threadpool_info`` before and after the call, plus the loop
 #: threads it started. MODE: "return" (the call ends), "raise" (an exception is
 #: thrown into the call from outside, as an error deep inside would be) or
 #: "interrupt" (Ctrl-C arrives during the call).
@@ -107,9 +107,9 @@ CHILD = textwrap.dedent("""
     if timer:
         timer.cancel()
     after = settings(known={path for path, _ in before})
-    kernel = [name for name in started if name.startswith("landmarking-kernel")]
+    kernel = [name for name in started if name.startswith("landmarking-loop")]
     print(json.dumps(dict(before=before, after=after, ended=ended,
-                          kernel_threads=len(kernel))), flush=True)
+                          loop_threads=len(kernel))), flush=True)
     # CPython ends a process that caught a KeyboardInterrupt in `-c` code with
     # SIGINT's status all the same (even around a plain time.sleep): exit here.
     import os
@@ -154,10 +154,10 @@ THREADED = ["LocallyLinearLandmarks", "LocallyLinearLandmarks-cells", "Laplacian
 def test_omp_num_threads_one_starts_no_kernel_thread(name):
     free = _child("return", CALLS[name], env={"OMP_NUM_THREADS": "4"})
     limited = _child("return", CALLS[name], env={"OMP_NUM_THREADS": "1"})
-    # The control: with threads allowed, the same call does start kernel threads,
+    # The control: with threads allowed, the same call does start loop threads,
     # so the count below can fail.
-    assert free["kernel_threads"] > 0
-    assert limited["kernel_threads"] == 0
+    assert free["loop_threads"] > 0
+    assert limited["loop_threads"] == 0
 
 
 @pytest.mark.parametrize("name", THREADED)
@@ -166,10 +166,10 @@ def test_threadpool_limits_one_starts_no_kernel_thread(name):
                "import sklearn.utils._openmp_helpers\n"
                "_limit = threadpool_limits(limits=1)\n")
     limited = _child("return", CALLS[name], env={"OMP_NUM_THREADS": "4"}, prelude=prelude)
-    assert limited["kernel_threads"] == 0
+    assert limited["loop_threads"] == 0
 
 
-def test_the_affinity_mask_caps_the_kernel_threads():
+def test_the_affinity_mask_caps_the_loop_threads():
     if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs sched_setaffinity and two usable CPUs")
     code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"

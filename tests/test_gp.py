@@ -6,7 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles, make_noisy_swiss_roll, make_sphere_orthant
-from landmarking.gp import _cpu, _kernels, _tables, objective
+from landmarking.gp import _cpu, _loops, _tables, objective
 from landmarking.gp._cpu import move_landmarks, reference_step
 from landmarking.gp.fit import _initial_point
 from landmarking.gp.objective import (
@@ -361,10 +361,10 @@ def test_compiled_step_matches_numpy_step_on_one_batch(dtype, rtol):
     Ls[0] = factor.L
     T = t[None].copy()
     sums = np.empty((1, 1, 3))
-    _kernels.visit_steps(Xc, xsq, perm, np.arange(400, dtype=np.int64), bounds,
-                         np.zeros(1, dtype=np.int64), table, 5, Ls, T, 2.0, 1, 10.0, 0.51,
-                         1.0, 0, objective.MIN_RELATIVE_F,
-                         _kernels.step_work(1, 250, 30, 5, dtype), sums)
+    _loops.visit_steps(_loops.VisitChunk(Xc, xsq, perm, np.arange(400, dtype=np.int64), bounds,
+                                         np.zeros(1, dtype=np.int64), table, 5, Ls), T,
+                       _loops.Schedule(2.0, 1, 10.0, 0.51, 1.0, 0, objective.MIN_RELATIVE_F),
+                       _loops.step_work(1, 250, 30, 5, dtype), sums)
     S, f, phi_sq, nearest, active = reference_step(Xc[rows], xsq[rows], Phi_B, factor.L,
                                                    t[None], 2.0)
     np.testing.assert_allclose(sums[0, 0], [f[0], phi_sq[0], nearest[0]], rtol=rtol,
@@ -448,8 +448,8 @@ def test_compiled_move_matches_python_move_and_projection(space):
                                            objective.NUMPY_OPS)
         np.testing.assert_array_equal(formula, expected)
         moved = t.copy()
-        _kernels.move(moved, weighted.copy(), f, fraction, max_step, nearest,
-                      _kernels.SPACE_CODES[space])
+        _loops.move(moved, weighted.copy(), f, fraction, max_step, nearest,
+                      _loops.SPACE_CODES[space])
         np.testing.assert_allclose(moved, expected, rtol=1e-12, atol=1e-15)
     if space == "sphere":
         np.testing.assert_array_equal(moved, [0.0, 1.0, 0.0])

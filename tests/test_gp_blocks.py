@@ -9,7 +9,7 @@ import pytest
 from landmarking import GPLandmarks
 from landmarking.datasets import make_concentric_circles
 from landmarking.gp._cpu import CompiledSteps, move_landmarks, optimise, reference_step
-from landmarking.gp._kernels import SPACE_CODES, step_work, visit_steps
+from landmarking.gp._loops import SPACE_CODES, Schedule, VisitChunk, step_work, visit_steps
 from landmarking.gp._tables import BatchFactors, KernelTables, Preceding, phi_columns
 from landmarking.gp.objective import (
     MIN_RELATIVE_F,
@@ -190,8 +190,8 @@ def test_compiled_block_visit_matches_the_numpy_reference(dtype, space, B):
                                 0.51, max_step, space)
     T = T0.copy()
     sums = np.empty((len(batches), B, 3))
-    visit_steps(X, xsq, perm, perm, bounds, batches, Phi, k, Ls, T, eta, 1, 10.0, 0.51, max_step,
-                SPACE_CODES[space], MIN_RELATIVE_F,
+    visit_steps(VisitChunk(X, xsq, perm, perm, bounds, batches, Phi, k, Ls), T,
+                Schedule(eta, 1, 10.0, 0.51, max_step, SPACE_CODES[space], MIN_RELATIVE_F),
                 step_work(B, int(np.diff(bounds).max()), X.shape[1], k, X.dtype), sums)
     # Measured over these 18 cases: 3.8e-15 (float64), 7.3e-7 (float32), relative.
     tol = 1e-12 if dtype == np.float64 else 1e-4
@@ -209,9 +209,9 @@ def test_compiled_block_visit_is_the_same_bits_on_one_two_and_three_threads():
     for threads in (1, 2, 3):
         T = T0.copy()
         sums = np.empty((len(batches), 5, 3))
-        visit_steps(X, xsq, perm, perm, bounds, batches, Phi, 3, Ls, T, eta, 1, 10.0, 0.51,
-                    3.0 * np.sqrt(eta), 0, MIN_RELATIVE_F, step_work(5, 500, 40, 3, X.dtype),
-                    sums, threads)
+        visit_steps(VisitChunk(X, xsq, perm, perm, bounds, batches, Phi, 3, Ls), T,
+                    Schedule(eta, 1, 10.0, 0.51, 3.0 * np.sqrt(eta), 0, MIN_RELATIVE_F),
+                    step_work(5, 500, 40, 3, X.dtype), sums, threads)
         results.append((T, sums))
     assert np.abs(results[0][0] - T0).max() > 0.01
     for T, sums in results[1:]:
@@ -505,11 +505,11 @@ def test_a_thread_that_fails_before_its_visit_raises_instead_of_hanging():
     code = textwrap.dedent("""
         import numpy as np
         import landmarking as L
-        from landmarking.gp import _kernels as K
+        from landmarking.gp import _loops as K
 
         real = K._visit_share
         def failing(*args):
-            if args[-3] == 1:  # thread 1 of the visit
+            if args[-2] == 1:  # thread 1 of the visit
                 raise MemoryError("thread 1 had no memory")
             return real(*args)
         K._visit_share = failing

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from landmarking import GPLandmarks
 from landmarking.datasets import make_sphere_orthant
-from landmarking.gp import _kernels, objective
+from landmarking.gp import _loops, objective
 from landmarking.gp.objective import NUMPY_OPS, gp_objective_and_gradient
 from landmarking.kernels import gaussian_features
 from landmarking.spaces import is_feasible, project
@@ -118,7 +118,7 @@ def test_a_step_stays_in_the_space(vectors, f, fraction, space):
 
 def _compiled_move(t, weighted, f, fraction, space):
     moved = t.copy()
-    _kernels.move(moved, weighted.copy(), f, fraction, 3.0, 0.5, _kernels.SPACE_CODES[space])
+    _loops.move(moved, weighted.copy(), f, fraction, 3.0, 0.5, _loops.SPACE_CODES[space])
     return moved
 
 

@@ -108,7 +108,7 @@ def test_from_import_works_in_a_fresh_interpreter():
 
 
 def test_no_estimator_compiles_at_run_time(tmp_path):
-    # Every compiled kernel is built with the package (Cython): the default fit
+    # Every compiled loop is built with the package (Cython): the default fit
     # of each public estimator, on float64 and float32 data, with and without
     # the paths that start above a size (GP blocks, LLL's cells graph and large
     # reduced problem), and their transforms, neither load nor compile numba,

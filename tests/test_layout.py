@@ -122,7 +122,7 @@ def test_torch_is_named_only_in_the_bindings(module):
 
 # The same role has the same file name in every method package, so that a reader
 # who knows one package finds the parts of another: the estimator, the CPU
-# backend beside its compiled kernels, the torch backend, the backend binding, the
+# backend beside its compiled loops, the torch backend, the backend binding, the
 # public function (``fit.py``) and the diagnostics. (The Laplacian's estimator and
 # function share ``spectral/laplacian.py``; Manifold Sculpting's loop is
 # ``sculpting/_loop.py``; a refinement is named for what it refines, see
@@ -130,7 +130,7 @@ def test_torch_is_named_only_in_the_bindings(module):
 ROLES = {
     "estimator.py": ("gp", "lll", "sculpting"),
     "_cpu.py": ("gp", "lll"),
-    "_kernels.pyx": ("gp", "lll", "sculpting"),
+    "_loops.pyx": ("gp", "lll", "sculpting"),
     "_torch.py": ("gp", "lll"),
     "backend.py": ("gp", "lll"),
     "fit.py": ("gp", "lll", "sculpting"),

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from landmarking.graph import DisconnectedGraphWarning, knn_affinity
 from landmarking.lll import _cpu as lll_module
-from landmarking.lll import _kernels as lll_kernels
+from landmarking.lll import _loops as lll_loops
 from landmarking.lll._cpu import reconstruction_weights
 from landmarking.lll.estimator import LocallyLinearLandmarks
 from landmarking.lll.landmark_selection import _prune_closest_pairs, select_landmarks
@@ -469,7 +469,7 @@ def test_cholesky_failures_fall_back_to_lapack(monkeypatch):
     T = X[:30]
     gram = T @ T.T
     idx, w = np.empty((300, 10), dtype=np.int64), np.empty((300, 10))
-    failed = lll_kernels.nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
+    failed = lll_loops.nearest_gram_weights(X @ T.T, np.einsum("ij,ij->i", X, X),
                                               np.diag(gram).copy(), gram, T, 1e-3, True,
                                               idx, w, 2)
     assert 0 < failed.sum() < 300
@@ -496,7 +496,7 @@ def test_compiled_nearest_landmarks_match_sorting():
     assert np.any(d2[:, :10] == d2[:, 40:50])
     for k in (1, 7, 80):
         idx = np.empty((500, k), dtype=np.int64)
-        failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
+        failed = lll_loops.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
                                                   T, 1e-3, False, idx, np.empty((500, k)), 3)
         assert failed.all()  # without solve, every point is left to the caller
         order = np.lexsort((np.broadcast_to(np.arange(80), d2.shape), d2), axis=1)
@@ -526,7 +526,7 @@ def test_reduced_problem_upper_triangle_with_self_loops_and_unsorted_rows(monkey
     assert np.abs(Zd.T @ np.diag(np.diag(Wd)) @ Zd).max() > 0.1  # the loops matter
 
 
-def test_compiled_kernels_do_not_depend_on_the_thread_count():
+def test_compiled_loops_do_not_depend_on_the_thread_count():
     # The parts are fixed and summed in order; threads only run them.
     rng = np.random.default_rng(19)
     X = rng.normal(size=(700, 3))
@@ -536,7 +536,7 @@ def test_compiled_kernels_do_not_depend_on_the_thread_count():
     out = []
     for n_parts in (1, 3):
         idx, w = np.empty((700, 6), dtype=np.int64), np.empty((700, 6))
-        failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
+        failed = lll_loops.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(), gram,
                                                   T, 1e-3, True, idx, w, n_parts)
         out.append((failed, idx, w))
     for a, b in zip(*out, strict=True):
@@ -544,7 +544,7 @@ def test_compiled_kernels_do_not_depend_on_the_thread_count():
     # Without the Gram matrix (above GRAM_LIMIT landmarks) t_a.t_b are dot products
     # of the landmarks' rows: the same landmarks, the same weights to rounding.
     idx, w = np.empty((700, 6), dtype=np.int64), np.empty((700, 6))
-    failed = lll_kernels.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(),
+    failed = lll_loops.nearest_gram_weights(cross, x_sq, np.diag(gram).copy(),
                                               np.empty((0, 0)), T, 1e-3, True, idx, w, 2)
     np.testing.assert_array_equal(failed, out[0][0])
     np.testing.assert_array_equal(idx, out[0][1])
@@ -554,8 +554,8 @@ def test_compiled_kernels_do_not_depend_on_the_thread_count():
     k = 6
     args = (W.indptr, W.indices, W.data, np.asarray(W.sum(axis=1)).ravel(),
             Z.indices.reshape(-1, k), Z.data.reshape(-1, k), 50, 4)
-    B1, H1 = lll_kernels.reduced_dense(*args, n_threads=1)
-    B3, H3 = lll_kernels.reduced_dense(*args, n_threads=3)
+    B1, H1 = lll_loops.reduced_dense(*args, n_threads=1)
+    B3, H3 = lll_loops.reduced_dense(*args, n_threads=3)
     np.testing.assert_array_equal(B1, B3)
     np.testing.assert_array_equal(H1, H3)
     Zd = Z.toarray()
@@ -590,7 +590,7 @@ def _reference_weights(X, T, k, reg=1e-3):
 @pytest.mark.parametrize("k", [1, 3, 5])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_weights_for_small_k_match_the_numpy_reference(k, dtype):
-    # Every K_Z goes through the compiled kernel (issue 25): the same landmarks,
+    # Every K_Z goes through the compiled loop (issue 25): the same landmarks,
     # nearest first with ties to the lower index, and the same weights to
     # rounding as the NumPy reference, with many passes (a small chunk_size).
     rng = np.random.default_rng(20)
@@ -692,7 +692,7 @@ def test_graph_spectral_and_lll_modules_import_downward():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_reconstruction_residuals_match_numpy_on_any_thread_count(dtype):
-    from landmarking.lll._kernels import reconstruction_residuals
+    from landmarking.lll._loops import reconstruction_residuals
     from landmarking.lll.diagnostics import landmark_reconstruction_error
 
     rng = np.random.default_rng(24)
@@ -722,13 +722,13 @@ def _float64_path(monkeypatch, X, T, k, **kw):
 def _spy_ranked(monkeypatch):
     """Record the float32 ranking's status counts (0/2 proved, 1 left to float64)."""
     counts = []
-    ranked = lll_kernels.bounded_candidate_weights
+    ranked = lll_loops.bounded_candidate_weights
 
     def spy(*args):
         ranked(*args)
         counts.append(np.bincount(args[-2], minlength=3))
 
-    monkeypatch.setattr(lll_kernels, "bounded_candidate_weights", spy)
+    monkeypatch.setattr(lll_loops, "bounded_candidate_weights", spy)
     return counts
 
 
@@ -933,7 +933,7 @@ def test_float32_ranking_fallback_rows_mixed_with_proved_ones(monkeypatch):
     rng = np.random.default_rng(34)
     T = rng.normal(size=(60, 5))
     X = rng.normal(size=(400, 5))
-    kernel = lll_kernels.bounded_candidate_weights
+    kernel = lll_loops.bounded_candidate_weights
     calls = []
 
     def unprove_some(*args):
@@ -942,7 +942,7 @@ def test_float32_ranking_fallback_rows_mixed_with_proved_ones(monkeypatch):
         status[::50] = 1
         calls.append(len(status))
 
-    monkeypatch.setattr(lll_kernels, "bounded_candidate_weights", unprove_some)
+    monkeypatch.setattr(lll_loops, "bounded_candidate_weights", unprove_some)
     fast = reconstruction_weights(X, T, 3, chunk_size=200)
     assert calls == [200, 200]  # both passes scanned
     ref = _float64_path(monkeypatch, X, T, 3, chunk_size=200)
@@ -981,7 +981,7 @@ def test_compiled_reduced_problem_does_not_depend_on_the_parts():
     W = knn_affinity(X, 9, 1.0)
     Z = reconstruction_weights(X, X[:70], 5)
     deg = np.asarray(W.sum(axis=1)).ravel()
-    out = [lll_kernels.reduced_dense(W.indptr, W.indices, W.data, deg,
+    out = [lll_loops.reduced_dense(W.indptr, W.indices, W.data, deg,
                                      Z.indices.reshape(-1, 5), Z.data.reshape(-1, 5), 70,
                                      n_parts, n_threads=2)
            for n_parts in (1, 3, 8)]

@@ -60,12 +60,12 @@ class _FakeIndex:
 
 def test_approximate_wrapper_passes_the_seed_and_threads(monkeypatch):
     import landmarking.neighbors as nb
-    from landmarking._parallel import kernel_threads
+    from landmarking._parallel import loop_threads
 
     made = []
 
     def fake(X, random_state):
-        made.append((random_state, kernel_threads()))
+        made.append((random_state, loop_threads()))
         return _FakeIndex(X, random_state)
 
     monkeypatch.setattr(nb, "_approximate_index", fake)
@@ -510,15 +510,15 @@ def test_knn_block_of_own_rows_matches_the_whole_search():
 
 
 def test_blocked_exact_n_jobs_gives_the_same_lists_and_restores_threads():
-    from landmarking._parallel import kernel_threads
+    from landmarking._parallel import loop_threads
 
     rng = np.random.default_rng(17)
     X = rng.normal(size=(300, 5))
-    before = kernel_threads()
+    before = loop_threads()
     one = exact_knn(X, 5, n_jobs=1)
     np.testing.assert_array_equal(one[1], exact_knn(X, 5)[1])
     np.testing.assert_array_equal(one[1], exact_knn(X, 5, n_jobs=-1)[1])
-    assert kernel_threads() == before
+    assert loop_threads() == before
     with pytest.raises(ValueError, match="n_jobs must be None"):
         exact_knn(X, 5, n_jobs=0)
 
@@ -551,13 +551,13 @@ def test_blocked_exact_gives_the_same_bits_on_any_thread_count():
 
 @pytest.mark.parametrize("n_features", [1, 3, 16, 37, 784])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_rerank_kernels_against_numpy(n_features, dtype):
+def test_rerank_loops_against_numpy(n_features, dtype):
     # The compiled re-rank: squared distances from the differences in float64 (a
     # fixed order of partial sums from 16 features on, one running sum below),
     # within a few ulps of NumPy's sum; equal rows give equal bits (ties stay
     # ties); the k nearest sorted by (distance, index); every thread count the
     # same bits.
-    from landmarking._neighbors_kernels import candidate_sq_distances, nearest_candidates
+    from landmarking._neighbors_loops import candidate_sq_distances, nearest_candidates
 
     rng = np.random.default_rng(n_features)
     X = (rng.normal(size=(400, n_features)) * 3 + 5).astype(dtype)

@@ -67,7 +67,7 @@ def test_minimum_pins_cover_every_dependency_of_the_tested_extras():
                    "dask", "zarr", "pytest", "hypothesis", "torch", "pyamg"]:
         assert needed in names
     assert all("==" in pin and ">" not in pin for pin in pins)
-    # The kernels are compiled when the package is built: numba is no dependency.
+    # The loops are compiled when the package is built: numba is no dependency.
     assert "numba" not in names
 
 
@@ -240,7 +240,7 @@ def test_both_builds_of_a_dispatched_module_give_the_same_bits():
         "               L.LocallyLinearLandmarks(n_landmarks=200, random_state=0)\n"
         "               .fit(X).embedding_):\n"
         "    h.update(np.ascontiguousarray(fitted).tobytes())\n"
-        "import landmarking.gp._kernels as K\n"
+        "import landmarking.gp._loops as K\n"
         "print(K.__name__, h.hexdigest())\n")
     digests = {}
     for level in _compiled.levels():
@@ -249,7 +249,7 @@ def test_both_builds_of_a_dispatched_module_give_the_same_bits():
         done = _import_in_child(code, dict(os.environ, LANDMARKING_KERNELS=level))
         assert done.returncode == 0, done.stderr[-3000:]
         module, digest = done.stdout.split()
-        assert module == f"landmarking.gp._kernels_{level}"
+        assert module == f"landmarking.gp._loops_{level}"
         digests[level] = digest
     assert len(digests) >= 1 and len(set(digests.values())) == 1, digests
 
@@ -257,7 +257,7 @@ def test_both_builds_of_a_dispatched_module_give_the_same_bits():
 def test_setup_refuses_a_tree_without_pyx(tmp_path):
     (tmp_path / "src" / "landmarking").mkdir(parents=True)
     (tmp_path / "src" / "landmarking" / "__init__.py").write_text("")
-    with pytest.raises(SystemExit, match=r"no \.pyx file under .*the compiled kernels' "
+    with pytest.raises(SystemExit, match=r"no \.pyx file under .*the compiled loops' "
                                          r"sources are missing"):
         _setup().extensions(tmp_path)
 
@@ -300,13 +300,13 @@ def _import_in_child(code, env=None):
                           timeout=120, env=env, cwd=ROOT / "tests")
 
 
-def test_import_is_cheap_and_runs_no_kernel_module():
+def test_import_is_cheap_and_runs_no_loop_module():
     # The check finds and links each file; the modules themselves and their own
     # imports (the thread pool of landmarking._parallel, joblib) wait for the first fit.
     done = _import_in_child(
         "import sys, landmarking\n"
         "print(sorted(m for m in sys.modules if m in ('landmarking._parallel', 'joblib')"
-        " or m.endswith('_kernels')))")
+        " or m.endswith('_loops')))")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 

@@ -9,7 +9,7 @@ from landmarking._parallel import (
     blas_limit,
     check_n_jobs,
     default_threads,
-    kernel_threads,
+    loop_threads,
     resolve_n_jobs,
     thread_limits,
 )
@@ -20,7 +20,7 @@ def _blas_threads():
 
 
 def test_resolve_none_is_every_usable_core_or_the_joblib_context():
-    assert resolve_n_jobs(None) == default_threads() == kernel_threads()
+    assert resolve_n_jobs(None) == default_threads() == loop_threads()
     assert resolve_n_jobs(1) == 1
     assert resolve_n_jobs(-1) >= 1
     with parallel_config(n_jobs=2):
@@ -29,26 +29,26 @@ def test_resolve_none_is_every_usable_core_or_the_joblib_context():
         assert resolve_n_jobs(None) == 1
 
 
-def test_thread_limits_set_the_kernels_and_restore_blas():
+def test_thread_limits_set_the_loops_and_restore_blas():
     blas_before = _blas_threads()
     with thread_limits(1) as n_threads:
-        assert n_threads == 1 and kernel_threads() == 1
+        assert n_threads == 1 and loop_threads() == 1
         assert all(threads == 1 for threads in _blas_threads())
         with thread_limits(2) as inner:  # nested calls: the inner count, then back
-            assert inner == 2 and kernel_threads() == 2
-        assert kernel_threads() == 1
-    assert kernel_threads() == default_threads()
+            assert inner == 2 and loop_threads() == 2
+        assert loop_threads() == 1
+    assert loop_threads() == default_threads()
     assert _blas_threads() == blas_before
 
 
 def test_none_leaves_the_thread_pools_as_they_are():
     blas_before = _blas_threads()
     with thread_limits(None) as n_threads:
-        assert n_threads == default_threads() == kernel_threads()
+        assert n_threads == default_threads() == loop_threads()
         assert _blas_threads() == blas_before
     with parallel_config(n_jobs=1), thread_limits(None) as n_threads:
-        assert n_threads == 1 and kernel_threads() == 1
-    assert kernel_threads() == default_threads()
+        assert n_threads == 1 and loop_threads() == 1
+    assert loop_threads() == default_threads()
 
 
 @pytest.mark.parametrize("bad", [0, 1.5, "all", True])
@@ -118,7 +118,7 @@ def test_one_pool_per_call_and_nested_parts_run_alone():
 
     def part(i):
         names.add(threading.current_thread().name)
-        inner.append(kernel_threads())
+        inner.append(loop_threads())
 
     with thread_limits(2):
         for _ in range(5):
@@ -138,7 +138,7 @@ def test_default_threads_follow_omp_num_threads_and_threadpool_limits():
 
     with threadpool_limits(limits=1):
         assert default_threads() == 1
-        assert kernel_threads() == 1
+        assert loop_threads() == 1
     code = "from landmarking._parallel import default_threads; print(default_threads())"
     for value in ("1", "3"):
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from landmarking.datasets import make_sculpting_s_curve, make_sculpting_swiss_roll
 from landmarking.metrics import affine_normalized_mse
 from landmarking.neighbors import nearest_neighbors
-from landmarking.sculpting import _kernels as K
+from landmarking.sculpting import _loops as K
 from landmarking.sculpting._loop import Relations as _Relations
 from landmarking.sculpting._loop import neighbor_distance_error
 from landmarking.sculpting.estimator import ManifoldSculpting
@@ -46,14 +46,16 @@ def _slow_term(Q, rel, p, j):
 
 
 def _kernel_args(rel, junk, s2, stamp, it, heavy, w_adj):
-    """The arguments K.point_error takes after the point and T (the (n, k) arrays)."""
-    return (rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk, s2, rel.delta_ave,
-            stamp, it, heavy, w_adj, rel.rev)
+    """The arguments K.point_error takes after the point and T (the (n, k) arrays,
+    the weighting and the reverse lists)."""
+    return ((rel.nbr, rel.far, rel.delta0, rel.theta0, rel.cos0, *junk),
+            K.Weighting(s2, rel.delta_ave, stamp, it, heavy, w_adj), rel.rev)
 
 
 def _climber_args(rel, junk, s2, stamp, it, heavy, w_adj):
-    """The arguments the climber takes after its step sizes (each point's terms)."""
-    return (rel.terms(junk), s2, rel.delta_ave, stamp, it, heavy, w_adj)
+    """The arguments the climber takes after its step sizes (each point's terms and
+    the weighting)."""
+    return (rel.terms(junk), K.Weighting(s2, rel.delta_ave, stamp, it, heavy, w_adj))
 
 
 def _perturbed_start(roll, rule, seed):

@@ -60,7 +60,7 @@ def main(argv):
         assert site in where.parents, f"landmarking imported from {where}, not from {site}"
     print(f"landmarking {landmarking.__version__} from {where.parent}")
     level = _compiled.kernel_level()
-    print(f"dispatched kernels: the {level} build")
+    print(f"dispatched loops: the {level} build")
     for name in _compiled.EXTENSIONS:
         built_for = next((lv for lv in _compiled.levels() if name.endswith(f"_{lv}")), None)
         if built_for in (None, level):  # a build this processor cannot run stays unrun

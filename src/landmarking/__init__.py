@@ -56,5 +56,5 @@ if TYPE_CHECKING:
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
-# A package without its compiled kernels fails here, naming the fix, not in a fit.
+# A package without its compiled loops fails here, naming the fix, not in a fit.
 _compiled.check()

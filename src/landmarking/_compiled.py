@@ -1,4 +1,4 @@
-"""The compiled kernels: which modules there are, the check at ``import landmarking``,
+"""The compiled loops: which modules there are, the check at ``import landmarking``,
 and the build of a dispatched module that this processor runs.
 
 Every ``.pyx`` file of the package is compiled by setup.py, and the fits import the
@@ -13,7 +13,7 @@ not count) and loaded by the dynamic linker, which refuses a truncated or foreig
 file. It does not run the modules, nor their own imports (NumPy, joblib): those
 wait for the first fit, as before.
 
-Run-time dispatch. A wheel runs on any processor of its platform, so the kernels
+Run-time dispatch. A wheel runs on any processor of its platform, so the loops
 are compiled for the platform's baseline (x86-64: SSE2). The GP steps, LLL's
 weights and the column moments are written for 256-bit vectors, and the baseline
 build took 1.8-2.0x the native build's time on the default GP fit and 1.3x on
@@ -33,19 +33,19 @@ import sys
 
 __all__ = ["EXTENSIONS", "SOURCES", "DISPATCHED", "check", "kernel_level", "load_dispatched"]
 
-#: The kernels' sources, one module per ``src/landmarking/**/*.pyx`` (tests check
+#: The compiled loops' sources, one module per ``src/landmarking/**/*.pyx`` (tests check
 #: the list).
 SOURCES = (
-    "landmarking._graph_kernels",
-    "landmarking._moments_kernels",
-    "landmarking._neighbors_kernels",
-    "landmarking.gp._kernels",
-    "landmarking.lll._kernels",
-    "landmarking.sculpting._kernels",
+    "landmarking._graph_loops",
+    "landmarking._moments_loops",
+    "landmarking._neighbors_loops",
+    "landmarking.gp._loops",
+    "landmarking.lll._loops",
+    "landmarking.sculpting._loops",
 )
 #: Sources compiled once per instruction level and chosen at import.
-DISPATCHED = ("landmarking._moments_kernels", "landmarking.gp._kernels",
-              "landmarking.lll._kernels")
+DISPATCHED = ("landmarking._moments_loops", "landmarking.gp._loops",
+              "landmarking.lll._loops")
 #: The instruction levels of a dispatched module on x86-64, and the processor
 #: features (as Linux's /proc/cpuinfo names them) that each needs beyond the
 #: baseline; setup.py's flags for each level are in its LEVEL_ARGS.
@@ -120,7 +120,7 @@ def check(extensions=EXTENSIONS):
             raise ImportError(
                 f"landmarking's compiled module {name} is missing or cannot be loaded "
                 f"({error}): this installation of landmarking was built without its "
-                f"compiled kernels, or for another Python or platform. {FIX}",
+                f"compiled loops, or for another Python or platform. {FIX}",
                 name=name) from error
 
 
@@ -147,7 +147,7 @@ def kernel_level(environ=os.environ):
     forced = environ.get(LEVEL_VARIABLE, "").strip()
     if forced:
         if forced not in available:
-            raise ImportError(f"{LEVEL_VARIABLE}={forced!r}: this platform's kernels are "
+            raise ImportError(f"{LEVEL_VARIABLE}={forced!r}: this platform's compiled loops are "
                               f"built for {', '.join(available)}; unset it to choose by "
                               f"processor")
         return forced

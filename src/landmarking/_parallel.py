@@ -2,18 +2,18 @@
 
 The rules, as scikit-learn's compiled (OpenMP) code follows them:
 
-- ``n_jobs=None`` (every estimator's default) runs the compiled kernels on
+- ``n_jobs=None`` (every estimator's default) runs the compiled loops on
   :func:`default_threads`: ``OMP_NUM_THREADS`` where it is set, else the CPUs this
   process may use (its affinity mask and its cgroup CPU quota, as joblib counts
   them), and never more than an enclosing ``threadpoolctl.threadpool_limits(n)``
   allows OpenMP. BLAS's thread pool is left as the user set it. Inside
   ``joblib.parallel_config(n_jobs=...)``, ``None`` means that many threads.
-- A number caps both the kernels and BLAS for the call: ``1`` one thread, ``-1``
+- A number caps both the compiled loops and BLAS for the call: ``1`` one thread, ``-1``
   all cores, ``-2`` all but one.
 
 :func:`thread_limits` applies the rule for the duration of a ``with`` block in the
 calling thread and restores everything on exit (return, exception or Ctrl-C), so
-nothing outlives the call. Inside the block the compiled kernels run their parts
+nothing outlives the call. Inside the block the compiled loops run their parts
 on one pool of Python threads (:func:`run_parts`), each part in compiled code that
 releases the GIL; the pool is made on first use and closed with the block. A part
 that itself asks for threads runs on one: nested parallelism would oversubscribe
@@ -40,11 +40,11 @@ from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
 from threadpoolctl import ThreadpoolController
 
 __all__ = ["check_n_jobs", "NJobs", "default_threads", "resolve_n_jobs", "thread_limits",
-           "kernel_threads", "run_parts", "blas_limit"]
+           "loop_threads", "run_parts", "blas_limit"]
 
 
 def default_threads():
-    """Threads for the compiled kernels when nothing else says: scikit-learn's count
+    """Threads for the compiled loops when nothing else says: scikit-learn's count
     for its OpenMP loops (``OMP_NUM_THREADS`` if set, else the usable CPUs under the
     affinity mask and the cgroup quota, capped by an enclosing ``threadpoolctl``
     limit on OpenMP), at least 1."""
@@ -67,7 +67,7 @@ class _CallThreads:
             return None
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=self.count,
-                                           thread_name_prefix="landmarking-kernel")
+                                           thread_name_prefix="landmarking-loop")
         return self.pool
 
     def close(self):
@@ -84,15 +84,15 @@ class _CallThreads:
 _CALL: ContextVar[_CallThreads | None] = ContextVar("landmarking_call_threads", default=None)
 
 
-def kernel_threads():
-    """Threads for the compiled kernels now: those of the enclosing
+def loop_threads():
+    """Threads for the compiled loops now: those of the enclosing
     :func:`thread_limits`, else :func:`default_threads`."""
     call = _CALL.get()
     return default_threads() if call is None else call.count
 
 
 def _run_alone(func, part):
-    """``func(part)`` in a pool thread, where nested kernels run on one thread."""
+    """``func(part)`` in a pool thread, where nested compiled loops run on one thread."""
     _CALL.set(_CallThreads(1, threading.get_ident()))
     return func(part)
 
@@ -117,7 +117,7 @@ def run_parts(func, parts, n_threads):
     pool = None if call is None else call.pool_for(n_threads)
     if pool is None:
         with ThreadPoolExecutor(max_workers=n_threads,
-                                thread_name_prefix="landmarking-kernel") as own:
+                                thread_name_prefix="landmarking-loop") as own:
             _run_on(own, func, parts)
         return
     _run_on(pool, func, parts)
@@ -166,12 +166,12 @@ def _asked_n_jobs(n_jobs):
 
 def _threads_for(asked):
     """Threads for an ``n_jobs`` already checked (:func:`_asked_n_jobs`)."""
-    return kernel_threads() if asked is None else max(1, int(effective_n_jobs(asked)))
+    return loop_threads() if asked is None else max(1, int(effective_n_jobs(asked)))
 
 
 def resolve_n_jobs(n_jobs):
     """The number of threads ``n_jobs`` stands for, at least 1 (None: the joblib
-    context's, else :func:`kernel_threads`)."""
+    context's, else :func:`loop_threads`)."""
     return _threads_for(_asked_n_jobs(n_jobs))
 
 
@@ -180,7 +180,7 @@ def thread_limits(n_jobs):
     """Run the block with the threads ``n_jobs`` stands for; yields their count.
 
     The count is resolved once, here, in the calling thread (:func:`resolve_n_jobs`)
-    and the compiled kernels of the block use it (:func:`kernel_threads`). A number
+    and the compiled loops of the block use it (:func:`loop_threads`). A number
     (or a joblib context) also caps BLAS at that many threads for the block
     (:func:`blas_limit`); ``n_jobs=None`` outside a joblib context leaves BLAS as it
     is. Everything is restored on exit.

@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from ._memory import check_memory
-from ._parallel import NJobs, kernel_threads
+from ._parallel import NJobs, loop_threads
 from ._timings import stage
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from ._validation import (
@@ -53,7 +53,7 @@ __all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "resolve_bandw
 SYMMETRIZE = ("union", "mean")
 
 #: Graphs with at least this many stored entries are checked by the compiled
-#: passes of :mod:`._graph_kernels` (no transpose); smaller ones by scipy, whose
+#: passes of :mod:`._graph_loops` (no transpose); smaller ones by scipy, whose
 #: symmetry check is as quick there (measured on MNIST k-NN graphs:
 #: CHANGELOG.md, "Measurements retired from source comments").
 COMPILED_MIN_NNZ = 1 << 20
@@ -371,10 +371,10 @@ def _is_symmetric(W, rtol=1e-10):
     """
     scale = max(float(max(W.data.max(), -W.data.min())) if W.nnz else 0.0, 1e-300)
     if W.has_canonical_format and W.nnz >= COMPILED_MIN_NNZ:
-        from . import _graph_kernels as K  # compiled; loaded on first use
+        from . import _graph_loops as K  # compiled; loaded on first use
 
         verdict = K.symmetry_pass(W.indptr, W.indices, W.data, rtol * scale,
-                                  kernel_threads())
+                                  loop_threads())
         if verdict >= 0:
             return bool(verdict)
     asym = abs(W - W.T)
@@ -403,7 +403,7 @@ def check_connected(W: SparseMatrix, *, warn: bool = True) -> int:
     1
     """
     if sparse.issparse(W) and W.shape[0] == W.shape[1] and W.nnz >= COMPILED_MIN_NNZ:
-        from . import _graph_kernels as K  # compiled; loaded on first use
+        from . import _graph_loops as K  # compiled; loaded on first use
 
         W = sparse.csr_matrix(W)
         labels = K.component_labels(W.indptr, W.indices)

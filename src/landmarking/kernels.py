@@ -163,13 +163,13 @@ def variance_kernel_width(X: MatrixLike) -> float:
 
 
 #: Arrays of at least this many values take the compiled column moments
-#: (:mod:`._moments_kernels`: the same bits, on the kernels' threads); smaller ones
+#: (:mod:`._moments_loops`: the same bits, on the kernels' threads); smaller ones
 #: NumPy's, which cost less than loading the compiled code.
 COMPILED_MOMENTS_MIN_VALUES = 2**21
 
 
 def compiled_moments_apply(block, n_values):
-    """Whether :mod:`._moments_kernels` gives NumPy's bits for this block: dense,
+    """Whether :mod:`._moments_loops` gives NumPy's bits for this block: dense,
     C-ordered float32 or float64 with more than one column (NumPy adds a single
     column, or an F-ordered block, pairwise), and worth it for ``n_values``."""
     return (n_values >= COMPILED_MOMENTS_MIN_VALUES and isinstance(block, np.ndarray)
@@ -179,8 +179,8 @@ def compiled_moments_apply(block, n_values):
 
 def compiled_column_moments(block):
     """(rows, mean, sum of squared deviations) per column of a block, float64, by
-    :mod:`._moments_kernels`: NumPy's bits where :func:`compiled_moments_apply`."""
-    from ._moments_kernels import column_squared_deviations, column_sums
+    :mod:`._moments_loops`: NumPy's bits where :func:`compiled_moments_apply`."""
+    from ._moments_loops import column_squared_deviations, column_sums
 
     total = np.zeros(block.shape[1])
     column_sums(block, total)

@@ -36,7 +36,7 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state, gen_batches
 
-from ._parallel import kernel_threads, thread_limits
+from ._parallel import loop_threads, thread_limits
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from ._validation import check_choice, check_positive_int
 
@@ -82,7 +82,7 @@ def _spurious_invalid():
 # proportional to it, so that the final lists are provably the exact ones.
 _U32 = float(np.finfo(np.float32).eps) / 2
 # Rows and columns of one float32 product tile (see _tile_rows). Each tile is one
-# BLAS call and one or two compiled loops run on threads (_neighbors_kernels; numba
+# BLAS call and one or two compiled loops run on threads (_neighbors_loops; numba
 # parallel loops when this was measured), and every parallel region waits for its
 # threads, which on a loaded machine costs more than the cache misses of a
 # large tile: the largest tile measured was the quickest (CHANGELOG.md,
@@ -451,7 +451,7 @@ def exact_knn(X: ArrayLike, n_neighbors: int, *, query: ArrayLike | None = None,
     n_candidates : int or None
         Shortlist length; default ``n_neighbors + max(16, n_neighbors // 4)``.
     n_jobs : int or None
-        Threads for the products (BLAS) and the heaps (compiled kernels), as in
+        Threads for the products (BLAS) and the heaps (compiled loops), as in
         :func:`landmarking._parallel.thread_limits`; None leaves both thread
         pools as the caller set them (an estimator's ``n_jobs``, or all cores).
 
@@ -543,7 +543,7 @@ def knn_block(Qb: NDArray[np.float64], X64: NDArray[np.float64], X32: NDArray[np
     -------
     distances, indices : ndarrays of shape (b, k)
     """
-    from ._neighbors_kernels import push_rows
+    from ._neighbors_loops import push_rows
 
     Qc = Qb if centre is None else Qb - centre
     with np.errstate(over="ignore"):  # named by the check below
@@ -568,7 +568,7 @@ def _self_knn(prepared, k, m):
     """Neighbours of every row of the reference set among the others: each
     tile of products X_I X_J^T (J after I) is computed once and pushed into
     the heaps of its rows and of its columns."""
-    from ._neighbors_kernels import push_columns, push_rows
+    from ._neighbors_loops import push_columns, push_rows
 
     X64, X32, sq, _ = prepared
     n = X64.shape[0]
@@ -592,7 +592,7 @@ def _self_knn(prepared, k, m):
 def _rerank(Q64, q32, vals, idx, X64, X32, sq, k, self_offset):
     """Exact float64 order of the shortlists, and the rows whose shortlist the
     rounding bound cannot vouch for re-ranked over every point within it."""
-    from ._neighbors_kernels import candidate_sq_distances
+    from ._neighbors_loops import candidate_sq_distances
 
     b, m = idx.shape
     n = X64.shape[0]
@@ -683,8 +683,8 @@ class _ApproximateIndex:
     The graph is built by one thread, inserting the rows in an order drawn from
     ``random_state``: parallel insertion makes the graph depend on how the threads
     interleave, so the same seed would not give the same neighbours. Queries only
-    read the graph and run on the compiled kernels' threads
-    (:func:`~landmarking._parallel.kernel_threads`; each query's result is
+    read the graph and run on the compiled loops' threads
+    (:func:`~landmarking._parallel.loop_threads`; each query's result is
     independent of the others). The same ``random_state`` therefore gives the same
     lists on every run and thread count.
 
@@ -737,7 +737,7 @@ class _ApproximateIndex:
     def _search(self, Y, count):
         """Keys of the ``count`` graph neighbours of each row of Y, all threads."""
         self.index_.expansion_search = _expansion_search(count)
-        found = self.index_.search(Y, count, threads=kernel_threads())
+        found = self.index_.search(Y, count, threads=loop_threads())
         keys = np.asarray(found.keys, dtype=np.int64).reshape(Y.shape[0], count)
         short = np.flatnonzero(np.asarray(found.counts).reshape(-1) < count)
         # The unfilled slots of a short row hold no row index: give it valid
@@ -777,7 +777,7 @@ class _ApproximateIndex:
         """Exact float64 order of each row's candidates (ties by index), the rows
         visited in the order ``rows``; a row the graph returned too few candidates
         for is searched exactly."""
-        from ._neighbors_kernels import nearest_candidates
+        from ._neighbors_loops import nearest_candidates
 
         # float32 queries of float32 points stay float32 (the kernel subtracts in
         # float64); any other pair is read in float64: the two pairs the compiled
@@ -893,11 +893,11 @@ def _principal_axes(X, rng):
 
 def _tree_index(X, n_jobs):
     """scikit-learn's exact KD-tree on X, its queries on ``n_jobs`` threads (None:
-    :func:`~landmarking._parallel.kernel_threads`); the lists do not depend on
+    :func:`~landmarking._parallel.loop_threads`); the lists do not depend on
     the thread count."""
     X = np.asarray(X)
     _check_finite(X)
-    threads = kernel_threads() if n_jobs is None else n_jobs
+    threads = loop_threads() if n_jobs is None else n_jobs
     return NearestNeighbors(algorithm="kd_tree", n_jobs=threads).fit(X)
 
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .._parallel import blas_limit, check_n_jobs, kernel_threads, run_parts
+from .._parallel import blas_limit, check_n_jobs, loop_threads, run_parts
 from .._typing import StrPath
 from .real import load_mnist
 
@@ -386,7 +386,7 @@ def _n_threads(n_jobs):
     n_jobs = check_n_jobs(n_jobs)
     if n_jobs is None:
         n_jobs = get_active_backend()[1]  # that of a joblib.parallel_config, if any
-    return kernel_threads() if n_jobs is None else max(1, int(effective_n_jobs(n_jobs)))
+    return loop_threads() if n_jobs is None else max(1, int(effective_n_jobs(n_jobs)))
 
 
 def _source_digits(split, path):

@@ -9,7 +9,7 @@ Where each part lives (imports run downward, in this order):
 - :mod:`.sampling`: the fit's sample of the rows, drawn once, and the layout of
   its minibatches (chunks, batches, the order of batches);
 - :mod:`._tables`: the CPU backend's kernel tables and batch factors;
-- :mod:`._kernels`: the compiled step of the CPU backend (Cython, compiled ahead
+- :mod:`._loops`: the compiled step of the CPU backend (Cython, compiled ahead
   of time), for a block of B >= 1 landmarks: the sequential fit is B = 1;
 - :mod:`._cpu` and :mod:`._torch`: the two backends, each with one step for
   blocks and single landmarks alike (the CPU one also with the reference step

@@ -7,7 +7,7 @@ B = 1; symbols as in :mod:`.objective`, whose formulae the steps apply):
   the compiled step is tested against, and the step of CSR chunks and of fits
   whose batch factors are not kept;
 - :class:`CompiledSteps`: the steps of a chunk visit in one compiled call
-  (:func:`._kernels.visit_steps`, Cython, on ``n_jobs`` threads for a block);
+  (:func:`._loops.visit_steps`, Cython, on ``n_jobs`` threads for a block);
 - :func:`optimise`: the one host driver of the steps of a block over its batches,
   with the stopping rule of ``n_steps="auto"``;
 - :func:`cpu_fit` and :func:`cpu_refinement`: the backend interface
@@ -41,7 +41,7 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
 
-from .._parallel import blas_limit, kernel_threads, thread_limits
+from .._parallel import blas_limit, loop_threads, thread_limits
 from . import objective
 from ._tables import BatchFactors, KernelTables, Others, Preceding, _BatchGrams
 from .objective import (
@@ -172,7 +172,7 @@ def _visit_arrays(span, c, batches, chunk, visit_length):
 
 class CompiledSteps:
     """The steps of a block (of one landmark too) on a chunk visit in one compiled
-    call (:func:`._kernels.visit_steps`) for dense chunks whose batch factors are
+    call (:func:`._loops.visit_steps`) for dense chunks whose batch factors are
     kept; :meth:`steps` returns None where that does not apply (CSR chunks, factors
     not kept) and :func:`optimise` steps one batch at a time with the reference.
 
@@ -184,7 +184,7 @@ class CompiledSteps:
         self.work, self.key = None, None
 
     def _work(self, B, b, d, k, dtype):
-        from ._kernels import step_work
+        from ._loops import step_work
 
         key = (B, d, np.dtype(dtype))
         if self.key != key or self.work[1].shape[1] < b or self.work[2].shape[1] < max(k, 1):
@@ -199,7 +199,7 @@ class CompiledSteps:
         ``visit_length`` the steps of the whole visit (``batches`` may be part of
         it). Returns (n_steps, B, 3): each step's pivots f_j, phi_j^T phi_j and
         nearest squared distances; or None, having done nothing."""
-        from ._kernels import SPACE_CODES, visit_steps
+        from ._loops import SPACE_CODES, Schedule, VisitChunk, visit_steps
 
         arrays = _visit_arrays(span, c, batches, chunk, visit_length)
         if arrays is None:
@@ -207,10 +207,12 @@ class CompiledSteps:
         Xc, xsq_c, perm, positions, bounds, table, k, Ls = arrays
         work = self._work(T.shape[0], int(np.diff(bounds).max()), Xc.shape[1], k, Xc.dtype)
         sums = np.empty((len(batches), T.shape[0], 3))
-        visit_steps(Xc, xsq_c, perm, positions, bounds, np.asarray(batches, dtype=np.int64),
-                    table, k, Ls, T, float(eta), int(first), float(s0), float(tau),
-                    float(max_step), SPACE_CODES[space], objective.MIN_RELATIVE_F, work, sums,
-                    self.n_threads)
+        chunk = VisitChunk(Xc=Xc, xsq=xsq_c, perm=perm, positions=positions, bounds=bounds,
+                           batches=np.asarray(batches, dtype=np.int64), Phi=table, k=k, Ls=Ls)
+        schedule = Schedule(eta=float(eta), first=int(first), s0=float(s0), tau=float(tau),
+                            max_step=float(max_step), space=SPACE_CODES[space],
+                            tol=objective.MIN_RELATIVE_F)
+        visit_steps(chunk, T, schedule, work, sums, self.n_threads)
         return sums
 
 
@@ -316,7 +318,7 @@ class _CpuFit:
             with blas_limit(1, self.blas):
                 return optimise(t0, step=_compiled_steps(1), **settings)
         with thread_limits(self.n_jobs), blas_limit(1, self.blas):
-            return optimise(t0, step=_compiled_steps(kernel_threads()), **settings)
+            return optimise(t0, step=_compiled_steps(loop_threads()), **settings)
 
     def block_gram(self, k, end, first):
         """Phi[:, :end]^T Phi[:, first:end] (end x (end - first)) over all rows, after
@@ -326,12 +328,12 @@ class _CpuFit:
         longer run's."""
         if not self.tables.keep:
             return self.gram(end)[:, first:]
-        from ._kernels import cross_gram
+        from ._loops import cross_gram
 
         cross = np.zeros((end, end - first))
         with thread_limits(self.n_jobs):
             for table in self.tables.block_columns(k, end):
-                cross_gram(table, first, end, cross, kernel_threads())
+                cross_gram(table, first, end, cross, loop_threads())
         return cross
 
     def reorder(self, k, order):

@@ -27,7 +27,7 @@ from scipy import sparse
 
 from .._blocks import is_in_memory, reduce_row_blocks, take_rows, working_dtype
 from .._memory import available_memory
-from .._parallel import kernel_threads
+from .._parallel import loop_threads
 from ..kernels import squared_distances
 from .objective import RIDGE, _CholeskyFactor
 
@@ -50,7 +50,7 @@ def phi_columns(block, landmarks, eta, xsq=None):
 
     Every column of a fit comes from here, so that a column has the same bits
     whether this run or the run it continues computed it, with the table kept or
-    recomputed. A dense block: the compiled :func:`._kernels.kernel_columns` (each
+    recomputed. A dense block: the compiled :func:`._loops.kernel_columns` (each
     row read once for all k landmarks, each value computed alone: the same bits
     however many are computed together, and on any number of threads). A CSR
     block: one landmark at a time with scipy's sparse product. ``xsq``, the
@@ -66,10 +66,10 @@ def phi_columns(block, landmarks, eta, xsq=None):
             d2 *= -1.0 / eta
             columns[:, j] = np.exp(d2, out=d2)[:, 0]
         return columns
-    from ._kernels import kernel_columns as compiled_columns
+    from ._loops import kernel_columns as compiled_columns
 
     return compiled_columns(np.ascontiguousarray(block), np.asarray(xsq, dtype=block.dtype),
-                            landmarks, float(eta), columns, kernel_threads())
+                            landmarks, float(eta), columns, loop_threads())
 
 
 def _kernel_gram(block, landmarks, eta):
@@ -81,16 +81,16 @@ def _kernel_gram(block, landmarks, eta):
 def _add_gram(Phi, total):
     """total += Phi^T Phi (k, k) for a block of kernel columns Phi (n_b, k).
 
-    By the compiled :func:`._kernels.cross_gram`, not BLAS: each entry is summed
+    By the compiled :func:`._loops.cross_gram`, not BLAS: each entry is summed
     over the rows in order, so entry (i, j) has the same bits whatever k is. BLAS
     (a syrk or gemm) sums in an order that its kernel chooses by the matrix's
     shape and the processor (OPENBLAS_CORETYPE), so the objectives of a run's
     first landmarks would change in the last bits when a continued run recomputes
     them with more columns.
     """
-    from ._kernels import cross_gram
+    from ._loops import cross_gram
 
-    return cross_gram(Phi, 0, Phi.shape[1], total, kernel_threads())
+    return cross_gram(Phi, 0, Phi.shape[1], total, loop_threads())
 
 
 def _candidate_cross(block, landmarks, t, eta):

@@ -49,7 +49,7 @@ as the CPU path limits BLAS: a step is too small to gain from threads, and
 torch's threads lose badly when the cores are busy (seven times slower measured
 on 2 shared cores).
 
-Precision follows the compiled CPU step (:mod:`._kernels`): the products
+Precision follows the compiled CPU step (:mod:`._loops`): the products
 with the batch in X's dtype, the distances, kernel values, solve and weights in
 float64.
 """

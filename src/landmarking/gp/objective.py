@@ -110,7 +110,7 @@ the reference objectives and gradients (:func:`gp_objective_and_gradient`,
 (:func:`pivots_with_drops`), the greedy order (:func:`greedy_order`) and the
 objectives on all the data from a Gram matrix (:func:`_objectives`). The NumPy
 backend (:mod:`._cpu`) and the torch backend (:mod:`._torch`) call them with
-their own array primitives; the compiled step (:mod:`._kernels`) has compiled
+their own array primitives; the compiled step (:mod:`._loops`) has compiled
 twins of the move and of the factor with drops, which the tests pin to these.
 """
 

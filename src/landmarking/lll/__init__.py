@@ -11,7 +11,7 @@ One module per part (a reader finds each algorithm by its file name):
 - :mod:`.out_of_sample`: :func:`~landmarking.lll_out_of_sample`, the map of new
   points;
 - :mod:`.backend`: ``lll_backend(device)``, the CPU or the torch path (:mod:`._torch`);
-- :mod:`._kernels`: the compiled (Cython) loops of the CPU path;
+- :mod:`._loops`: the compiled (Cython) loops of the CPU path;
 - :mod:`.landmark_selection`, :mod:`.diagnostics`, :mod:`.start_and_refit` (LLL's
   start for the exact eigenvectors, and the landmark coordinates refitted to
   them), :mod:`.model_selection`

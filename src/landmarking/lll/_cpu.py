@@ -15,7 +15,7 @@ This module (named ``_cpu`` for where it runs, like GP's CPU backend :mod:`landm
 holds the CPU path of the two large computations,
 :func:`reconstruction_weights` (Z) and :func:`reduced_problem` (A~, B~), and
 :func:`solve_reduced_problem`, the small eigenproblem every path shares. Their
-compiled loops live in :mod:`._kernels`; the torch path, for ``device=...``,
+compiled loops live in :mod:`._loops`; the torch path, for ``device=...``,
 in :mod:`._torch`; :func:`~landmarking.lll.backend.lll_backend` picks one.
 :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` is the
 scikit-learn estimator around them.
@@ -34,7 +34,7 @@ from sklearn.utils.extmath import row_norms
 
 from .._blocks import block_bounds, reduce_row_blocks
 from .._memory import working_memory_bytes
-from .._parallel import blas_limit, kernel_threads, run_parts
+from .._parallel import blas_limit, loop_threads, run_parts
 from .._progress import progress_bar
 from .._typing import (
     ArrayLike,
@@ -46,7 +46,7 @@ from .._typing import (
 from .._validation import check_positive_int
 from ..graph import degree
 from ..local_weights import local_affine_weights
-from . import _kernels as K
+from . import _loops as K
 
 __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
            "check_reg", "check_landmark_neighbors"]
@@ -384,7 +384,7 @@ def _weights_of_block(block, local):
     # On several threads, each of the kernel's threads makes its own product on
     # one BLAS thread (see bounded_candidate_weights). blas_limit is safe when
     # Dask's threads run blocks at once (BLAS's thread count is process-wide).
-    one_blas_thread = scan and kernel_threads() > 1
+    one_blas_thread = scan and loop_threads() > 1
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
         if scan:
@@ -414,7 +414,7 @@ def _gram_weights(X, local, idx, weights):
     # pass on all threads for the nearest landmarks and the local solves.
     failed = K.nearest_gram_weights(cross, x_sq, local.t_sq, local.gram, local.landmarks,
                                     local.reg, local.reg >= CHOLESKY_MIN_REG, idx, weights,
-                                    kernel_threads())
+                                    loop_threads())
     if not failed.any():
         return
     sub = np.flatnonzero(failed)
@@ -445,7 +445,7 @@ MAX_EXTRA_SHARE = 0.5
 
 def _bounded_weights(X, local, idx, weights):
     """Fill ``idx`` and ``weights`` for the dense rows X from the float32 scan of
-    lower bounds (:class:`_LandmarkAxes`, :func:`~._kernels.bounded_candidate_weights`);
+    lower bounds (:class:`_LandmarkAxes`, :func:`~._loops.bounded_candidate_weights`);
     returns the positions of the rows left unproved (``idx`` and ``weights``
     unset there) for the float64 path.
 
@@ -469,9 +469,10 @@ def _bounded_weights(X, local, idx, weights):
     K.bounded_candidate_weights(
         (X, Xc, Y.astype(np.float32), y_sq, eps),
         (local.landmarks_exact, axes.centred, axes.s32, axes.s_sq, axes.eps, axes.gram),
-        local.reg, local.reg >= CHOLESKY_MIN_REG, local.n_cand, axes.bound,
-        max(1, int(MAX_EXTRA_SHARE * n_land)), idx, weights, cz, x_sq, status,
-        kernel_threads())
+        K.BoundedSearch(reg=local.reg, solve=local.reg >= CHOLESKY_MIN_REG,
+                        n_cand=local.n_cand, bound=axes.bound,
+                        max_extra=max(1, int(MAX_EXTRA_SHARE * n_land))),
+        (idx, weights, cz, x_sq), status, loop_threads())
     left = np.flatnonzero(status == 2)
     if left.size:
         weights[left] = _pivoted_weights(x_sq[left], cz[left], axes.gram, axes.centred,
@@ -482,7 +483,7 @@ def _bounded_weights(X, local, idx, weights):
 def _nearest_landmarks(cross, x_sq, t_sq, k):
     """The k nearest landmarks of each point, nearest first, ties to the lower index.
 
-    Ranks by |y|^2 - 2 y.t + |t|^2 rounded exactly as the compiled kernel does.
+    Ranks by |y|^2 - 2 y.t + |t|^2 rounded exactly as the compiled loop does.
     """
     d2 = -2.0 * cross + x_sq[:, None] + t_sq[None, :]
     n, n_land = d2.shape
@@ -557,12 +558,12 @@ def _sparse_reduced(W, deg, z_idx, z_w, n_land):
     """A~ and B~ as CSR matrices, a group of rows at a time.
 
     Each group's rows of B~ and C~ = Z^T W Z are summed densely by the compiled
-    pass (:func:`~._kernels.reduced_rows`, every point in its order, so any
+    pass (:func:`~._loops.reduced_rows`, every point in its order, so any
     grouping gives the same bits) and only their nonzero entries kept. Groups
     are sized so that the dense rows of the groups running at once (one per
     thread) fit in scikit-learn's ``working_memory``.
     """
-    threads = kernel_threads()
+    threads = loop_threads()
     rows = max(1, min(n_land, working_memory_bytes() // (2 * 8 * n_land * threads)))
     groups = [(lo, min(n_land, lo + rows)) for lo in range(0, n_land, rows)]
     parts = [None] * len(groups)

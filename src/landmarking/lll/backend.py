@@ -1,8 +1,8 @@
 """The backend binding of Locally Linear Landmarks: where Z, A~, B~ and the map run.
 
 :func:`lll_backend` resolves the ``device`` parameter once and returns the NumPy
-path (:mod:`~landmarking.lll._cpu` and :mod:`.out_of_sample`, with the compiled kernels of
-:mod:`._kernels`) or the torch one (:mod:`._torch`, bound to the device). Both
+path (:mod:`~landmarking.lll._cpu` and :mod:`.out_of_sample`, with the compiled loops of
+:mod:`._loops`) or the torch one (:mod:`._torch`, bound to the device). Both
 offer the same small interface:
 
 - ``weights(X, landmarks, K_Z, *, reg, verbose)``: the sparse weights Z;

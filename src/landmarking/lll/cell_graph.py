@@ -28,11 +28,11 @@ import contextlib
 import numpy as np
 from sklearn.utils import check_random_state, gen_batches
 
-from .._parallel import blas_limit, kernel_threads, run_parts
+from .._parallel import blas_limit, loop_threads, run_parts
 from .._typing import ArrayLike, NDArray, RandomStateLike
 from .._validation import check_positive_int
 from ..neighbors import _exact_rows
-from . import _kernels as K
+from . import _loops as K
 from ._cpu import _LandmarkAxes, reconstruction_weights
 
 __all__ = ["cell_graph", "graph_cells", "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
@@ -129,7 +129,7 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
     search = _CellSearch(X, Y, y_sq, order, starts,
                          np.ascontiguousarray(nearest[:, :probes]), k)
     tasks = list(gen_batches(len(starts) - 1, CELLS_PER_TASK))
-    threads = kernel_threads()
+    threads = loop_threads()
 
     def run(task):
         for cell in range(task.start, task.stop):

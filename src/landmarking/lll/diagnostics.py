@@ -35,7 +35,7 @@ from scipy import sparse
 
 from .._blocks import row_blocks
 from .._typing import ArrayLike, MatrixLike, SparseMatrix
-from ._kernels import reconstruction_residuals
+from ._loops import reconstruction_residuals
 
 __all__ = ["LandmarkSpanWarning", "landmark_reconstruction_error",
            "warn_if_landmarks_represent_poorly", "RECONSTRUCTION_WARN"]

@@ -79,7 +79,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         in ``neighbors_method_``.
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
-        Threads for the neighbour search, the compiled kernels and BLAS during
+        Threads for the neighbour search, the compiled loops and BLAS during
         ``fit`` and ``transform`` (None: for the kernels, ``OMP_NUM_THREADS`` if set,
         else the CPUs this process may use, within an enclosing
         ``threadpool_limits``; BLAS's threads as they are; inside

@@ -4,7 +4,7 @@ Three layers, as in umap: the estimator
 (:class:`~landmarking.sculpting.estimator.ManifoldSculpting`), the public function
 :func:`~landmarking.sculpting.fit.manifold_sculpting` with the loop
 it runs (:mod:`._loop`: the relationships to restore and the iterations), and
-the compiled hill-climbing pass (:mod:`._kernels`, Cython). New points for a
+the compiled hill-climbing pass (:mod:`._loops`, Cython). New points for a
 fitted model are in :mod:`._incremental`; the intrinsic-dimension estimate in
 :mod:`.intrinsic_dimension`.
 

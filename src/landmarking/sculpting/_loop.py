@@ -6,14 +6,14 @@ evaluates the total error; :func:`sculpt` runs the paper's iterations on it. The
 relationships and the dropped-dimension caches are vectorised NumPy (in blocks of
 rows within scikit-learn's ``working_memory``); the hill climber, which must see
 each move before the next, and the total error of every iteration are compiled
-(:mod:`._kernels`, Cython, compiled when the package is built).
+(:mod:`._loops`, Cython, compiled when the package is built).
 """
 
 import numpy as np
 from sklearn.utils import gen_batches
 
 from .._blocks import rows_per_block
-from . import _kernels as K
+from . import _loops as K
 
 __all__ = ["Relations", "sculpt", "neighbor_relations", "junk_caches",
            "neighbor_distance_error"]
@@ -125,7 +125,7 @@ class Relations:
         return junk_caches(np.asarray(J, dtype=float), self.nbr, self.far)
 
     def terms(self, junk):
-        """Every point's terms in one block each (:func:`._kernels.point_terms`), for
+        """Every point's terms in one block each (:func:`._loops.point_terms`), for
         the passes with the dropped-dimension caches ``junk``."""
         return K.point_terms(self.nbr, self.far, self.delta0, self.theta0, self.cos0, junk,
                              self.rev)
@@ -185,8 +185,8 @@ def sculpt(T, junk, rel, *, sigma, scale, min_iter, max_iter, patience,
                                      _MAX_EXPAND_ROUNDS)
             s2 = scale * scale
             start = int(free[rng.randint(free.size)]) if free.size else 0
-            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, terms, s2,
-                                  rel.delta_ave, stamp, it, heavy, w_adj)
+            steps = K.sculpt_pass(T, start, order, eta, _MAX_CLIMB_STEPS, rel.nbr, terms,
+                                  K.Weighting(s2, rel.delta_ave, stamp, it, heavy, w_adj))
             # Step 4c: keep the number of steps per iteration near the number of points.
             eta = eta * 1.1 if steps >= free.size else eta * 0.9
             err = rel.total_error(T, junk, s2)

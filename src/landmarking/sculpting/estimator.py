@@ -3,7 +3,7 @@
 The estimator layer only: parameters, fitted state, semi-supervision and new
 points. The numerics are :func:`~landmarking.sculpting.fit.manifold_sculpting`
 (the start and one run of the loop), :mod:`._incremental` (new points) and, below
-them, the loop :mod:`._loop` and the compiled pass :mod:`._kernels`.
+them, the loop :mod:`._loop` and the compiled pass :mod:`._loops`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ The three layers, as umap's: :func:`manifold_sculpting` here (checks, the
 neighbour graph, the start, one call of the loop), the loop
 :func:`~landmarking.sculpting._loop.sculpt` with the relationships it restores
 (:mod:`._loop`, vectorised NumPy), and the compiled hill-climbing pass
-(:mod:`._kernels`, Cython, compiled when the package is built).
+(:mod:`._loops`, Cython, compiled when the package is built).
 :class:`~landmarking.sculpting.estimator.ManifoldSculpting` is the
 estimator over this function.
 """

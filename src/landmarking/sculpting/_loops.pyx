@@ -1,9 +1,9 @@
 # distutils: extra_compile_args = -fno-math-errno
 # (sqrt sets no errno here, so that loops of square roots vectorise: the same
 # correctly rounded results, several terms at once; setup.py adds the common flags.)
-"""Compiled kernels of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
+"""Compiled loops of Manifold Sculpting (Gashler, Ventura & Martinez 2011).
 
-Layout shared by every kernel:
+Layout shared by every loop:
 
 - ``T`` (n, t): the target coordinates, the only values hill climbing moves.
 - ``nbr`` (n, k): neighbour indices; ``far[i, j]`` is ``m_ij``, the neighbour of
@@ -55,6 +55,7 @@ __all__ = [
     "no_reverse_lists",
     "adjust_point",
     "sculpt_pass",
+    "Weighting",
     "total_terms",
     "mean_neighbor_distance",
     "expand_targets",
@@ -115,16 +116,19 @@ cdef const int64_t* _int64_pointer(const int64_t[::1] a):
     return &a[0] if a.shape[0] > 0 else NULL
 
 
-cdef Graph _graph(double[:, ::1] T, const int64_t[:, ::1] nbr, const int64_t[:, ::1] far,
-                  const double[:, ::1] delta0, const double[:, ::1] theta0,
-                  const double[:, ::1] cos0, const double[:, ::1] junk_sq,
-                  const double[:, ::1] junk_far, const double[:, ::1] junk_dot, double s2,
-                  double delta_ave, int64_t[::1] stamp, int64_t it, const uint8_t[::1] heavy,
-                  double w_adj, rev) except *:
-    """The Graph over the caller's arrays (which must outlive its use)."""
-    cdef const int64_t[::1] rptr = rev[0]
-    cdef const int64_t[::1] rp = rev[1]
-    cdef const int64_t[::1] rj = rev[2]
+cdef Graph _relations_graph(const double[:, ::1] T, relations, double s2,
+                            double delta_ave) except *:
+    """A Graph of the (n, k) arrays ``relations`` = (nbr, far, delta0, theta0, cos0,
+    junk_sq, junk_far, junk_dot) over the caller's arrays (which must outlive its
+    use), every weight 1 and no reverse lists."""
+    cdef const int64_t[:, ::1] nbr = relations[0]
+    cdef const int64_t[:, ::1] far = relations[1]
+    cdef const double[:, ::1] delta0 = relations[2]
+    cdef const double[:, ::1] theta0 = relations[3]
+    cdef const double[:, ::1] cos0 = relations[4]
+    cdef const double[:, ::1] junk_sq = relations[5]
+    cdef const double[:, ::1] junk_far = relations[6]
+    cdef const double[:, ::1] junk_dot = relations[7]
     cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1]
     for name, a in (("T", T), ("far", far), ("delta0", delta0), ("theta0", theta0),
                     ("cos0", cos0), ("junk_sq", junk_sq), ("junk_far", junk_far),
@@ -132,18 +136,33 @@ cdef Graph _graph(double[:, ::1] T, const int64_t[:, ::1] nbr, const int64_t[:, 
         if a.shape[0] != n or (name != "T" and a.shape[1] != k):
             raise ValueError(f"{name} has shape {tuple(a.shape)[:2]}; the neighbour "
                              f"table is ({n}, {k}).")
-    if stamp.shape[0] != n or heavy.shape[0] != n:
-        raise ValueError(f"stamp and heavy need one entry per point ({n}).")
-    if rptr.shape[0] not in (0, n + 1) or rp.shape[0] != rj.shape[0]:
-        raise ValueError("rev must be reverse_lists(nbr, far) or no_reverse_lists().")
     cdef Graph g
-    g.T = &T[0, 0] if T.shape[0] > 0 and T.shape[1] > 0 else NULL
+    g.T = <double*>&T[0, 0] if T.shape[0] > 0 and T.shape[1] > 0 else NULL
     g.n, g.k, g.t = n, k, T.shape[1]
     g.nbr, g.far = &nbr[0, 0], &far[0, 0]
     g.delta0, g.theta0, g.cos0 = &delta0[0, 0], &theta0[0, 0], &cos0[0, 0]
     g.junk_sq, g.junk_far, g.junk_dot = &junk_sq[0, 0], &junk_far[0, 0], &junk_dot[0, 0]
     g.s2, g.delta_ave = s2, delta_ave
-    g.stamp, g.it, g.heavy, g.w_adj = &stamp[0], it, &heavy[0], w_adj
+    g.stamp, g.it, g.heavy, g.w_adj = NULL, 0, NULL, 1.0
+    g.n_ptr, g.rptr, g.rp, g.rj = 0, NULL, NULL, NULL
+    return g
+
+
+cdef Graph _graph(double[:, ::1] T, relations, weighting, const uint8_t[::1] heavy,
+                  rev) except *:
+    """The Graph over the caller's arrays (which must outlive its use): the
+    relations of :func:`_relations_graph`, weighted by ``weighting`` (a
+    :class:`Weighting`, its ``heavy`` as bytes), with the reverse lists ``rev``."""
+    cdef const int64_t[::1] rptr = rev[0]
+    cdef const int64_t[::1] rp = rev[1]
+    cdef const int64_t[::1] rj = rev[2]
+    cdef int64_t[::1] stamp = weighting.stamp
+    cdef Graph g = _relations_graph(T, relations, weighting.s2, weighting.delta_ave)
+    if stamp.shape[0] != g.n or heavy.shape[0] != g.n:
+        raise ValueError(f"stamp and heavy need one entry per point ({g.n}).")
+    if rptr.shape[0] not in (0, g.n + 1) or rp.shape[0] != rj.shape[0]:
+        raise ValueError("rev must be reverse_lists(nbr, far) or no_reverse_lists().")
+    g.stamp, g.it, g.heavy, g.w_adj = &stamp[0], weighting.it, &heavy[0], weighting.w_adj
     g.n_ptr = rptr.shape[0]
     g.rptr, g.rp, g.rj = _int64_pointer(rptr), _int64_pointer(rp), _int64_pointer(rj)
     return g
@@ -651,12 +670,28 @@ cdef int64_t _sculpt_pass(const Table* g, const int64_t* nbr, Py_ssize_t k, Py_s
 # The Python entry points
 # ---------------------------------------------------------------------------
 
-def point_error(Py_ssize_t i, double[:, ::1] T, nbr, far, delta0, theta0, cos0, junk_sq,
-                junk_far, junk_dot, double s2, double delta_ave, stamp, int64_t it, heavy,
-                double w_adj, rev):
+class Weighting(NamedTuple):
+    """How the terms are weighted in an iteration, and scaled.
+
+    ``s2`` is the dropped dimensions' squared scale and ``delta_ave`` the mean
+    neighbour distance of the start; a term judged by a point adjusted in
+    iteration ``it`` (``stamp[v] == it``) or clamped (``heavy[v]``) weighs
+    ``w_adj``, any other 1. ``stamp`` (int64, one per point) changes in place.
+    """
+
+    s2: float
+    delta_ave: float
+    stamp: np.ndarray
+    it: int
+    heavy: np.ndarray
+    w_adj: float
+
+
+def point_error(Py_ssize_t i, double[:, ::1] T, relations, weighting, rev):
     """The error that decides point i's moves, from the (n, k) arrays directly
     (the reference the climber of :func:`adjust_point` and :func:`sculpt_pass`
-    must match).
+    must match): ``relations`` = (nbr, far, delta0, theta0, cos0, junk_sq,
+    junk_far, junk_dot), ``weighting`` a :class:`Weighting`.
 
     Its own terms, equation (1) of the paper, ``sum_j w_ij term(i, j)`` with
     ``w_ij = w_adj`` when neighbour j was adjusted in iteration ``it``
@@ -670,9 +705,8 @@ def point_error(Py_ssize_t i, double[:, ::1] T, nbr, far, delta0, theta0, cos0, 
     a move which lowers this error lowers the total error; an empty ``rev``
     gives the paper's rule exactly.
     """
-    heavy = _bytes(heavy)  # held here: the Graph points into it
-    cdef Graph g = _graph(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
-                          delta_ave, stamp, it, heavy, w_adj, rev)
+    heavy = _bytes(weighting.heavy)  # held here: the Graph points into it
+    cdef Graph g = _graph(T, relations, weighting, heavy, rev)
     _check_point(i, g.n)
     cdef double err
     with nogil:
@@ -681,17 +715,19 @@ def point_error(Py_ssize_t i, double[:, ::1] T, nbr, far, delta0, theta0, cos0, 
 
 
 def adjust_point(Py_ssize_t i, double[:, ::1] T, double eta, Py_ssize_t max_steps, terms,
-                 double s2, double delta_ave, stamp, int64_t it, heavy, double w_adj):
+                 weighting):
     """Hill-climb point i alone (the climber of :func:`sculpt_pass`); ``terms`` is
-    :func:`point_terms` of the graph, the weights as in :func:`point_error`.
+    :func:`point_terms` of the graph, ``weighting`` a :class:`Weighting` (the
+    weights as in :func:`point_error`).
 
     Returns
     -------
     steps : int, rounds in which at least one move was kept
     err : float, the point's error at the end (never above its error at the start)
     """
-    heavy = _bytes(heavy)  # held here: the Table points into it
-    cdef Table g = _table(T, terms, s2, delta_ave, stamp, it, heavy, w_adj)
+    heavy = _bytes(weighting.heavy)  # held here: the Table points into it
+    cdef Table g = _table(T, terms, weighting.s2, weighting.delta_ave, weighting.stamp,
+                          weighting.it, heavy, weighting.w_adj)
     _check_point(i, g.n)
     cdef Terms f
     cdef Py_ssize_t steps
@@ -706,16 +742,16 @@ def adjust_point(Py_ssize_t i, double[:, ::1] T, double eta, Py_ssize_t max_step
 
 
 def sculpt_pass(double[:, ::1] T, Py_ssize_t start, const int64_t[::1] order, double eta,
-                Py_ssize_t max_steps, const int64_t[:, ::1] nbr, terms, double s2,
-                double delta_ave, stamp, int64_t it, heavy, double w_adj):
+                Py_ssize_t max_steps, const int64_t[:, ::1] nbr, terms, weighting):
     """Step 4b: adjust every free point once, in breadth-first order from ``start``.
 
     Points are visited in the order they are first reached over the neighbour
     graph ``nbr``; when the graph is not connected from ``start``, the walk
     restarts from the next unvisited point of ``order`` (a permutation of the
     points), so every point is visited. Each point is hill-climbed on its terms
-    (``terms``, :func:`point_terms` of the graph; the weights as in
-    :func:`point_error`). ``stamp[i]`` is set to ``it`` once i is adjusted, which
+    (``terms``, :func:`point_terms` of the graph; ``weighting`` a :class:`Weighting`,
+    the weights as in :func:`point_error`). ``stamp[i]`` is set to ``it`` once i is
+    adjusted, which
     gives its neighbours' errors the heavier weight. Clamped points (``heavy``)
     are visited but never moved. ``T`` and ``stamp`` change in place.
 
@@ -724,8 +760,9 @@ def sculpt_pass(double[:, ::1] T, Py_ssize_t start, const int64_t[::1] order, do
     int
         The total number of hill-climbing steps (rounds that kept a move).
     """
-    heavy = _bytes(heavy)  # held here: the Table points into it
-    cdef Table g = _table(T, terms, s2, delta_ave, stamp, it, heavy, w_adj)
+    heavy = _bytes(weighting.heavy)  # held here: the Table points into it
+    cdef Table g = _table(T, terms, weighting.s2, weighting.delta_ave, weighting.stamp,
+                          weighting.it, heavy, weighting.w_adj)
     _check_point(start, g.n)
     if order.shape[0] != g.n or nbr.shape[0] != g.n:
         raise ValueError(f"order and nbr need one row per point ({g.n}).")
@@ -742,41 +779,40 @@ def sculpt_pass(double[:, ::1] T, Py_ssize_t start, const int64_t[::1] order, do
     return total
 
 
-cdef void _total_terms(const double[:, ::1] T, const int64_t[:, ::1] nbr,
-                       const int64_t[:, ::1] far, const double[:, ::1] delta0,
-                       const double[:, ::1] theta0, const double[:, ::1] cos0,
-                       const double[:, ::1] junk_sq, const double[:, ::1] junk_far,
-                       const double[:, ::1] junk_dot, double s2, double delta_ave,
-                       double[:, ::1] out) noexcept nogil:
-    cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1], t = T.shape[1], p, j, v, m, d
-    cdef double twice = 2.0 * delta_ave, sq_a, sq_b, dot, acc, da, db, r, denom, c, a
+cdef void _total_terms(const Graph* g, double* out) noexcept nogil:
+    """out[p, j] (n x k): term (p, j), every weight 1."""
+    cdef Py_ssize_t n = g.n, k = g.k, t = g.t, p, j, v, m, d, pj
+    cdef const double* T = g.T
+    cdef double s2 = g.s2
+    cdef double twice = 2.0 * g.delta_ave, sq_a, sq_b, dot, acc, da, db, r, denom, c, a
     for p in range(n):
         for j in range(k):
-            v = nbr[p, j]
-            m = far[p, j]
+            pj = p * k + j
+            v = g.nbr[pj]
+            m = g.far[pj]
             acc = 0.0
             for d in range(t):
-                da = T[p, d] - T[v, d]
+                da = T[p * t + d] - T[v * t + d]
                 acc += da * da
-            sq_a = s2 * junk_sq[p, j] + acc
-            r = (delta0[p, j] - sqrt(sq_a)) / twice
-            out[p, j] = r * r
+            sq_a = s2 * g.junk_sq[pj] + acc
+            r = (g.delta0[pj] - sqrt(sq_a)) / twice
+            out[pj] = r * r
             if m < 0:
                 continue
             acc = 0.0
             for d in range(t):
-                db = T[m, d] - T[v, d]
+                db = T[m * t + d] - T[v * t + d]
                 acc += db * db
-            sq_b = s2 * junk_far[p, j] + acc
+            sq_b = s2 * g.junk_far[pj] + acc
             acc = 0.0
             for d in range(t):
-                acc += (T[p, d] - T[v, d]) * (T[m, d] - T[v, d])
-            dot = s2 * junk_dot[p, j] + acc
+                acc += (T[p * t + d] - T[v * t + d]) * (T[m * t + d] - T[v * t + d])
+            dot = s2 * g.junk_dot[pj] + acc
             denom = sqrt(sq_a * sq_b)
             c = dot / denom if denom > 0.0 else 1.0
-            if c > cos0[p, j]:
-                a = (theta0[p, j] - acos(min(1.0, c))) / M_PI
-                out[p, j] = r * r + a * a
+            if c > g.cos0[pj]:
+                a = (g.theta0[pj] - acos(min(1.0, c))) / M_PI
+                out[pj] = r * r + a * a
 
 
 def total_terms(const double[:, ::1] T, const int64_t[:, ::1] nbr, const int64_t[:, ::1] far,
@@ -790,16 +826,14 @@ def total_terms(const double[:, ::1] T, const int64_t[:, ::1] nbr, const int64_t
     (``r = (delta0 - sqrt(sq_a)) / (2 delta_ave)``, the squared lengths summed over
     the target dimensions in order), so that ``out.sum()`` is the same number.
     """
-    cdef const double[:, ::1] junk_sq = junk[0]
-    cdef const double[:, ::1] junk_far = junk[1]
-    cdef const double[:, ::1] junk_dot = junk[2]
     cdef Py_ssize_t n = nbr.shape[0], k = nbr.shape[1]
     _check_tables(n, k, far, delta0, theta0, cos0, junk[0], junk[1], junk[2], out)
     if T.shape[0] != n:
         raise ValueError(f"T has {T.shape[0]} rows for {n} points.")
+    cdef Graph g = _relations_graph(T, (nbr, far, delta0, theta0, cos0, *junk), s2,
+                                    delta_ave)
     with nogil:
-        _total_terms(T, nbr, far, delta0, theta0, cos0, junk_sq, junk_far, junk_dot, s2,
-                     delta_ave, out)
+        _total_terms(&g, &out[0, 0])
 
 
 cdef double _mean_neighbor_distance(const double[:, ::1] T, const int64_t[:, ::1] nbr,

@@ -1,4 +1,4 @@
-"""Compiled kernels of Locally Linear Landmarks (see :mod:`~landmarking.lll._numpy`).
+"""Compiled loops of Locally Linear Landmarks (see :mod:`~landmarking.lll._cpu`).
 
 - :func:`nearest_gram_weights`: for a chunk of points whose cross products with
   every landmark are given, the K_Z nearest landmarks and the affine
@@ -19,121 +19,29 @@ releases the GIL and writes only its own memory, so every result is the same for
 any number of threads.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from libc.math cimport INFINITY, sqrt
 
-from .._parallel import kernel_threads, run_parts
+from landmarking._shared_loops cimport (
+    lane_dot, lane_sq_distance, pair_before, pair_heap_sort, pair_offer, pair_smallest,
+    pair_sort, real_t, real_x)
 
-__all__ = ["BLOCK", "nearest_gram_weights", "bounded_candidate_weights",
+from .._parallel import loop_threads, run_parts
+
+__all__ = ["BLOCK", "nearest_gram_weights", "BoundedSearch", "bounded_candidate_weights",
            "cell_neighbors", "reduced_dense", "reduced_rows", "reconstruction_residuals"]
 
 cdef enum:
     _BLOCK = 64
-    _LANES = 8
 
 #: Points per block of the compiled Cholesky (the vectorised dimension).
 BLOCK = _BLOCK
 
-ctypedef fused real_x:
-    float
-    double
-
-ctypedef fused real_t:
-    float
-    double
-
 
 # --------------------------------------------------------------------------- helpers
-
-cdef inline bint _before(double va, Py_ssize_t ja, double vb, Py_ssize_t jb) noexcept nogil:
-    """(va, ja) < (vb, jb): by value, ties by index."""
-    return va < vb or (va == vb and ja < jb)
-
-
-cdef inline void _sift_down(double* hv, Py_ssize_t* hj, Py_ssize_t pos,
-                            Py_ssize_t size) noexcept nogil:
-    """Restore a max-heap on (hv, hj) pairs below ``pos``."""
-    cdef Py_ssize_t child, right
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            return
-        right = child + 1
-        if right < size and _before(hv[child], hj[child], hv[right], hj[right]):
-            child = right
-        if _before(hv[pos], hj[pos], hv[child], hj[child]):
-            hv[pos], hv[child] = hv[child], hv[pos]
-            hj[pos], hj[child] = hj[child], hj[pos]
-            pos = child
-        else:
-            return
-
-
-cdef inline void _offer(double* hv, Py_ssize_t* hj, Py_ssize_t k, Py_ssize_t j,
-                        double v) noexcept nogil:
-    """Offer (v, j), the j-th of a row's values in order, to the max-heap of the k
-    smallest (value, index) pairs seen: the first k fill it, then a smaller value
-    replaces the top (an equal one has the larger index and stays out)."""
-    cdef Py_ssize_t pos
-    if j < k:
-        hv[j] = v
-        hj[j] = j
-        if j == k - 1:
-            for pos in range(k // 2 - 1, -1, -1):
-                _sift_down(hv, hj, pos, k)
-    elif v < hv[0]:
-        hv[0] = v
-        hj[0] = j
-        _sift_down(hv, hj, 0, k)
-
-
-cdef inline void _smallest(const double* row, Py_ssize_t n, Py_ssize_t c, double* hv,
-                           Py_ssize_t* hj) noexcept nogil:
-    """The c smallest (row[j], j) of row[:n] into the max-heap hv, hj (see
-    :func:`_offer`); after the first c, one comparison for most values."""
-    cdef Py_ssize_t j
-    for j in range(c):
-        _offer(hv, hj, c, j, row[j])
-    for j in range(c, n):
-        if row[j] < hv[0]:
-            _offer(hv, hj, c, j, row[j])
-
-
-cdef inline void _sort_pairs(double* v, Py_ssize_t* j, Py_ssize_t n) noexcept nogil:
-    """Sort n (value, index) pairs in place by value, ties by index (heap sort)."""
-    cdef Py_ssize_t pos
-    for pos in range(n // 2 - 1, -1, -1):
-        _sift_down(v, j, pos, n)
-    _heap_sort(v, j, n)
-
-
-cdef inline void _heap_sort(double* hv, Py_ssize_t* hj, Py_ssize_t k) noexcept nogil:
-    """Sort a max-heap of k pairs in place, smallest first."""
-    cdef Py_ssize_t end
-    for end in range(k - 1, 0, -1):
-        hv[0], hv[end] = hv[end], hv[0]
-        hj[0], hj[end] = hj[end], hj[0]
-        _sift_down(hv, hj, 0, end)
-
-
-cdef inline double _dot(const real_x* x, const real_t* t, Py_ssize_t d) noexcept nogil:
-    """x.t in float64, summed in _LANES fixed lanes (the order that vectorises, the
-    same on every processor and thread count), the lanes then added in pairs."""
-    cdef double lane[_LANES]
-    cdef Py_ssize_t f, u, end = d - d % _LANES
-    for u in range(_LANES):
-        lane[u] = 0.0
-    f = 0
-    while f < end:
-        for u in range(_LANES):
-            lane[u] += <double>x[f + u] * <double>t[f + u]
-        f += _LANES
-    for f in range(end, d):
-        lane[f - end] += <double>x[f] * <double>t[f]
-    return (((lane[0] + lane[1]) + (lane[2] + lane[3]))
-            + ((lane[4] + lane[5]) + (lane[6] + lane[7])))
-
 
 cdef inline void _runs_of_blocks(Py_ssize_t n, Py_ssize_t n_parts, Py_ssize_t* per_part):
     cdef Py_ssize_t n_blocks = (n + _BLOCK - 1) // _BLOCK
@@ -150,26 +58,6 @@ def _starts(Py_ssize_t n, Py_ssize_t n_parts):
 
 # --------------------------------------------------------------------------- local solves
 
-cdef inline double _sq_distance(const real_x* x, const real_t* t, Py_ssize_t d) noexcept nogil:
-    """|x - t|^2 in float64 from the differences, summed in _LANES fixed lanes."""
-    cdef double lane[_LANES]
-    cdef double v
-    cdef Py_ssize_t f, u, end = d - d % _LANES
-    for u in range(_LANES):
-        lane[u] = 0.0
-    f = 0
-    while f < end:
-        for u in range(_LANES):
-            v = <double>x[f + u] - <double>t[f + u]
-            lane[u] += v * v
-        f += _LANES
-    for f in range(end, d):
-        v = <double>x[f] - <double>t[f]
-        lane[f - end] += v * v
-    return (((lane[0] + lane[1]) + (lane[2] + lane[3]))
-            + ((lane[4] + lane[5]) + (lane[6] + lane[7])))
-
-
 cdef void _local_gram(double xs, const double* c, const Py_ssize_t* idx, Py_ssize_t k,
                       const double[:, ::1] gram, const real_t[:, ::1] landmarks,
                       double[:, :, ::1] U, Py_ssize_t p) noexcept nogil:
@@ -184,7 +72,7 @@ cdef void _local_gram(double xs, const double* c, const Py_ssize_t* idx, Py_ssiz
             if gram.shape[0] > 0:
                 tt = gram[idx[a], idx[b]]
             else:
-                tt = _dot(&landmarks[idx[a], 0], &landmarks[idx[b], 0], d)
+                tt = lane_dot(&landmarks[idx[a], 0], &landmarks[idx[b], 0], d)
             U[a, b, p] = xs - c[a] - c[b] + tt
 
 
@@ -284,14 +172,29 @@ cdef class _Work:
         self.wb = np.empty((_BLOCK, k))
 
 
-cdef void _solve_block(const double[::1] x_sq, const double[:, ::1] cz,
-                       const double[:, ::1] gram, const real_t[:, ::1] landmarks,
-                       Py_ssize_t start, Py_ssize_t m, const signed char[::1] todo,
-                       double reg, Py_ssize_t[:, ::1] idx, double[:, ::1] weights,
-                       signed char[::1] failed, _Work work) noexcept nogil:
-    """The weights of the block's points start..start + m whose ``todo`` is set,
-    from ``x_sq`` (|y|^2) and ``cz`` (y.t_a for their landmarks ``idx``), packed
-    into the lanes of one Cholesky block; ``failed`` cleared where they came out."""
+cdef class _Solved:
+    """A run of points' local solves: each point's landmarks ``idx`` (n x k) and its
+    products ``cz`` with them, which points to solve (``todo``), and the results:
+    ``weights``, and ``failed``, cleared where the weights came out."""
+    cdef Py_ssize_t[:, ::1] idx
+    cdef double[:, ::1] weights, cz
+    cdef signed char[::1] todo, failed
+
+    def __init__(self, idx, weights, cz, todo, failed):
+        self.idx, self.weights, self.cz, self.todo, self.failed = idx, weights, cz, todo, failed
+
+
+cdef void _solve_block(const double[::1] x_sq, const double[:, ::1] gram,
+                       const real_t[:, ::1] landmarks, Py_ssize_t start, Py_ssize_t m,
+                       double reg, _Solved out, _Work work) noexcept nogil:
+    """The weights of the block's points start..start + m whose ``out.todo`` is set,
+    from ``x_sq`` (|y|^2) and ``out.cz`` (y.t_a for their landmarks ``out.idx``),
+    packed into the lanes of one Cholesky block."""
+    cdef Py_ssize_t[:, ::1] idx = out.idx
+    cdef double[:, ::1] weights = out.weights
+    cdef const double[:, ::1] cz = out.cz
+    cdef const signed char[::1] todo = out.todo
+    cdef signed char[::1] failed = out.failed
     cdef Py_ssize_t k = idx.shape[1], p, q = 0, a
     for p in range(m):
         if todo[start + p]:
@@ -342,8 +245,11 @@ def nearest_gram_weights(cross, x_sq, t_sq, gram, landmarks, double reg, bint so
 
     def run(start):
         rows = slice(start, min(n, start + per_part))
-        _nearest_gram_run(cross[rows], x_sq[rows], t_sq, gram, landmarks, reg, solve,
-                          idx[rows], weights[rows], failed[rows], _Work(idx.shape[1]))
+        m = len(range(n)[rows])
+        out = _Solved(idx[rows], weights[rows], np.empty((m, idx.shape[1])),
+                      np.ones(m, dtype=np.int8), failed[rows])
+        _nearest_gram_run(cross[rows], x_sq[rows], t_sq, gram, landmarks, reg, solve, out,
+                          _Work(idx.shape[1]))
 
     run_parts(run, starts, n_parts)
     return failed.astype(bool)
@@ -351,24 +257,20 @@ def nearest_gram_weights(cross, x_sq, t_sq, gram, landmarks, double reg, bint so
 
 def _nearest_gram_run(const double[:, ::1] cross, const double[::1] x_sq,
                       const double[::1] t_sq, const double[:, ::1] gram,
-                      const double[:, ::1] landmarks, double reg, bint solve,
-                      Py_ssize_t[:, ::1] idx, double[:, ::1] weights,
-                      signed char[::1] failed, _Work work):
-    cdef signed char[::1] todo = np.ones(cross.shape[0], dtype=np.int8)
-    cdef double[:, ::1] cz = np.empty((cross.shape[0], idx.shape[1]))
+                      const double[:, ::1] landmarks, double reg, bint solve, _Solved out,
+                      _Work work):
     with nogil:
-        _nearest_gram_part(cross, x_sq, t_sq, gram, landmarks, reg, solve, idx, weights,
-                           failed, todo, cz, work)
+        _nearest_gram_part(cross, x_sq, t_sq, gram, landmarks, reg, solve, out, work)
 
 
 cdef void _nearest_gram_part(const double[:, ::1] cross, const double[::1] x_sq,
                              const double[::1] t_sq, const double[:, ::1] gram,
                              const double[:, ::1] landmarks, double reg, bint solve,
-                             Py_ssize_t[:, ::1] idx, double[:, ::1] weights,
-                             signed char[::1] failed, const signed char[::1] todo,
-                             double[:, ::1] cz, _Work work) noexcept nogil:
+                             _Solved out, _Work work) noexcept nogil:
     """:func:`nearest_gram_weights` on one run of points, sequentially, in blocks of
     BLOCK points for the Cholesky."""
+    cdef Py_ssize_t[:, ::1] idx = out.idx
+    cdef double[:, ::1] cz = out.cz
     cdef Py_ssize_t n = cross.shape[0], n_land = cross.shape[1], k = idx.shape[1]
     cdef Py_ssize_t blk, start, m, p, i, j, a
     cdef double* heap_v = &work.hv[0]
@@ -379,14 +281,13 @@ cdef void _nearest_gram_part(const double[:, ::1] cross, const double[::1] x_sq,
         for p in range(m):
             i = start + p
             for j in range(n_land):
-                _offer(heap_v, heap_j, k, j, -2.0 * cross[i, j] + x_sq[i] + t_sq[j])
-            _heap_sort(heap_v, heap_j, k)
+                pair_offer(heap_v, heap_j, k, j, -2.0 * cross[i, j] + x_sq[i] + t_sq[j])
+            pair_heap_sort(heap_v, heap_j, k)
             for a in range(k):
                 idx[i, a] = heap_j[a]
                 cz[i, a] = cross[i, heap_j[a]]
         if solve:
-            _solve_block(x_sq, cz, gram, landmarks, start, m, todo, reg, idx, weights,
-                         failed, work)
+            _solve_block(x_sq, gram, landmarks, start, m, reg, out, work)
 
 
 # --------------------------------------------------------------------------- bounded search
@@ -396,13 +297,19 @@ cdef void _nearest_gram_part(const double[:, ::1] cross, const double[::1] x_sq,
 SCAN_ROWS = 256
 
 
-def bounded_candidate_weights(points, marks, double reg, bint solve,
-                              Py_ssize_t n_cand, bound, Py_ssize_t max_extra, idx, weights,
-                              cz, x_sq, status, n_parts):
+#: The rule of :func:`bounded_candidate_weights`: the ridge ``reg``, whether to
+#: ``solve`` for the weights, the candidates per point ``n_cand``, the float32
+#: products' bound (coef, slack, floor, limit) and the most exact distances beyond
+#: the candidates, ``max_extra``.
+BoundedSearch = namedtuple("BoundedSearch", "reg solve n_cand bound max_extra")
+
+
+def bounded_candidate_weights(points, marks, search, results, status, n_parts):
     """Nearest landmarks from lower bounds scanned in float32, chosen and weighted
     exactly in float64, compiled.
 
-    ``points`` = (X, Xc, Y32, y_sq, eps_x) for a chunk of n points: the rows
+    ``search`` is a :data:`BoundedSearch`; ``results`` = (idx, weights, cz, x_sq)
+    and ``status`` are written (below). ``points`` = (X, Xc, Y32, y_sq, eps_x) for a chunk of n points: the rows
     (float32 or float64) and the rows less the landmarks' mean mu (float64),
     their search coordinates y (float32; see ``lll._LandmarkAxes``), |y|^2 in
     float64 and ``eps_x``, the float64 rounding of those per point. ``marks`` =
@@ -439,53 +346,85 @@ def bounded_candidate_weights(points, marks, double reg, bint solve,
     point's result depends on that point only.
     """
     X, Xc, Y32, y_sq, eps_x = points
-    T, Tc, S32, s_sq, eps_t, gram = marks
+    idx, weights, cz, x_sq = results
     cdef Py_ssize_t n = X.shape[0], per_part
     starts, per_part = _starts(n, n_parts)
     k = idx.shape[1]
-    n_land = S32.shape[0]
-    s_norm = np.sqrt(s_sq)
-    s_max = float(np.max(s_norm))
-    eps_t_max = float(np.max(eps_t))
+    held = _Marks(marks)
+    rule = _Rule(search)
+    n_land = held.s_sq.shape[0]
 
     def run(start):
         # Sub-blocks of rows whose float32 products stay in cache until scanned.
-        work = _Work(k, n_cand, n_land)
+        work = _Work(k, search.n_cand, n_land)
         buf = np.empty((SCAN_ROWS, n_land), dtype=np.float32)
         for lo in range(start, min(n, start + per_part), SCAN_ROWS):
             rows = slice(lo, min(n, start + per_part, lo + SCAN_ROWS))
             cross = buf[:rows.stop - lo]
-            np.matmul(Y32[rows], S32.T, out=cross)
-            _bounded_run(X[rows], Xc[rows], cross, y_sq[rows], eps_x[rows], T, Tc,
-                         s_sq, s_norm, eps_t, gram, s_max, eps_t_max, reg, solve, n_cand,
-                         bound[0], bound[1], bound[2], bound[3], max_extra, idx[rows],
-                         weights[rows], cz[rows], x_sq[rows], status[rows], work)
+            np.matmul(Y32[rows], held.S32.T, out=cross)
+            m = rows.stop - lo
+            out = _Solved(idx[rows], weights[rows], cz[rows], np.zeros(m, dtype=np.int8),
+                          np.ones(m, dtype=np.int8))
+            _bounded_run(X[rows], held.T, _Rows(Xc[rows], cross, y_sq[rows], eps_x[rows]),
+                         held, rule, out, x_sq[rows], status[rows], work)
 
     run_parts(run, starts, n_parts)
 
 
-def _bounded_run(const real_x[:, ::1] X, const double[:, ::1] Xc,
-                 const float[:, ::1] cross32, const double[::1] y_sq,
-                 const double[::1] eps_x, const real_t[:, ::1] T, const double[:, ::1] Tc,
-                 const double[::1] s_sq, const double[::1] s_norm, const double[::1] eps_t, const double[:, ::1] gram, double s_max,
-                 double eps_t_max, double reg, bint solve, Py_ssize_t n_cand, double coef,
-                 double slack, double floor, double limit, Py_ssize_t max_extra,
-                 Py_ssize_t[:, ::1] idx, double[:, ::1] weights, double[:, ::1] cz,
-                 double[::1] x_sq, signed char[::1] status, _Work work):
-    cdef signed char[::1] todo = np.zeros(X.shape[0], dtype=np.int8)
-    cdef signed char[::1] failed = np.ones(X.shape[0], dtype=np.int8)
+cdef class _Rows:
+    """A run of points of :func:`bounded_candidate_weights`: their rows less the
+    landmarks' mean (Xc), the float32 products of their search coordinates with the
+    landmarks' (cross32), |y|^2 (y_sq) and the rounding of those (eps_x)."""
+    cdef const double[:, ::1] Xc
+    cdef const float[:, ::1] cross32
+    cdef const double[::1] y_sq, eps_x
+
+    def __init__(self, Xc, cross32, y_sq, eps_x):
+        self.Xc, self.cross32, self.y_sq, self.eps_x = Xc, cross32, y_sq, eps_x
+
+
+cdef class _Marks:
+    """The landmarks of :func:`bounded_candidate_weights` (its ``marks``), with the
+    largest norm of their search coordinates (s_max) and the largest rounding
+    (eps_t_max)."""
+    cdef readonly object T, S32
+    cdef const double[:, ::1] Tc, gram
+    cdef const double[::1] s_sq, s_norm, eps_t
+    cdef double s_max, eps_t_max
+
+    def __init__(self, marks):
+        self.T, Tc, self.S32, s_sq, eps_t, gram = marks
+        self.Tc, self.s_sq, self.eps_t, self.gram = Tc, s_sq, eps_t, gram
+        s_norm = np.sqrt(s_sq)
+        self.s_norm = s_norm
+        self.s_max = float(np.max(s_norm))
+        self.eps_t_max = float(np.max(eps_t))
+
+
+cdef class _Rule:
+    """A :data:`BoundedSearch`, typed."""
+    cdef double reg, coef, slack, floor, limit
+    cdef bint solve
+    cdef Py_ssize_t n_cand, max_extra
+
+    def __init__(self, search):
+        self.reg, self.solve, self.n_cand = search.reg, search.solve, search.n_cand
+        self.coef, self.slack, self.floor, self.limit = search.bound
+        self.max_extra = search.max_extra
+
+
+def _bounded_run(const real_x[:, ::1] X, const real_t[:, ::1] T, _Rows rows, _Marks marks,
+                 _Rule rule, _Solved out, double[::1] x_sq, signed char[::1] status,
+                 _Work work):
     with nogil:
-        _bounded_part(X, Xc, cross32, y_sq, eps_x, T, Tc, s_sq, s_norm, eps_t, gram, s_max, eps_t_max, reg, solve, n_cand, coef, slack,
-                      floor, limit, max_extra, idx, weights, cz, x_sq, status, todo, failed,
-                      work)
+        _bounded_part(X, T, rows, marks, rule, out, x_sq, status, work)
 
 
-cdef inline double _err32(double coef, double slack, double floor, double yn,
-                          double sn) noexcept nogil:
+cdef inline double _err32(_Rule rule, double yn, double sn) noexcept nogil:
     """The bound on the rounding of |y|^2 + |s|^2 - 2 fl32(y . s) for |y| = yn,
     |s| = sn (``lll._float32_rank_bound``)."""
-    return (coef * yn * sn + slack * (yn * yn + sn * sn + 2.0 * yn * sn)
-            + floor * (1.0 + yn + sn))
+    return (rule.coef * yn * sn + rule.slack * (yn * yn + sn * sn + 2.0 * yn * sn)
+            + rule.floor * (1.0 + yn + sn))
 
 
 cdef inline void _insert(double* cv, Py_ssize_t* cj, Py_ssize_t length, double v,
@@ -493,7 +432,7 @@ cdef inline void _insert(double* cv, Py_ssize_t* cj, Py_ssize_t length, double v
     """Insert (v, j) into the sorted list of ``length`` pairs that already holds
     ``length - 1`` (the last slot is free)."""
     cdef Py_ssize_t b = length - 1
-    while b > 0 and _before(v, j, cv[b - 1], cj[b - 1]):
+    while b > 0 and pair_before(v, j, cv[b - 1], cj[b - 1]):
         cv[b] = cv[b - 1]
         cj[b] = cj[b - 1]
         b -= 1
@@ -501,98 +440,110 @@ cdef inline void _insert(double* cv, Py_ssize_t* cj, Py_ssize_t length, double v
     cj[b] = j
 
 
-cdef void _bounded_part(const real_x[:, ::1] X, const double[:, ::1] Xc,
-                        const float[:, ::1] cross32, const double[::1] y_sq,
-                        const double[::1] eps_x, const real_t[:, ::1] T,
-                        const double[:, ::1] Tc, const double[::1] s_sq,
-                        const double[::1] s_norm, const double[::1] eps_t,
-                        const double[:, ::1] gram, double s_max, double eps_t_max,
-                        double reg, bint solve, Py_ssize_t n_cand, double coef, double slack,
-                        double floor, double limit, Py_ssize_t max_extra,
-                        Py_ssize_t[:, ::1] idx, double[:, ::1] weights, double[:, ::1] cz,
-                        double[::1] x_sq, signed char[::1] status, signed char[::1] todo,
-                        signed char[::1] failed, _Work work) noexcept nogil:
-    """:func:`bounded_candidate_weights` on one run of points, sequentially."""
-    cdef Py_ssize_t n = cross32.shape[0], n_land = cross32.shape[1], k = idx.shape[1]
-    cdef Py_ssize_t d = X.shape[1], c = n_cand
-    cdef Py_ssize_t blk, start, m, p, i, j, a, jt, n_extra
-    cdef double yn, ysq, v, err_max, tau, vt, lb, dist
-    cdef double shrink = 1.0 - 2.0 * (d + 2) * 2.0 ** -53
-    cdef double* hv = &work.hv[0]
-    cdef Py_ssize_t* hj = &work.hj[0]
-    cdef double* cand_v = &work.cand_v[0]
-    cdef Py_ssize_t* cand_j = &work.cand_j[0]
-    cdef double* row = &work.row[0]
-    cdef double* pv = &work.pv[0]
-    cdef Py_ssize_t* pj = &work.pj[0]
-    cdef double reach
-    cdef const real_x* xrow
-    cdef const float* crow
-    cdef const double* sq = &s_sq[0]
+cdef void _bounded_part(const real_x[:, ::1] X, const real_t[:, ::1] T, _Rows rows,
+                        _Marks marks, _Rule rule, _Solved out, double[::1] x_sq,
+                        signed char[::1] status, _Work work) noexcept nogil:
+    """:func:`bounded_candidate_weights` on one run of points, sequentially, in
+    blocks of BLOCK points for the Cholesky."""
+    cdef Py_ssize_t n = rows.cross32.shape[0]
+    cdef Py_ssize_t blk, start, m, p, i
+    cdef signed char[::1] todo = out.todo
     for blk in range((n + _BLOCK - 1) // _BLOCK):
         start = blk * _BLOCK
         m = min(<Py_ssize_t>_BLOCK, n - start)
         for p in range(m):
             i = start + p
             todo[i] = 0
-            xrow = &X[i, 0]
-            ysq = y_sq[i]
-            yn = sqrt(ysq)
-            if not (yn < limit and yn * s_max < limit):  # or NaN
-                status[i] = 1
-                continue
-            crow = &cross32[i, 0]
-            # Every bound first (a loop that vectorises), then the c smallest
-            # (LB, j) pairs in a max-heap (one comparison for most).
-            for j in range(n_land):
-                row[j] = ysq + sq[j] - 2.0 * <double>crow[j]
-            _smallest(row, n_land, c, hv, hj)
-            # The candidates' distances from the differences, sorted by (distance,
-            # index).
-            for a in range(c):
-                j = hj[a]
-                _insert(cand_v, cand_j, a + 1, _sq_distance(xrow, &T[j, 0], d), j)
-            tau = cand_v[k - 1]
-            err_max = _err32(coef, slack, floor, yn, s_max) + eps_x[i] + eps_t_max
-            if not tau < (hv[0] - err_max) * shrink:
-                # The landmarks left out that the largest bound lets come closer
-                # than the K_Z-th so far, gathered, then computed nearest bound
-                # first until the bound rules the rest out (tau only shrinks).
-                vt = hv[0]
-                jt = hj[0]
-                reach = tau / shrink + err_max
-                n_extra = 0
-                for j in range(n_land):
-                    v = row[j]
-                    if v <= reach and not (v < vt or (v == vt and j <= jt)):
-                        if n_extra < max_extra:
-                            pv[n_extra] = v
-                            pj[n_extra] = j
-                        n_extra += 1
-                if n_extra > max_extra:
-                    status[i] = 1
-                    continue
-                _sort_pairs(pv, pj, n_extra)
-                for a in range(n_extra):
-                    if (pv[a] - err_max) * shrink > tau:
-                        break
-                    j = pj[a]
-                    dist = _sq_distance(xrow, &T[j, 0], d)
-                    if _before(dist, j, cand_v[k - 1], cand_j[k - 1]):
-                        _insert(cand_v, cand_j, k, dist, j)
-                        tau = cand_v[k - 1]
-            x_sq[i] = _dot(&Xc[i, 0], &Xc[i, 0], d)
-            for a in range(k):
-                idx[i, a] = cand_j[a]
-                cz[i, a] = _dot(&Xc[i, 0], &Tc[cand_j[a], 0], d)
-            status[i] = 2
-            todo[i] = 1
-        if solve:
-            _solve_block(x_sq, cz, gram, Tc, start, m, todo, reg, idx, weights, failed,
-                         work)
+            status[i] = _bounded_point(&X[i, 0], T, i, rows, marks, rule, out, x_sq, work)
+            if status[i] == 2:
+                todo[i] = 1
+        if rule.solve:
+            _solve_block(x_sq, marks.gram, marks.Tc, start, m, rule.reg, out, work)
             for p in range(m):
-                if todo[start + p] and not failed[start + p]:
+                if todo[start + p] and not out.failed[start + p]:
                     status[start + p] = 0
+
+
+cdef signed char _bounded_point(const real_x* xrow, const real_t[:, ::1] T, Py_ssize_t i,
+                                _Rows rows, _Marks marks, _Rule rule, _Solved out,
+                                double[::1] x_sq, _Work work) noexcept nogil:
+    """Point i's k nearest landmarks (to ``out.idx[i]``), its products with them
+    (``out.cz[i]``) and ``x_sq[i]``: status 2 (the weights are left to solve), or 1
+    when the point is left to the float64 path (nothing written)."""
+    cdef Py_ssize_t n_land = rows.cross32.shape[1], k = out.idx.shape[1]
+    cdef Py_ssize_t d = T.shape[1], c = rule.n_cand, j, a
+    cdef double yn, ysq, err_max
+    cdef double shrink = 1.0 - 2.0 * (d + 2) * 2.0 ** -53
+    cdef double* hv = &work.hv[0]
+    cdef Py_ssize_t* hj = &work.hj[0]
+    cdef double* cand_v = &work.cand_v[0]
+    cdef Py_ssize_t* cand_j = &work.cand_j[0]
+    cdef double* row = &work.row[0]
+    cdef const float* crow
+    cdef const double* sq = &marks.s_sq[0]
+    ysq = rows.y_sq[i]
+    yn = sqrt(ysq)
+    if not (yn < rule.limit and yn * marks.s_max < rule.limit):  # or NaN
+        return 1
+    crow = &rows.cross32[i, 0]
+    # Every bound first (a loop that vectorises), then the c smallest
+    # (LB, j) pairs in a max-heap (one comparison for most).
+    for j in range(n_land):
+        row[j] = ysq + sq[j] - 2.0 * <double>crow[j]
+    pair_smallest(row, n_land, c, hv, hj)
+    # The candidates' distances from the differences, sorted by (distance,
+    # index).
+    for a in range(c):
+        j = hj[a]
+        _insert(cand_v, cand_j, a + 1, lane_sq_distance(xrow, &T[j, 0], d), j)
+    err_max = _err32(rule, yn, marks.s_max) + rows.eps_x[i] + marks.eps_t_max
+    if not cand_v[k - 1] < (hv[0] - err_max) * shrink:
+        if not _prove(xrow, T, n_land, k, err_max, shrink, rule.max_extra, work):
+            return 1
+    x_sq[i] = lane_dot(&rows.Xc[i, 0], &rows.Xc[i, 0], d)
+    for a in range(k):
+        out.idx[i, a] = cand_j[a]
+        out.cz[i, a] = lane_dot(&rows.Xc[i, 0], &marks.Tc[cand_j[a], 0], d)
+    return 2
+
+
+cdef bint _prove(const real_x* xrow, const real_t[:, ::1] T, Py_ssize_t n_land,
+                 Py_ssize_t k, double err_max, double shrink, Py_ssize_t max_extra,
+                 _Work work) noexcept nogil:
+    """The landmarks left out that the largest bound lets come closer than the K_Z-th
+    so far, gathered, then computed nearest bound first until the bound rules the
+    rest out (tau only shrinks); the k nearest in work.cand_v, cand_j. False when
+    more than ``max_extra`` would need computing."""
+    cdef Py_ssize_t d = T.shape[1], j, a, jt, n_extra
+    cdef double* cand_v = &work.cand_v[0]
+    cdef Py_ssize_t* cand_j = &work.cand_j[0]
+    cdef double* row = &work.row[0]
+    cdef double* pv = &work.pv[0]
+    cdef Py_ssize_t* pj = &work.pj[0]
+    cdef double tau = cand_v[k - 1]
+    cdef double vt = work.hv[0], v, reach, dist
+    jt = work.hj[0]
+    reach = tau / shrink + err_max
+    n_extra = 0
+    for j in range(n_land):
+        v = row[j]
+        if v <= reach and not (v < vt or (v == vt and j <= jt)):
+            if n_extra < max_extra:
+                pv[n_extra] = v
+                pj[n_extra] = j
+            n_extra += 1
+    if n_extra > max_extra:
+        return False
+    pair_sort(pv, pj, n_extra)
+    for a in range(n_extra):
+        if (pv[a] - err_max) * shrink > tau:
+            break
+        j = pj[a]
+        dist = lane_sq_distance(xrow, &T[j, 0], d)
+        if pair_before(dist, j, cand_v[k - 1], cand_j[k - 1]):
+            _insert(cand_v, cand_j, k, dist, j)
+            tau = cand_v[k - 1]
+    return True
 
 
 # --------------------------------------------------------------------------- cell graph
@@ -618,29 +569,40 @@ def cell_neighbors(X, queries, candidates, self_at, cross32, q_sq, c_sq,
     """
     cdef Py_ssize_t nc = cross32.shape[1]
     c = max(indices.shape[1], min(n_cand, nc))
-    _cell_run(X, np.ascontiguousarray(queries, dtype=np.intp),
-              np.ascontiguousarray(candidates, dtype=np.intp),
-              np.ascontiguousarray(self_at, dtype=np.intp), cross32, q_sq, c_sq, c,
-              distances, indices, np.empty(c), np.empty(c, dtype=np.intp), np.empty(c),
-              np.empty(c, dtype=np.intp), np.empty(nc))
+    cell = _Cell(np.ascontiguousarray(queries, dtype=np.intp),
+                 np.ascontiguousarray(candidates, dtype=np.intp),
+                 np.ascontiguousarray(self_at, dtype=np.intp), cross32, q_sq, c_sq)
+    _cell_run(X, cell, c, distances, indices, _Work(0, c, nc))
 
 
-def _cell_run(const real_x[:, ::1] X, const Py_ssize_t[::1] queries,
-              const Py_ssize_t[::1] candidates, const Py_ssize_t[::1] self_at,
-              const float[:, ::1] cross32, const double[::1] q_sq, const double[::1] c_sq,
-              Py_ssize_t c, double[:, ::1] distances, Py_ssize_t[:, ::1] indices,
-              double[::1] hv_, Py_ssize_t[::1] hj_, double[::1] cv_, Py_ssize_t[::1] cj_,
-              double[::1] row_):
+cdef class _Cell:
+    """The queries and candidates of :func:`cell_neighbors` (its arguments, typed)."""
+    cdef const Py_ssize_t[::1] queries, candidates, self_at
+    cdef const float[:, ::1] cross32
+    cdef const double[::1] q_sq, c_sq
+
+    def __init__(self, queries, candidates, self_at, cross32, q_sq, c_sq):
+        self.queries, self.candidates, self.self_at = queries, candidates, self_at
+        self.cross32, self.q_sq, self.c_sq = cross32, q_sq, c_sq
+
+
+def _cell_run(const real_x[:, ::1] X, _Cell cell, Py_ssize_t c, double[:, ::1] distances,
+              Py_ssize_t[:, ::1] indices, _Work work):
+    cdef const Py_ssize_t[::1] queries = cell.queries
+    cdef const Py_ssize_t[::1] candidates = cell.candidates
+    cdef const Py_ssize_t[::1] self_at = cell.self_at
+    cdef const float[:, ::1] cross32 = cell.cross32
+    cdef const double[::1] q_sq = cell.q_sq
     cdef Py_ssize_t nq = queries.shape[0], nc = candidates.shape[0], k = indices.shape[1]
     cdef Py_ssize_t d = X.shape[1]
     cdef Py_ssize_t i, j, a, q, filled
     cdef double qs, dist
-    cdef double* hv = &hv_[0]
-    cdef Py_ssize_t* hj = &hj_[0]
-    cdef double* cand_v = &cv_[0]
-    cdef Py_ssize_t* cand_j = &cj_[0]
-    cdef double* row = &row_[0]
-    cdef const double* csq = &c_sq[0]
+    cdef double* hv = &work.hv[0]
+    cdef Py_ssize_t* hj = &work.hj[0]
+    cdef double* cand_v = &work.cand_v[0]
+    cdef Py_ssize_t* cand_j = &work.cand_j[0]
+    cdef double* row = &work.row[0]
+    cdef const double* csq = &cell.c_sq[0]
     cdef const float* crow
     with nogil:
         for i in range(nq):
@@ -659,9 +621,9 @@ def _cell_run(const real_x[:, ::1] X, const Py_ssize_t[::1] queries,
                 continue
             # The ``filled`` smallest bounds; there are at least that many finite
             # ones, so the query's own (inf) never stays.
-            _smallest(row, nc, filled, hv, hj)
+            pair_smallest(row, nc, filled, hv, hj)
             for a in range(filled):
-                dist = _sq_distance(&X[q, 0], &X[candidates[hj[a]], 0], d)
+                dist = lane_sq_distance(&X[q, 0], &X[candidates[hj[a]], 0], d)
                 _insert(cand_v, cand_j, a + 1, dist, candidates[hj[a]])
             for a in range(k):
                 if a < filled:
@@ -685,7 +647,7 @@ def reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, Py_ssize_t n_lan
     parts owns the rows r of B~ and H with r % n_parts == part and goes over
     every point, adding only to its own rows; each entry is then a sum over the
     points in their order, whatever ``n_parts`` and ``n_threads`` (default:
-    :func:`~landmarking._parallel.kernel_threads`), and the parts never write to
+    :func:`~landmarking._parallel.loop_threads`), and the parts never write to
     the same memory. Two L x L arrays in all.
     """
     B = np.zeros((n_land, n_land))
@@ -694,37 +656,65 @@ def reduced_dense(w_indptr, w_indices, w_data, deg, z_idx, z_w, Py_ssize_t n_lan
     w_indices = np.ascontiguousarray(w_indices, dtype=np.intp)
     z_idx = np.ascontiguousarray(z_idx, dtype=np.intp)
 
-    def run(part):
-        _reduced_run(w_indptr, w_indices, w_data, deg, z_idx, z_w, part, n_parts, B, H)
+    graph = _Reduced(w_indptr, w_indices, w_data, deg, z_idx, z_w)
 
-    run_parts(run, range(n_parts), kernel_threads() if n_threads is None else n_threads)
+    def run(part):
+        _reduced_run(graph, part, n_parts, B, H)
+
+    run_parts(run, range(n_parts), loop_threads() if n_threads is None else n_threads)
     return B, H
 
 
-def _reduced_run(const Py_ssize_t[::1] w_indptr, const Py_ssize_t[::1] w_indices,
-                 const double[::1] w_data, const double[::1] deg,
-                 const Py_ssize_t[:, ::1] z_idx, const double[:, ::1] z_w,
-                 Py_ssize_t part, Py_ssize_t n_parts, double[:, ::1] B, double[:, ::1] H):
-    cdef double[::1] acc = np.zeros(B.shape[0])
-    cdef signed char[::1] seen = np.zeros(B.shape[0], dtype=np.int8)
-    cdef Py_ssize_t[::1] cols = np.empty(B.shape[0], dtype=np.intp)
+cdef class _Reduced:
+    """The reduced problem's inputs: W as CSR arrays (w_indptr, w_indices, w_data),
+    the degrees ``deg``, and Z by its K nonzeros per point (z_idx, z_w)."""
+    cdef const Py_ssize_t[::1] w_indptr, w_indices
+    cdef const double[::1] w_data, deg
+    cdef const Py_ssize_t[:, ::1] z_idx
+    cdef const double[:, ::1] z_w
+
+    def __init__(self, w_indptr, w_indices, w_data, deg, z_idx, z_w):
+        self.w_indptr, self.w_indices, self.w_data = w_indptr, w_indices, w_data
+        self.deg, self.z_idx, self.z_w = deg, z_idx, z_w
+
+
+cdef class _Gather:
+    """A dense work vector of n values (``acc``) and its nonzero columns (``seen``,
+    ``cols``), all clear between points."""
+    cdef double[::1] acc
+    cdef signed char[::1] seen
+    cdef Py_ssize_t[::1] cols
+
+    def __init__(self, Py_ssize_t n):
+        self.acc = np.zeros(n)
+        self.seen = np.zeros(n, dtype=np.int8)
+        self.cols = np.empty(n, dtype=np.intp)
+
+
+def _reduced_run(_Reduced graph, Py_ssize_t part, Py_ssize_t n_parts, double[:, ::1] B,
+                 double[:, ::1] H):
+    cdef _Gather gather = _Gather(B.shape[0])
     with nogil:
-        _reduced_part(w_indptr, w_indices, w_data, deg, z_idx, z_w, part, n_parts, B, H,
-                      acc, seen, cols)
+        _reduced_part(graph, part, n_parts, B, H, gather)
 
 
-cdef void _reduced_part(const Py_ssize_t[::1] w_indptr, const Py_ssize_t[::1] w_indices,
-                        const double[::1] w_data, const double[::1] deg,
-                        const Py_ssize_t[:, ::1] z_idx, const double[:, ::1] z_w,
-                        Py_ssize_t part, Py_ssize_t n_parts, double[:, ::1] B,
-                        double[:, ::1] H, double[::1] acc, signed char[::1] seen,
-                        Py_ssize_t[::1] cols) noexcept nogil:
+cdef void _reduced_part(_Reduced graph, Py_ssize_t part, Py_ssize_t n_parts,
+                        double[:, ::1] B, double[:, ::1] H, _Gather gather) noexcept nogil:
     """One part of :func:`reduced_dense`: the rows r with r % n_parts == part.
 
     Point n's row sum_{m >= n} w_nm z_m is gathered into a dense work vector and
     added by its nonzero columns only (at most K_Z per edge), which it then
     clears; only points with a landmark among the part's rows need it.
     """
+    cdef const Py_ssize_t[::1] w_indptr = graph.w_indptr
+    cdef const Py_ssize_t[::1] w_indices = graph.w_indices
+    cdef const double[::1] w_data = graph.w_data
+    cdef const double[::1] deg = graph.deg
+    cdef const Py_ssize_t[:, ::1] z_idx = graph.z_idx
+    cdef const double[:, ::1] z_w = graph.z_w
+    cdef double[::1] acc = gather.acc
+    cdef signed char[::1] seen = gather.seen
+    cdef Py_ssize_t[::1] cols = gather.cols
     cdef Py_ssize_t n = z_idx.shape[0], k = z_idx.shape[1]
     cdef Py_ssize_t i, a, b, e, mm, col, row, q, n_cols
     cdef double wv, zv, dz
@@ -782,18 +772,21 @@ def reduced_rows(w_indptr, w_indices, w_data, deg, z_idx, z_w, Py_ssize_t lo,
     z_idx = np.ascontiguousarray(z_idx, dtype=np.intp)
     cdef Py_ssize_t n_land = int(z_idx.max()) + 1 if z_idx.size else 0
     n_land = max(n_land, hi)
-    cdef double[::1] acc = np.zeros(n_land)
-    cdef signed char[::1] seen = np.zeros(n_land, dtype=np.int8)
-    cdef Py_ssize_t[::1] cols = np.empty(n_land, dtype=np.intp)
-    _reduced_rows(w_indptr, w_indices, w_data, deg, z_idx, z_w, lo, hi, B, C, acc, seen,
-                  cols)
+    _reduced_rows(_Reduced(w_indptr, w_indices, w_data, deg, z_idx, z_w), lo, hi, B, C,
+                  _Gather(n_land))
 
 
-def _reduced_rows(const Py_ssize_t[::1] w_indptr, const Py_ssize_t[::1] w_indices,
-                  const double[::1] w_data, const double[::1] deg,
-                  const Py_ssize_t[:, ::1] z_idx, const double[:, ::1] z_w, Py_ssize_t lo,
-                  Py_ssize_t hi, double[:, ::1] B, double[:, ::1] C, double[::1] acc,
-                  signed char[::1] seen, Py_ssize_t[::1] cols):
+def _reduced_rows(_Reduced graph, Py_ssize_t lo, Py_ssize_t hi, double[:, ::1] B,
+                  double[:, ::1] C, _Gather gather):
+    cdef const Py_ssize_t[::1] w_indptr = graph.w_indptr
+    cdef const Py_ssize_t[::1] w_indices = graph.w_indices
+    cdef const double[::1] w_data = graph.w_data
+    cdef const double[::1] deg = graph.deg
+    cdef const Py_ssize_t[:, ::1] z_idx = graph.z_idx
+    cdef const double[:, ::1] z_w = graph.z_w
+    cdef double[::1] acc = gather.acc
+    cdef signed char[::1] seen = gather.seen
+    cdef Py_ssize_t[::1] cols = gather.cols
     cdef Py_ssize_t n = z_idx.shape[0], k = z_idx.shape[1]
     cdef Py_ssize_t i, a, b, e, mm, col, row, q, n_cols
     cdef double wv, zv, dz
@@ -840,14 +833,14 @@ def reconstruction_residuals(X, landmarks, z_indptr, z_indices, z_data, n_thread
 
     Z is given as CSR arrays (rows of X, columns the landmarks). Rows go in
     contiguous parts, one thread each (default:
-    :func:`~landmarking._parallel.kernel_threads`); each row's value depends on
+    :func:`~landmarking._parallel.loop_threads`); each row's value depends on
     that row only, so the result does not depend on the thread count. One pass
     over X with no (n, n_features) temporaries.
     """
     cdef Py_ssize_t n = X.shape[0]
     out = np.empty(n)
     if n_threads is None:
-        n_threads = kernel_threads()
+        n_threads = loop_threads()
     per_part = max(1, -(-n // max(1, int(n_threads))))
     X = np.ascontiguousarray(X)
     if X.dtype not in (np.float32, np.float64):
@@ -882,4 +875,4 @@ def _residual_run(const real_x[:, ::1] X, const double[:, ::1] landmarks,
                 t = &landmarks[z_indices[e], 0]
                 for f in range(d):
                     r[f] -= zp * t[f]
-            out[i] = _dot(&r[0], &r[0], d)
+            out[i] = lane_dot(&r[0], &r[0], d)

@@ -12,7 +12,7 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
 
-from ._parallel import kernel_threads, run_parts
+from ._parallel import loop_threads, run_parts
 
 __all__ = ["symmetry_pass", "component_labels"]
 
@@ -98,7 +98,7 @@ def symmetry_pass(indptr, indices, data, tol, n_parts=2, n_threads=None):
     at the end it must have reached the first column >= min(e, m) (no lower
     entry of that range left unpaired). The rows are cut into ``n_parts``
     ranges, each checked with its own cursors, on ``n_threads`` threads (default
-    :func:`~landmarking._parallel.kernel_threads`); sequential access within
+    :func:`~landmarking._parallel.loop_threads`); sequential access within
     each row avoids a search.
     """
     indptr, indices = _same_index_dtype(indptr, indices)
@@ -114,7 +114,7 @@ def symmetry_pass(indptr, indices, data, tol, n_parts=2, n_threads=None):
         verdicts[part] = _symmetry(indptr, indices, data, float(tol), part * step,
                                    min(n, (part + 1) * step))
 
-    run_parts(check, range(n_parts), kernel_threads() if n_threads is None else n_threads)
+    run_parts(check, range(n_parts), loop_threads() if n_threads is None else n_threads)
     return min(verdicts)
 
 

@@ -1,7 +1,7 @@
 """The compiled GP step (Cython, compiled ahead of time), for blocks of B >= 1 landmarks.
 
 :func:`visit_steps` runs all the steps of a block of B landmarks on one chunk visit
-in one call, each step as the NumPy reference :func:`._numpy.reference_step`
+in one call, each step as the NumPy reference :func:`._cpu.reference_step`
 computes it (symbols as in :mod:`.objective`): the squared distances of the batch
 to the B landmarks (:func:`_distances`), the kernel values relative to each
 landmark's nearest point (:func:`_kernel_values`), the cross products with the
@@ -32,6 +32,8 @@ features); no sum is split, so the landmarks are the same bits on any number of
 threads. The factor of G (B x B) runs on the first thread.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 cimport cython
@@ -48,19 +50,17 @@ from libc.math cimport INFINITY, exp, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
+from landmarking._shared_loops cimport ordered_lane_dot
+
 from .._parallel import run_parts
 
-__all__ = ["visit_steps", "step_work", "kernel_columns", "cross_gram", "move", "SPACE_CODES"]
+__all__ = ["VisitChunk", "Schedule", "visit_steps", "step_work", "kernel_columns", "cross_gram", "move", "SPACE_CODES"]
 
 ctypedef fused real:
     float
     double
 
 cdef enum:
-    # Partial sums of a float64 dot product (two vector registers on AVX2); the
-    # loops over them step by 8, the same number written out (Cython's range needs
-    # a literal step to compile to a C loop).
-    _LANES = 8
     # Rows summed in the data's precision before the sum goes into a float64 total.
     _FLUSH = 64
     # Rows per block of the triangular solves for W.
@@ -99,7 +99,7 @@ cdef extern from *:
     typedef double lm_vec_d __attribute__((vector_size(4 * sizeof(double))));
     #endif
 
-    #define LM_DOT_KERNELS(T, LANES, S)                                                  \
+    #define LM_DOT_LOOPS(T, LANES, S)                                                  \
     static inline T lm_total_##S(const T* lanes, const T* x, const T* t,                 \
                                  Py_ssize_t end, Py_ssize_t d) {                         \
         T s = 0;                                                                         \
@@ -205,8 +205,8 @@ cdef extern from *:
     }
     #endif
 
-    LM_DOT_KERNELS(float, 8, f)
-    LM_DOT_KERNELS(double, 4, d)
+    LM_DOT_LOOPS(float, 8, f)
+    LM_DOT_LOOPS(double, 4, d)
     """
     void lm_dots_2x4_f(const float* x0, const float* x1, const float* t, Py_ssize_t d,
                        float* out) noexcept nogil
@@ -248,58 +248,99 @@ cdef inline real _dot_wide(const real* x, const real* t, Py_ssize_t d) noexcept 
         return lm_dot_wide_d(x, t, d)
 
 
-cdef inline double _lane_sum(double* lanes, const double* x, const double* y,
-                             Py_ssize_t end, Py_ssize_t n) noexcept nogil:
-    """The lanes added in order, then the products of the tail c = end .. n - 1."""
-    cdef double s = 0
-    cdef Py_ssize_t c
-    for c in range(_LANES):
-        s += lanes[c]
-    for c in range(end, n):
-        s += x[c] * y[c]
-    return s
+# ---------------------------------------------------------------- a visit's arrays
+
+cdef struct _Visit:
+    # What every thread of a visit reads (and the landmarks they move): the chunk's
+    # rows X (n_c x d) and their squared norms xsq, in the data's precision, as the
+    # typed pointer that :func:`_visit` takes; the kernel table Phi (n_c x K, the
+    # data's precision, its first k columns spanning); batch g's rows of X,
+    # perm[bounds[g]:bounds[g + 1]], and of Phi, positions[...]; each step's batch
+    # (batches, n_steps); the batches' Cholesky factors Ls (n_batches x ls_rows x
+    # ldl, float64).
+    const void* xsq
+    const void* Phi
+    Py_ssize_t K, k
+    const int64_t* perm
+    const int64_t* positions
+    const int64_t* bounds
+    const int64_t* batches
+    Py_ssize_t n_steps
+    const double* Ls
+    Py_ssize_t ls_rows, ldl
+    # The block: B landmarks T (B x d, float64, moved in place), their copy Tc in
+    # the data's precision, and each step's sums (n_steps x B x 3, float64).
+    double* T
+    void* Tc
+    double* sums
+    Py_ssize_t B, d
+    # The schedule: the kernel width, the fraction (s0 + first + q)^-tau of step q,
+    # the longest move, the feasible space, the drop rule's tolerance.
+    double eta, s0, tau, max_step, tol
+    Py_ssize_t first
+    int space
 
 
-cdef inline double _dot(const double* x, const double* y, Py_ssize_t n) noexcept nogil:
-    """x . y in float64, in _LANES partial sums."""
-    cdef double a[_LANES]
-    cdef Py_ssize_t c, l
-    cdef Py_ssize_t end = n - n % _LANES
-    for l in range(_LANES):
-        a[l] = 0
-    for c in range(0, end, 8):
-        for l in range(_LANES):
-            a[l] += x[c + l] * y[c + l]
-    return _lane_sum(a, x, y, end, n)
+cdef struct _Batch:
+    # The current step's batch: its rows of X and of Phi, and their number.
+    const int64_t* rows
+    const int64_t* prows
+    Py_ssize_t b
 
 
-cdef inline double _dot_mixed(const real* x, const double* y, Py_ssize_t n) noexcept nogil:
-    """x . y in float64 for x in the data's precision, in _LANES partial sums."""
-    cdef double a[_LANES]
-    cdef double s = 0
-    cdef Py_ssize_t c, l
-    cdef Py_ssize_t end = n - n % _LANES
-    for l in range(_LANES):
-        a[l] = 0
-    for c in range(0, end, 8):
-        for l in range(_LANES):
-            a[l] += <double>x[c + l] * y[c + l]
-    for l in range(_LANES):
-        s += a[l]
-    for c in range(end, n):
-        s += <double>x[c] * y[c]
-    return s
+cdef struct _Work:
+    # (B, ld) float64 rows: distances, then kernel values Phi_B; U; W.
+    double* D2
+    double* UT
+    double* WT
+    Py_ssize_t ld
+    # (B, ldc): cross products, then the solve's coefficients.
+    double* coef
+    Py_ssize_t ldc
+    # (B, B): G and its factor; (B,): the drop rule's work.
+    double* G
+    double* LG
+    double* y
+    # (B,): squared norms of the landmarks, nearest distances, phi^T phi, pivots.
+    double* t_sq
+    double* nearest
+    double* phi_sq
+    double* f
+    # (B,): the kept columns, and each column's place among them (-1: dropped).
+    Py_ssize_t* active
+    Py_ssize_t* slot
+    # (k, B): the coefficients transposed; (B, d): the kept landmarks' targets
+    # X_b^T W.
+    double* coefT
+    double* S
+    # This thread's own work: a move (d), four widened rows of the kernel table
+    # (4 k), the residuals of a row (B), the partial sums of a tile (B x width in
+    # the data's precision) and their float64 totals (B x width).
+    double* m
+    double* R
+    double* acc
+    void* part
+    double* total
+    # The number of kept columns of the current step (shared by the threads).
+    Py_ssize_t* n_active
+    # This thread, of n_threads; its landmarks j0 .. j1 - 1; the features per tile
+    # of the weighted sums.
+    Py_ssize_t thread, n_threads, j0, j1, width
 
 
 # ---------------------------------------------------------------- the parts of a step
 
-cdef void _distances(const real* X, Py_ssize_t d, const real* xsq, const int64_t* rows,
-                     Py_ssize_t b, Py_ssize_t first_pair, Py_ssize_t end_pair,
-                     const real* Tc, const double* t_sq, Py_ssize_t B, double* D2,
-                     Py_ssize_t ld) noexcept nogil:
+cdef void _distances(const real* X, const _Visit* v, const _Batch* s, const _Work* w,
+                     Py_ssize_t first_pair, Py_ssize_t end_pair) noexcept nogil:
     """D2[j, i] = max(||x_i||^2 - 2 x_i . t_j + ||t_j||^2, 0) for the pairs of rows
     first_pair .. end_pair - 1 of the batch (row i is X[rows[i]]): the dot products
     in the data's precision, the cancellation in float64."""
+    cdef Py_ssize_t d = v.d, b = s.b, B = v.B, ld = w.ld
+    cdef const real* xsq = <const real*>v.xsq
+    cdef const real* Tc = <const real*>v.Tc
+    cdef const int64_t* rows = s.rows
+    cdef const double* t_sq = w.t_sq
+    cdef double* D2 = w.D2
     cdef Py_ssize_t pair, i0, i1, j, m
     cdef real dots[8]
     cdef double s0, s1
@@ -349,16 +390,21 @@ cdef void _kernel_values(double* D2, Py_ssize_t ld, Py_ssize_t b, Py_ssize_t j0,
         nearest[j] = near
         for i in range(b):
             row[i] = exp((row[i] - near) * scale)
-        phi_sq[j] = _dot(row, row, b)
+        phi_sq[j] = ordered_lane_dot(row, row, b)
 
 
-cdef void _cross(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
-                 Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t j0,
-                 Py_ssize_t j1, double* cross, Py_ssize_t ldc, double* R) noexcept nogil:
-    """cross[j, a] = sum_i Phi[prows[i], a] Phi_B[i, j] (Phi_p^T phi_j) for
-    j0 <= j < j1, four rows of the kernel table at a time. For several landmarks
-    each row is widened to float64 once, into R (4 x k); widening is exact, so the
-    sums are the same either way."""
+cdef void _cross(const real* Phi, const _Visit* v, const _Batch* s,
+                 const _Work* w) noexcept nogil:
+    """cross[j, a] = sum_i Phi[prows[i], a] Phi_B[i, j] (Phi_p^T phi_j) for this
+    thread's landmarks j0 <= j < j1, four rows of the kernel table at a time; cross
+    is the work's ``coef``. For several landmarks each row is widened to float64
+    once, into R (4 x k); widening is exact, so the sums are the same either way."""
+    cdef Py_ssize_t K = v.K, k = v.k, b = s.b, ld = w.ld, ldc = w.ldc
+    cdef Py_ssize_t j0 = w.j0, j1 = w.j1
+    cdef const int64_t* prows = s.prows
+    cdef const double* PhiB = w.D2
+    cdef double* cross = w.coef
+    cdef double* R = w.R
     cdef Py_ssize_t i, j, a, r
     cdef double p0, p1, p2, p3
     cdef double* c
@@ -431,16 +477,24 @@ cdef void _solve_factor(const double* L, Py_ssize_t ldl, Py_ssize_t k, double* c
                 y[c] -= row[c] * x
 
 
-cdef void _residuals(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssize_t b,
-                     Py_ssize_t k, const double* PhiB, Py_ssize_t ld, Py_ssize_t B,
-                     Py_ssize_t j0, Py_ssize_t j1, double* coef, Py_ssize_t ldc,
-                     double* coefT, double* R, double* acc, double* UT) noexcept nogil:
-    """UT[j, i] = Phi_B[i, j] - Phi[prows[i]] . coef[j]: M phi_j, for j0 <= j < j1.
+cdef void _residuals(const real* Phi, const _Visit* v, const _Batch* s,
+                     const _Work* w) noexcept nogil:
+    """UT[j, i] = Phi_B[i, j] - Phi[prows[i]] . coef[j]: M phi_j, for this thread's
+    landmarks j0 <= j < j1.
 
     A block of at least 4 landmarks sums each product over a in order, the loop over
     the landmarks innermost (a vector operation; coef transposed into coefT, k x B);
-    fewer landmarks take _LANES partial sums over a. The choice depends on B alone.
+    fewer landmarks take the LANES partial sums of ``_shared_loops.ordered_lane_dot``
+    over a. The choice depends on B alone.
     """
+    cdef Py_ssize_t K = v.K, k = v.k, b = s.b, ld = w.ld, B = v.B, ldc = w.ldc
+    cdef Py_ssize_t j0 = w.j0, j1 = w.j1
+    cdef const int64_t* prows = s.prows
+    cdef const double* PhiB = w.D2
+    cdef const double* coef = w.coef
+    cdef double* coefT = w.coefT
+    cdef double* acc = w.acc
+    cdef double* UT = w.UT
     cdef Py_ssize_t i, j, a
     cdef double p
     cdef const double* t
@@ -448,7 +502,7 @@ cdef void _residuals(const real* Phi, Py_ssize_t K, const int64_t* prows, Py_ssi
         for i in range(b):
             for j in range(j0, j1):
                 UT[j * ld + i] = PhiB[j * ld + i] - (
-                    _dot_mixed(Phi + prows[i] * K, coef + j * ldc, k) if k else 0.0)
+                    ordered_lane_dot(Phi + prows[i] * K, coef + j * ldc, k) if k else 0.0)
         return
     for j in range(j0, j1):
         for a in range(k):
@@ -472,7 +526,7 @@ cdef void _block_gram(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ss
     cdef Py_ssize_t j, m
     for j in range(j0, j1):
         for m in range(j, B):
-            G[j * B + m] = _dot(PhiB + j * ld, UT + m * ld, b)
+            G[j * B + m] = ordered_lane_dot(PhiB + j * ld, UT + m * ld, b)
 
 
 cdef void _mirror(double* G, Py_ssize_t B) noexcept nogil:
@@ -514,15 +568,20 @@ cdef Py_ssize_t _factor_with_drops(const double* G, Py_ssize_t B, const double* 
     return n
 
 
-cdef void _weights(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize_t b,
-                   const double* LG, Py_ssize_t B, const Py_ssize_t* active, Py_ssize_t n,
-                   Py_ssize_t first_block, Py_ssize_t end_block, double* WT) noexcept nogil:
+cdef void _weights(const _Work* w, Py_ssize_t b, Py_ssize_t B, Py_ssize_t first_block,
+                   Py_ssize_t end_block) noexcept nogil:
     """WT[a, i] = Phi_B[i, active[a]] (U_A G_A^-1)[i, a] over the kept columns A, for
-    the blocks first_block .. end_block - 1 of _SOLVE_ROWS rows: the two triangular
-    solves with LG for a block of rows at once, each substitution step a vector
-    operation over the rows."""
+    the blocks first_block .. end_block - 1 of _SOLVE_ROWS rows of a batch of b: the
+    two triangular solves with LG for a block of rows at once, each substitution
+    step a vector operation over the rows."""
+    cdef const double* PhiB = w.D2
+    cdef const double* UT = w.UT
+    cdef const double* LG = w.LG
+    cdef const Py_ssize_t* active = w.active
+    cdef Py_ssize_t ld = w.ld, n = w.n_active[0]
+    cdef double* WT = w.WT
     cdef Py_ssize_t block, lo, m, a, c, i
-    cdef double w, pivot
+    cdef double l, pivot
     cdef double* z
     cdef double* y
     cdef const double* u
@@ -536,10 +595,10 @@ cdef void _weights(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize
             for i in range(m):
                 z[i] = u[i]
             for c in range(a):
-                w = LG[a * B + c]
+                l = LG[a * B + c]
                 y = WT + c * ld + lo
                 for i in range(m):
-                    z[i] -= w * y[i]
+                    z[i] -= l * y[i]
             pivot = LG[a * B + a]
             for i in range(m):
                 z[i] /= pivot
@@ -549,10 +608,10 @@ cdef void _weights(const double* PhiB, const double* UT, Py_ssize_t ld, Py_ssize
             for i in range(m):
                 z[i] /= pivot
             for c in range(a):
-                w = LG[a * B + c]
+                l = LG[a * B + c]
                 y = WT + c * ld + lo
                 for i in range(m):
-                    y[i] -= w * z[i]
+                    y[i] -= l * z[i]
         for a in range(n):
             z = WT + a * ld + lo
             phi = PhiB + active[a] * ld + lo
@@ -587,11 +646,10 @@ cdef inline void _eight_rows(const real* X, Py_ssize_t d, const int64_t* rows,
                     + ((w4 * x4[c] + w5 * x5[c]) + (w6 * x6[c] + w7 * x7[c])))
 
 
-cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t b,
-                         const double* WT, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t lo,
-                         Py_ssize_t width, double* S, real* part,
-                         double* total) noexcept nogil:
-    """S[a, lo:lo + width] = sum_i WT[a, i] x_i[lo:lo + width] for a < n.
+cdef void _weighted_sums(const real* X, const _Visit* v, const _Batch* s, const _Work* w,
+                         Py_ssize_t lo, Py_ssize_t width) noexcept nogil:
+    """S[a, lo:lo + width] = sum_i WT[a, i] x_i[lo:lo + width] for the n kept columns
+    a < n.
 
     Each sum runs over the rows in order, in the data's precision over blocks of
     _FLUSH rows added into a float64 total: no sum depends on the tiles. Four rows
@@ -599,6 +657,12 @@ cdef void _weighted_sums(const real* X, Py_ssize_t d, const int64_t* rows, Py_ss
     each load of a row's value eight. ``part`` and ``total`` are this thread's work
     (n x width each).
     """
+    cdef Py_ssize_t d = v.d, b = s.b, ld = w.ld, n = w.n_active[0]
+    cdef const int64_t* rows = s.rows
+    cdef const double* WT = w.WT
+    cdef double* S = w.S
+    cdef real* part = <real*>w.part
+    cdef double* total = w.total
     cdef Py_ssize_t i, a, c
     cdef const real* x0
     cdef const real* x1
@@ -791,43 +855,6 @@ cdef inline void _take(PyThread_type_lock lock) noexcept nogil:
 
 # ---------------------------------------------------------------- the visit
 
-cdef struct _Work:
-    # (B, ld) float64 rows: distances, then kernel values Phi_B; U; W.
-    double* D2
-    double* UT
-    double* WT
-    Py_ssize_t ld
-    # (B, ldc): cross products, then the solve's coefficients.
-    double* coef
-    Py_ssize_t ldc
-    # (B, B): G and its factor; (B,): the drop rule's work.
-    double* G
-    double* LG
-    double* y
-    # (B,): squared norms of the landmarks, nearest distances, phi^T phi, pivots.
-    double* t_sq
-    double* nearest
-    double* phi_sq
-    double* f
-    # (B,): the kept columns, and each column's place among them (-1: dropped).
-    Py_ssize_t* active
-    Py_ssize_t* slot
-    # (k, B): the coefficients transposed; (B, d): the kept landmarks' targets
-    # X_b^T W.
-    double* coefT
-    double* S
-    # This thread's own work: a move (d), four widened rows of the kernel table
-    # (4 k), the residuals of a row (B), the partial sums of a tile (B x width in
-    # the data's precision) and their float64 totals (B x width).
-    double* m
-    double* R
-    double* acc
-    void* part
-    double* total
-    # The number of kept columns of the current step (shared by the threads).
-    Py_ssize_t* n_active
-
-
 cdef void _cast_block(const double* T, Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j1, real* Tc,
                       double* t_sq) noexcept nogil:
     """Rows j0 .. j1 - 1: Tc = T in the data's precision, t_sq = squared norms of T's
@@ -836,7 +863,7 @@ cdef void _cast_block(const double* T, Py_ssize_t d, Py_ssize_t j0, Py_ssize_t j
     for j in range(j0, j1):
         for c in range(d):
             Tc[j * d + c] = <real>T[j * d + c]
-        t_sq[j] = _dot(T + j * d, T + j * d, d)
+        t_sq[j] = ordered_lane_dot(T + j * d, T + j * d, d)
 
 
 cdef inline Py_ssize_t _share(Py_ssize_t n, Py_ssize_t thread,
@@ -845,14 +872,9 @@ cdef inline Py_ssize_t _share(Py_ssize_t n, Py_ssize_t thread,
     return thread * n // n_threads
 
 
-cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
-                 const int64_t[::1] positions, const int64_t[::1] bounds,
-                 const int64_t[::1] batches, const real[:, ::1] Phi, Py_ssize_t k,
-                 const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
-                 double s0, double tau, double max_step, int space, double tol,
-                 real[:, ::1] Tc, _Work* w, double[:, :, ::1] sums, Py_ssize_t width,
-                 Py_ssize_t thread, Py_ssize_t n_threads, _Barrier barrier) noexcept nogil:
-    """This thread's share of the steps of a visit (all of it on one thread).
+cdef void _visit(const real* X, const _Visit* v, _Work* w, _Barrier barrier) noexcept nogil:
+    """This thread's share of the steps of a visit (all of it on one thread); X is
+    the chunk's rows (``v.xsq``, ``v.Phi`` and ``v.Tc`` are in its precision).
 
     The work arrays ``w`` point into memory all threads share. Each part of a step
     is split between the threads by what it computes alone:
@@ -862,111 +884,148 @@ cdef void _visit(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] 
     barrier separates the parts. Every number is computed by the same code whatever
     the split, so the landmarks do not depend on the number of threads.
     """
-    cdef Py_ssize_t B = T.shape[0]
-    cdef Py_ssize_t d = T.shape[1]
-    cdef Py_ssize_t K = Phi.shape[1]
-    cdef Py_ssize_t j0 = _share(B, thread, n_threads)
-    cdef Py_ssize_t j1 = _share(B, thread + 1, n_threads)
-    cdef Py_ssize_t q, g, lo, b, n_pairs, n_blocks, tile, a, j, c
+    cdef const real* Phi = <const real*>v.Phi
+    cdef Py_ssize_t B = v.B, d = v.d, thread = w.thread, n_threads = w.n_threads
+    cdef Py_ssize_t q, g, n_pairs, n_blocks, tile, width = w.width
     cdef Py_ssize_t n_tiles = (d + width - 1) // width
-    cdef const int64_t* rows
-    cdef const int64_t* prows
-    cdef double fraction
-    cdef double* m = w.m
-    _cast_block(&T[0, 0], d, j0, j1, &Tc[0, 0], w.t_sq)
+    cdef _Batch s
+    _cast_block(v.T, d, w.j0, w.j1, <real*>v.Tc, w.t_sq)
     barrier.wait(thread)
-    for q in range(batches.shape[0]):
-        g = batches[q]
-        lo = bounds[g]
-        b = bounds[g + 1] - lo
-        rows = &perm[lo]
-        prows = &positions[lo]
-        n_pairs = (b + 1) // 2
-        n_blocks = (b + _SOLVE_ROWS - 1) // _SOLVE_ROWS
-        _distances(&Xc[0, 0], d, &xsq[0], rows, b, _share(n_pairs, thread, n_threads),
-                   _share(n_pairs, thread + 1, n_threads), &Tc[0, 0], w.t_sq, B, w.D2, w.ld)
+    for q in range(v.n_steps):
+        g = v.batches[q]
+        s.rows = v.perm + v.bounds[g]
+        s.prows = v.positions + v.bounds[g]
+        s.b = v.bounds[g + 1] - v.bounds[g]
+        n_pairs = (s.b + 1) // 2
+        n_blocks = (s.b + _SOLVE_ROWS - 1) // _SOLVE_ROWS
+        _distances(X, v, &s, w, _share(n_pairs, thread, n_threads),
+                   _share(n_pairs, thread + 1, n_threads))
         barrier.wait(thread)
-        _kernel_values(w.D2, w.ld, b, j0, j1, eta, w.nearest, w.phi_sq)
-        if k:
-            _cross(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, j0, j1, w.coef, w.ldc, w.R)
-            _solve_factor(&Ls[g, 0, 0], Ls.shape[2], k, w.coef, w.ldc, j0, j1)
-        _residuals(&Phi[0, 0], K, prows, b, k, w.D2, w.ld, B, j0, j1, w.coef, w.ldc, w.coefT,
-                   w.R, w.acc, w.UT)
+        _kernel_values(w.D2, w.ld, s.b, w.j0, w.j1, v.eta, w.nearest, w.phi_sq)
+        if v.k:
+            _cross(Phi, v, &s, w)
+            _solve_factor(v.Ls + g * v.ls_rows * v.ldl, v.ldl, v.k, w.coef, w.ldc, w.j0,
+                          w.j1)
+        _residuals(Phi, v, &s, w)
         barrier.wait(thread)
-        _block_gram(w.D2, w.UT, w.ld, b, B, j0, j1, w.G)
+        _block_gram(w.D2, w.UT, w.ld, s.b, B, w.j0, w.j1, w.G)
         barrier.wait(thread)
         if thread == 0:
             _mirror(w.G, B)
-            w.n_active[0] = _factor_with_drops(w.G, B, w.phi_sq, tol, w.f, w.active, w.slot,
+            w.n_active[0] = _factor_with_drops(w.G, B, w.phi_sq, v.tol, w.f, w.active, w.slot,
                                                w.LG, w.y)
         barrier.wait(thread)
-        _weights(w.D2, w.UT, w.ld, b, w.LG, B, w.active, w.n_active[0],
-                 _share(n_blocks, thread, n_threads), _share(n_blocks, thread + 1, n_threads),
-                 w.WT)
+        _weights(w, s.b, B, _share(n_blocks, thread, n_threads),
+                 _share(n_blocks, thread + 1, n_threads))
         barrier.wait(thread)
         tile = thread
         while tile < n_tiles:
-            _weighted_sums(&Xc[0, 0], d, rows, b, w.WT, w.ld, w.n_active[0], tile * width,
-                           min(d, (tile + 1) * width) - tile * width, w.S, <real*>w.part,
-                           w.total)
+            _weighted_sums(X, v, &s, w, tile * width, min(d, (tile + 1) * width) - tile * width)
             tile += n_threads
         barrier.wait(thread)
-        fraction = (s0 + first + q) ** -tau
-        for j in range(j0, j1):
-            a = w.slot[j]
-            if a >= 0:
-                for c in range(d):
-                    m[c] = w.S[a * d + c]
-                # The weights are normalised (their columns sum to one): m / f, f = 1.
-                _move_point(&T[j, 0], m, d, 1.0, fraction, max_step, w.nearest[j], space)
-            sums[q, j, 0] = w.f[j]
-            sums[q, j, 1] = w.phi_sq[j]
-            sums[q, j, 2] = w.nearest[j]
-        _cast_block(&T[0, 0], d, j0, j1, &Tc[0, 0], w.t_sq)
+        _move_block(v, w, q)
+        _cast_block(v.T, d, w.j0, w.j1, <real*>v.Tc, w.t_sq)
         barrier.wait(thread)
 
 
-def _visit_share(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] perm,
-                const int64_t[::1] positions, const int64_t[::1] bounds,
-                const int64_t[::1] batches, const real[:, ::1] Phi, Py_ssize_t k,
-                const double[:, :, ::1] Ls, double[:, ::1] T, double eta, Py_ssize_t first,
-                double s0, double tau, double max_step, int space, double tol,
-                real[:, ::1] Tc, double[:, ::1] rows_work, double[:, ::1] coef,
-                double[:, ::1] coefT, double[:, ::1] small, Py_ssize_t[:, ::1] index,
-                double[:, ::1] S, double[::1] own, double[:, :, ::1] sums, Py_ssize_t width,
-                Py_ssize_t thread, Py_ssize_t n_threads, _Barrier barrier):
-    """One thread's share of :func:`visit_steps` (the GIL released); ``own`` is this
-    thread's work (:func:`_own_work`). Called by :func:`_visit_part`."""
-    cdef Py_ssize_t B = T.shape[0]
-    cdef Py_ssize_t d = T.shape[1]
-    cdef Py_ssize_t k_max = coef.shape[1]
+cdef void _move_block(const _Visit* v, const _Work* w, Py_ssize_t q) noexcept nogil:
+    """Step q's moves of this thread's kept landmarks (each to its weighted mean of
+    the batch), and the step's sums of all its landmarks."""
+    cdef Py_ssize_t d = v.d, j, a, c
+    cdef double fraction = (v.s0 + v.first + q) ** -v.tau
+    cdef double* m = w.m
+    cdef double* sums
+    for j in range(w.j0, w.j1):
+        a = w.slot[j]
+        if a >= 0:
+            for c in range(d):
+                m[c] = w.S[a * d + c]
+            # The weights are normalised (their columns sum to one): m / f, f = 1.
+            _move_point(v.T + j * d, m, d, 1.0, fraction, v.max_step, w.nearest[j], v.space)
+        sums = v.sums + (q * v.B + j) * 3
+        sums[0] = w.f[j]
+        sums[1] = w.phi_sq[j]
+        sums[2] = w.nearest[j]
+
+
+cdef class _Plan:
+    """The arrays and numbers of one :func:`visit_steps` call that do not depend on
+    the data's precision (those that do are :func:`_visit_share`'s arguments), held
+    typed for the threads."""
+
+    cdef const int64_t[::1] perm, positions, bounds, batches
+    cdef const double[:, :, ::1] Ls
+    cdef double[:, ::1] T, rows_work, coef, coefT, small, S, own
+    cdef double[:, :, ::1] sums
+    cdef Py_ssize_t[:, ::1] index
+    cdef Py_ssize_t k, first, n_threads, width
+    cdef double eta, s0, tau, max_step, tol
+    cdef int space
+
+    def __init__(self, chunk, T, schedule, work, sums, n_threads):
+        self.perm, self.positions, self.bounds, self.batches = (
+            chunk.perm, chunk.positions, chunk.bounds, chunk.batches)
+        self.Ls, self.k = chunk.Ls, chunk.k
+        self.T, self.sums = T, sums
+        _, self.rows_work, self.coef, self.coefT, self.small, self.index, self.S = work
+        self.eta, self.first, self.s0, self.tau = (schedule.eta, schedule.first, schedule.s0,
+                                                   schedule.tau)
+        self.max_step, self.space, self.tol = schedule.max_step, schedule.space, schedule.tol
+        if self.sums.shape[0] != self.batches.shape[0] or self.sums.shape[1] != T.shape[0] \
+                or self.sums.shape[2] != 3:
+            raise ValueError(f"sums has shape {tuple(self.sums.shape)[:3]}; the visit needs "
+                             f"({self.batches.shape[0]}, {T.shape[0]}, 3)")
+        self.n_threads = n_threads
+        # Tiles of features for the weighted sums: one for a single thread (whole
+        # rows), else at least two per thread; the sums do not depend on the tiles.
+        B, d = T.shape
+        self.width = d if n_threads == 1 else max(_MIN_TILE, -(-d // (2 * n_threads)))
+        self.own = np.empty((n_threads, _own_work(B, d, self.coef.shape[1], self.width)))
+
+    cdef void visit(self, _Visit* v):
+        """The shared part of a visit (``v.xsq``, ``v.Phi``, ``v.Tc``, ``v.K`` are the
+        caller's)."""
+        v.perm, v.positions = &self.perm[0], &self.positions[0]
+        v.bounds, v.batches = &self.bounds[0], &self.batches[0]
+        v.n_steps, v.k = self.batches.shape[0], self.k
+        v.Ls, v.ls_rows, v.ldl = &self.Ls[0, 0, 0], self.Ls.shape[1], self.Ls.shape[2]
+        v.T, v.sums = &self.T[0, 0], &self.sums[0, 0, 0]
+        v.B, v.d = self.T.shape[0], self.T.shape[1]
+        v.eta, v.s0, v.tau, v.max_step, v.tol = self.eta, self.s0, self.tau, self.max_step, self.tol
+        v.first, v.space = self.first, self.space
+
+    cdef void work(self, _Work* w, Py_ssize_t thread):
+        """Thread ``thread``'s pointers into the work arrays (:func:`step_work`) and
+        into its own work."""
+        cdef Py_ssize_t B = self.T.shape[0], d = self.T.shape[1]
+        w.D2, w.UT, w.WT = &self.rows_work[0, 0], &self.rows_work[B, 0], &self.rows_work[2 * B, 0]
+        w.ld = self.rows_work.shape[1]
+        w.coef, w.ldc = &self.coef[0, 0], self.coef.shape[1]
+        w.G, w.LG, w.y = &self.small[0, 0], &self.small[B, 0], &self.small[2 * B, 0]
+        w.t_sq, w.nearest = &self.small[2 * B + 1, 0], &self.small[2 * B + 2, 0]
+        w.phi_sq, w.f = &self.small[2 * B + 3, 0], &self.small[2 * B + 4, 0]
+        w.active, w.slot, w.n_active = &self.index[0, 0], &self.index[1, 0], &self.index[2, 0]
+        w.coefT, w.S = &self.coefT[0, 0], &self.S[0, 0]
+        w.m = &self.own[thread, 0]
+        w.R = w.m + d
+        w.acc = w.R + 4 * self.coef.shape[1]
+        w.total = w.acc + B
+        w.part = <void*>(w.total + B * self.width)
+        w.thread, w.n_threads, w.width = thread, self.n_threads, self.width
+        w.j0, w.j1 = _share(B, thread, self.n_threads), _share(B, thread + 1, self.n_threads)
+
+
+def _visit_share(const real[:, ::1] Xc, const real[::1] xsq, const real[:, ::1] Phi,
+                 real[:, ::1] Tc, _Plan plan, Py_ssize_t thread, _Barrier barrier):
+    """One thread's share of :func:`visit_steps` (the GIL released): the arrays in
+    the data's precision, and ``plan`` for the rest. Called by :func:`_visit_part`."""
+    cdef _Visit v
     cdef _Work w
-    w.D2 = &rows_work[0, 0]
-    w.UT = &rows_work[B, 0]
-    w.WT = &rows_work[2 * B, 0]
-    w.ld = rows_work.shape[1]
-    w.coef = &coef[0, 0]
-    w.ldc = coef.shape[1]
-    w.G = &small[0, 0]
-    w.LG = &small[B, 0]
-    w.y = &small[2 * B, 0]
-    w.t_sq = &small[2 * B + 1, 0]
-    w.nearest = &small[2 * B + 2, 0]
-    w.phi_sq = &small[2 * B + 3, 0]
-    w.f = &small[2 * B + 4, 0]
-    w.active = &index[0, 0]
-    w.slot = &index[1, 0]
-    w.n_active = &index[2, 0]
-    w.coefT = &coefT[0, 0]
-    w.S = &S[0, 0]
-    w.m = &own[0]
-    w.R = w.m + d
-    w.acc = w.R + 4 * k_max
-    w.total = w.acc + B
-    w.part = <void*>(w.total + B * width)
+    plan.visit(&v)
+    v.xsq, v.Phi, v.K, v.Tc = &xsq[0], &Phi[0, 0], Phi.shape[1], &Tc[0, 0]
+    plan.work(&w, thread)
     with nogil:
-        _visit(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
-               max_step, space, tol, Tc, &w, sums, width, thread, n_threads, barrier)
+        _visit(&Xc[0, 0], &v, &w, barrier)
 
 
 #: Barriers a thread passes in a visit: one at the start, then these per step
@@ -974,7 +1033,7 @@ def _visit_share(const real[:, ::1] Xc, const real[::1] xsq, const int64_t[::1] 
 _WAITS_PER_STEP = 7
 
 
-def _visit_part(thread, n_threads, barrier, n_steps, arguments):
+def _visit_part(thread, barrier, n_steps, arguments):
     """Thread ``thread``'s share of a visit (:func:`_visit_share` on ``arguments``).
 
     A thread whose share fails before its visit begins (its arrays refused, no
@@ -982,7 +1041,7 @@ def _visit_part(thread, n_threads, barrier, n_steps, arguments):
     and the error reaches the caller instead of a hang.
     """
     try:
-        _visit_share(*arguments, thread, n_threads, barrier)
+        _visit_share(*arguments, thread, barrier)
     except BaseException:
         barrier.stand_in(thread, 1 + _WAITS_PER_STEP * n_steps)
         raise
@@ -1002,23 +1061,32 @@ def step_work(B, batch_size, d, k_max, dtype):
             np.zeros((2 * B + 5, B)), np.zeros((3, B), dtype=np.intp), np.empty((B, d)))
 
 
-def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0,
-                tau, max_step, space, tol, work, sums, n_threads=1):
+#: A chunk's visit (the arrays of :func:`visit_steps`): the chunk ``Xc`` (n_c, d),
+#: float32 or float64, C-ordered (or its copy in the order of its permutation), and
+#: its squared row norms ``xsq`` (same dtype); batch g's rows are
+#: ``Xc[perm[bounds[g]:bounds[g + 1]]]`` and their rows of Phi
+#: ``positions[bounds[g]:...]`` ((n_c,) and (n_batches + 1,) int64); ``batches``
+#: (n_steps,) int64, each step's batch; ``Phi`` (n_c, K) the kernel table (Xc's
+#: dtype), C-ordered, whose first ``k`` columns span; ``Ls`` (n_batches, >= k, >= k)
+#: float64, the batches' Cholesky factors.
+VisitChunk = namedtuple("VisitChunk", "Xc xsq perm positions bounds batches Phi k Ls")
+#: A visit's schedule: the kernel width ``eta``, the number of the first step
+#: ``first``, the fraction (s0 + s)^-tau of step s, the longest move ``max_step``,
+#: the feasible ``space`` (a code of :data:`SPACE_CODES`) and the drop rule's ``tol``
+#: (``objective.MIN_RELATIVE_F``).
+Schedule = namedtuple("Schedule", "eta first s0 tau max_step space tol")
+
+
+def visit_steps(chunk, T, schedule, work, sums, n_threads=1):
     """The steps of a block of landmarks on one chunk visit, in one call.
 
     Parameters
     ----------
-    Xc, xsq : (n_c, d) float32 or float64, C-ordered: the chunk (or its copy in the
-        order of its permutation), and its squared row norms (same dtype).
-    perm : (n_c,) int64, batch g's rows are ``Xc[perm[bounds[g]:bounds[g + 1]]]``.
-    positions : (n_c,) int64, their rows of Phi, ``positions[bounds[g]:...]``.
-    bounds : (n_batches + 1,) int64; batches : (n_steps,) int64, each step's batch.
-    Phi : (n_c, K) kernel table (Xc's dtype), C-ordered; its first k columns span.
-    Ls : (n_batches, >= k, >= k) float64, the batches' Cholesky factors.
+    chunk : VisitChunk
+        The chunk's rows, batches, kernel table and factors.
     T : (B, d) float64, the block's landmarks; moved in place.
-    eta, first, s0, tau, max_step : the kernel width, the number of the first step,
-        the schedule (the fraction of step s is (s0 + s)^-tau) and the longest move.
-    space : a code of :data:`SPACE_CODES`; tol : ``objective.MIN_RELATIVE_F``.
+    schedule : Schedule
+        The kernel width and the steps' schedule.
     work : :func:`step_work`; sums : (n_steps, B, 3) float64, on return each step's
         pivots f_j (relative kernel values), phi_j^T phi_j and nearest squared
         distances.
@@ -1026,17 +1094,11 @@ def visit_steps(Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, f
     """
     n_threads = max(1, int(n_threads))
     barrier = _Barrier(n_threads)
-    Tc, rows_work, coef, coefT, small, index, S = work
-    B, d = T.shape
-    # Tiles of features for the weighted sums: one for a single thread (whole rows),
-    # else at least two per thread; the sums do not depend on the tiles.
-    width = d if n_threads == 1 else max(_MIN_TILE, -(-d // (2 * n_threads)))
-    own = np.empty((n_threads, _own_work(B, d, coef.shape[1], width)))
-    n_steps = len(batches)
-    run_parts(lambda thread: _visit_part(thread, n_threads, barrier, n_steps, (
-        Xc, xsq, perm, positions, bounds, batches, Phi, k, Ls, T, eta, first, s0, tau,
-        max_step, space, tol, Tc, rows_work, coef, coefT, small, index, S, own[thread], sums,
-        width)), range(n_threads), n_threads)
+    plan = _Plan(chunk, T, schedule, work, sums, n_threads)
+    n_steps = len(chunk.batches)
+    arguments = (chunk.Xc, chunk.xsq, chunk.Phi, work[0], plan)
+    run_parts(lambda thread: _visit_part(thread, barrier, n_steps, arguments),
+              range(n_threads), n_threads)
 
 
 # ---------------------------------------------------------------- kernel tables

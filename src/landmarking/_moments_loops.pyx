@@ -8,7 +8,7 @@ split the columns into :data:`PARTS` fixed parts; no sum is split, so the result
 does not depend on the thread count.
 """
 
-from ._parallel import kernel_threads, run_parts
+from ._parallel import loop_threads, run_parts
 
 __all__ = ["column_sums", "column_squared_deviations", "PARTS"]
 
@@ -71,12 +71,12 @@ def column_sums(X, out, n_threads=None):
     """out[c] += X[0, c] + X[1, c] + ... in that order, in float64.
 
     X is C-ordered float32 or float64 with at least one column; ``n_threads``
-    defaults to :func:`~landmarking._parallel.kernel_threads`.
+    defaults to :func:`~landmarking._parallel.loop_threads`.
     """
     if X.shape[0] == 0 or X.shape[1] == 0:
         return
     run_parts(lambda part: _sums(X, out, part), range(PARTS),
-              kernel_threads() if n_threads is None else n_threads)
+              loop_threads() if n_threads is None else n_threads)
 
 
 def column_squared_deviations(X, mean, out, n_threads=None):
@@ -84,4 +84,4 @@ def column_squared_deviations(X, mean, out, n_threads=None):
     if X.shape[0] == 0 or X.shape[1] == 0:
         return
     run_parts(lambda part: _deviations(X, mean, out, part), range(PARTS),
-              kernel_threads() if n_threads is None else n_threads)
+              loop_threads() if n_threads is None else n_threads)

@@ -10,7 +10,7 @@ computed once for both of its points. The shortlists are then re-ranked by
 exact float64 distances (:func:`candidate_sq_distances`); the approximate
 search re-ranks its graph's candidates with :func:`nearest_candidates`.
 
-Compiled ahead of time (Cython). Each kernel cuts its rows (or columns) into
+Compiled ahead of time (Cython). Each loop cuts its rows (or columns) into
 runs that threads take (:func:`~landmarking._parallel.run_parts`); every heap,
 distance and list is computed by one thread from its own inputs, so no result
 depends on the thread count or on how the rows were cut.
@@ -21,7 +21,9 @@ import numpy as np
 from libc.math cimport INFINITY
 from libc.stdint cimport INT64_MAX, int64_t
 
-from ._parallel import kernel_threads, run_parts
+from landmarking._shared_loops cimport value_sift_down, wide_lane_sq_distance
+
+from ._parallel import loop_threads, run_parts
 
 __all__ = ["push_rows", "push_columns", "candidate_sq_distances", "nearest_candidates"]
 
@@ -30,8 +32,6 @@ cdef enum:
     _LINE = 16
     # Products push_rows tests at once before it looks at them one by one.
     _SCAN = 64
-    # Independent partial sums of a squared distance (see _sq_distance).
-    _LANES = 16
     # At most this many runs of rows per call: enough for threads to even out on a
     # busy machine, few enough that each run is long.
     _MAX_PARTS = 16
@@ -58,33 +58,10 @@ def _run_all(func, n, work_each, n_threads):
     """``func(lo, hi)`` for the runs of range(n) (see :func:`_runs`)."""
     if n > 0:
         run_parts(lambda run: func(*run), _runs(n, work_each),
-                  kernel_threads() if n_threads is None else n_threads)
+                  loop_threads() if n_threads is None else n_threads)
 
 
 # --------------------------------------------------------------------------- heaps
-
-cdef inline void _sift_down(double* vals, int64_t* idx, Py_ssize_t size) noexcept nogil:
-    """Restore the max-heap property of vals[:size] below its top (position 0)."""
-    cdef Py_ssize_t i = 0, left, big
-    cdef double v
-    cdef int64_t c
-    while True:
-        left = 2 * i + 1
-        if left >= size:
-            return
-        big = left
-        if left + 1 < size and vals[left + 1] > vals[left]:
-            big = left + 1
-        if vals[big] <= vals[i]:
-            return
-        v = vals[i]
-        vals[i] = vals[big]
-        vals[big] = v
-        c = idx[i]
-        idx[i] = idx[big]
-        idx[big] = c
-        i = big
-
 
 cdef inline bint _any_below(const double* sq, const real* g, double top,
                             Py_ssize_t n) noexcept nogil:
@@ -134,7 +111,7 @@ cdef void _push_rows_run(const real[:, ::1] G, const double[::1] sq_cols, int64_
                         continue
                     hv[0] = v
                     hi_[0] = c
-                    _sift_down(hv, hi_, m)
+                    value_sift_down(hv, hi_, m)
                     top = hv[0]
 
 
@@ -163,7 +140,7 @@ cdef void _push_columns_run(const real[:, ::1] G, const double[::1] sq_rows,
                     i = col_start + c
                     vals[i, 0] = v
                     idx[i, 0] = row_start + r
-                    _sift_down(&vals[i, 0], &idx[i, 0], m)
+                    value_sift_down(&vals[i, 0], &idx[i, 0], m)
                     tops[c - c0] = vals[i, 0]
 
 
@@ -193,7 +170,7 @@ def push_rows(G, sq_cols, col_start, vals, idx, heap_start, self_start, n_thread
 
     G is C-ordered float32 (or float64), ``sq_cols`` float64, ``vals`` and ``idx``
     C-ordered float64 and int64 of shape (heaps, m). Threads take runs of rows
-    (``n_threads`` defaults to :func:`~landmarking._parallel.kernel_threads`).
+    (``n_threads`` defaults to :func:`~landmarking._parallel.loop_threads`).
     """
     b, t = G.shape
     sq_cols = np.ascontiguousarray(sq_cols, dtype=np.float64)
@@ -220,43 +197,6 @@ def push_columns(G, sq_rows, row_start, vals, idx, col_start, n_threads=None):
 
 # --------------------------------------------------------------------------- re-rank
 
-cdef inline double _sq_distance(const double* q, const real* x, Py_ssize_t d) noexcept nogil:
-    """|q - x|^2 over d features, in float64 from the differences.
-
-    From _LANES features on, summed in _LANES independent partial sums (feature
-    f into sum f % _LANES) added pairwise at the end (sum l with sum l + 8, then
-    l + 4, l + 2, l + 1); fewer features in one running sum. Either is a fixed
-    order, whatever the thread or the processor, and the first is one that the
-    compiler keeps in vector registers (without -ffast-math a single running sum
-    would not vectorise). Equal rows give bit-equal distances, so ties stay ties.
-    """
-    cdef double acc[_LANES]
-    cdef double t, s = 0.0
-    cdef Py_ssize_t block, f, lane, whole = d - d % _LANES
-    if d < _LANES:
-        for f in range(d):
-            t = q[f] - <double>x[f]
-            s += t * t
-        return s
-    for lane in range(_LANES):
-        acc[lane] = 0.0
-    for block in range(d // _LANES):
-        f = block * _LANES
-        for lane in range(_LANES):
-            t = q[f + lane] - <double>x[f + lane]
-            acc[lane] += t * t
-    for lane in range(d - whole):
-        t = q[whole + lane] - <double>x[whole + lane]
-        acc[lane] += t * t
-    for lane in range(8):
-        acc[lane] += acc[lane + 8]
-    for lane in range(4):
-        acc[lane] += acc[lane + 4]
-    for lane in range(2):
-        acc[lane] += acc[lane + 2]
-    return acc[0] + acc[1]
-
-
 cdef inline const double* _as_double(const real* row, double* buffer,
                                      Py_ssize_t d) noexcept nogil:
     """A float64 row: ``row`` itself, or (float32) its values copied into
@@ -279,7 +219,7 @@ cdef void _candidate_run(const real[:, ::1] Q, const real[:, ::1] X,
     for i in range(lo, hi):
         q = _as_double(&Q[i, 0], buffer, d)
         for j in range(m):
-            out[i, j] = _sq_distance(q, &X[cand[i, j], 0], d)
+            out[i, j] = wide_lane_sq_distance(q, &X[cand[i, j], 0], d)
 
 
 cdef void _nearest_run(const real[:, ::1] Q, const real[:, ::1] X,
@@ -303,7 +243,7 @@ cdef void _nearest_run(const real[:, ::1] Q, const real[:, ::1] X,
             best_c[j] = INT64_MAX
         for j in range(m):
             c = cand[i, j]
-            s = _sq_distance(q, &X[c, 0], d)
+            s = wide_lane_sq_distance(q, &X[c, 0], d)
             if s > best_v[last] or (s == best_v[last] and c >= best_c[last]):
                 continue
             pos = last
