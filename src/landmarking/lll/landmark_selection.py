@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 
 from .._blocks import take_rows
@@ -121,8 +121,8 @@ def _prune_closest_pairs(C, n_drop):
     return np.flatnonzero(alive)
 
 
-def resolve_landmarks(X: MatrixLike, spec, n_landmarks: int, rng: np.random.RandomState,
-                      ) -> tuple[np.ndarray, np.ndarray | None]:
+def resolve_landmarks(X: MatrixLike, spec: str | ArrayLike | BaseEstimator, n_landmarks: int,
+                      rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray | None]:
     """Landmark coordinates (float64, dense) and, when they are rows of X, their
     indices: ``spec`` is a strategy of :func:`.select_landmarks`, an array, or a
     landmark estimator (cloned and fitted on X unless already fitted)."""
