@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := test,ann,scale,gpu,amg
+EXTRAS := test,ann,scale,gpu,amg,mvu
 # The `gpu` extra's PyTorch, installed first and exactly: the CPU build of this
 # release lies on the machines' disk, so pip needs no download (an unpinned `torch`
 # could fetch a multi-gigabyte CUDA build). The test suite checks the torch path

@@ -2,7 +2,9 @@
 
 - :func:`methods`: the method set, each a factory of a fitted-embedding call:
   ``MS (pca)`` (the paper's start), ``MS (ltsa)`` (the library's default start) and
-  scikit-learn's Isomap, LLE, Hessian LLE and LTSA, all with the same k and t;
+  scikit-learn's Isomap, LLE, Hessian LLE and LTSA, all with the same k and t, and
+  on request ``L-MVU`` (:func:`landmarking.baselines.landmark_mvu`, floor(sqrt(n))
+  landmarks, its own k: the paper ran it with fewer neighbours; the ``mvu`` extra);
 - :func:`embed_all`: every method on one data set, (seconds, embedding or the
   error message) per method, so that one failing eigensolver does not end a run;
 - scores of a 1-D order: :func:`pose_neighbour_recall`,
@@ -28,6 +30,30 @@ from landmarking import ManifoldSculpting
 
 #: Method names in the order of every table and figure.
 METHODS = ("MS (pca)", "MS (ltsa)", "Isomap", "LLE", "HLLE", "LTSA")
+#: The same with L-MVU (the sweeps of Figs. 7, 8, 10 and 12).
+WITH_LMVU = METHODS + ("L-MVU",)
+
+
+class LandmarkMVU:
+    """:func:`landmarking.baselines.landmark_mvu` behind ``fit_transform``.
+
+    ``time_limit``: seconds for Clarabel's interior-point loop (the program's
+    compilation is not counted); past it the solve stops and ``fit_transform``
+    raises RuntimeError, reported as out of time.
+    """
+
+    def __init__(self, *, n_components, n_neighbors, random_state=0, time_limit=None):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.random_state = random_state
+        self.time_limit = time_limit
+
+    def fit_transform(self, X):
+        from landmarking.baselines import landmark_mvu
+
+        options = {} if self.time_limit is None else {"time_limit": float(self.time_limit)}
+        return landmark_mvu(X, self.n_components, n_neighbors=self.n_neighbors,
+                            random_state=self.random_state, solver_options=options)
 
 
 def _lle(method, k, t):
@@ -37,8 +63,12 @@ def _lle(method, k, t):
                                   eigen_solver="dense", random_state=0)
 
 
-def methods(k, t, *, seed=0, scale_rate=0.99, names=METHODS):
-    """{name: zero-argument factory of an object with ``fit_transform``}."""
+def methods(k, t, *, seed=0, scale_rate=0.99, names=METHODS, lmvu_neighbors=None,
+            time_limit=None):
+    """{name: zero-argument factory of an object with ``fit_transform``}.
+
+    ``lmvu_neighbors``: L-MVU's k (default ``k``); ``time_limit``: L-MVU's solver
+    budget in seconds (see :class:`LandmarkMVU`)."""
     make = {
         "MS (pca)": lambda: ManifoldSculpting(n_components=t, n_neighbors=k,
                                               scale_rate=scale_rate, preprocess="pca",
@@ -49,17 +79,21 @@ def methods(k, t, *, seed=0, scale_rate=0.99, names=METHODS):
         "LLE": lambda: _lle("standard", k, t),
         "HLLE": lambda: _lle("hessian", k, t),
         "LTSA": lambda: _lle("ltsa", k, t),
+        "L-MVU": lambda: LandmarkMVU(n_components=t, n_neighbors=lmvu_neighbors or k,
+                                     random_state=seed, time_limit=time_limit),
     }
     return {name: make[name] for name in names}
 
 
-def embed_all(X, k, t, *, seed=0, scale_rate=0.99, names=METHODS):
+def embed_all(X, k, t, *, seed=0, scale_rate=0.99, names=METHODS, **options):
     """{name: (seconds, embedding)} or {name: (None, message)} when a method
-    cannot run (Hessian LLE needs k > t (t + 3) / 2), its solver fails or its
-    embedding holds inf or NaN.
-    Sculpting's SculptingWarning is silenced here: the score says the same."""
+    cannot run (Hessian LLE needs k > t (t + 3) / 2), its solver fails or stops
+    at its time limit (L-MVU), or its embedding holds inf or NaN.
+    Sculpting's SculptingWarning is silenced here: the score says the same.
+    ``options``: ``lmvu_neighbors`` and ``time_limit`` of :func:`methods`."""
     out = {}
-    for name, make in methods(k, t, seed=seed, scale_rate=scale_rate, names=names).items():
+    for name, make in methods(k, t, seed=seed, scale_rate=scale_rate, names=names,
+                              **options).items():
         if name == "HLLE" and k <= t * (t + 3) / 2:
             out[name] = (None, f"needs k > {t * (t + 3) // 2}")
             continue
@@ -69,6 +103,12 @@ def embed_all(X, k, t, *, seed=0, scale_rate=0.99, names=METHODS):
                 secs, Y = timed(make().fit_transform, X)
         except (ValueError, np.linalg.LinAlgError) as exc:
             out[name] = (None, f"failed: {str(exc)[:60]}")
+            continue
+        except ImportError:
+            out[name] = (None, "needs cvxpy (pip install landmarking[mvu])")
+            continue
+        except RuntimeError as exc:  # L-MVU's solver stopped (its time limit)
+            out[name] = (None, f"solver stopped: {str(exc)[:70]}")
             continue
         Y = np.asarray(Y, dtype=float)
         if not np.isfinite(Y).all():

@@ -125,3 +125,36 @@ def test_newsgroups_query_script_on_a_toy_corpus(bench, tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "terms of one half" in out and "AMI" in out and "speaker," not in out
     assert (tmp_path / "sculpting_newsgroups_query.png").stat().st_size > 0
+
+
+def test_sweeps_script_measures_every_method(bench, tmp_path, capsys):
+    """Figs. 7, 10 and 12 at one toy cell each: every method has a finite MSE or
+    a note saying why not, and on the S-curve, where LTSA's start is already
+    unfolded (MSE < 1), sculpting from it is better than LTSA."""
+    import json
+
+    pytest.importorskip("cvxpy")
+    script = bench("sculpting_sweeps")
+    assert script.main(["--figures", "fig7", "fig10", "fig12", "--fig7-n", "250", "--ks", "10",
+                        "--sizes", "250", "--budget", "120", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Fig. 10: S-curve" in out and "load average" in out
+    assert (tmp_path / "sculpting_sweeps.png").stat().st_size > 0
+    rows = json.loads((tmp_path / "sculpting_sweeps.json").read_text())
+    for figure in ("fig7", "fig10", "fig12"):
+        mine = {r["method"]: r for r in rows if r["figure"] == figure}
+        assert set(mine) == set(script.WITH_LMVU)
+        for r in mine.values():
+            assert (r["mse"] is not None and np.isfinite(r["mse"])) or r["note"]
+    scurve = {r["method"]: r["mse"] for r in rows if r["figure"] == "fig10"}
+    assert scurve["LTSA"] < 1.0
+    # Measured 6x better at N = 250 and 16x at 400 (quick run); any gain passes.
+    assert scurve["MS (ltsa)"] < scurve["LTSA"]
+    # L-MVU ran (cvxpy is installed) and is not distorted on the S-curve (0.2 measured).
+    assert scurve["L-MVU"] is not None and scurve["L-MVU"] < 1.0
+
+
+def test_lmvu_memory_estimate(bench):
+    script = bench("sculpting_sweeps")
+    # 2,000 points, k = 6: 44 landmarks, at most 12,000 edges of 990 float64.
+    assert script.lmvu_matrix_mib(2000, 6) == pytest.approx(12000 * 990 * 8 / 2**20)

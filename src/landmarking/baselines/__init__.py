@@ -18,6 +18,9 @@ One module per method:
   (scikit-learn).
 - :mod:`.nmf`: :class:`~landmarking.NMFLandmarks`, NMF components under the Kullback-Leibler
   loss, with the factorisation weights as features (:func:`kl_nmf_weights`).
+- :mod:`.mvu`: :func:`maximum_variance_unfolding` and :func:`landmark_mvu`
+  (L-MVU), the Manifold Sculpting paper's semidefinite baselines (an embedding, not
+  Gaussian features); they need cvxpy, the ``mvu`` extra, imported only when called.
 - :mod:`._common`: the fit shared by the methods whose landmarks are data points.
 
 Every ``fit`` and ``transform`` accepts NumPy arrays, scipy CSR matrices, memory
@@ -28,9 +31,9 @@ k-means and NMF hold all rows: those refuse a larger-than-memory input with a
 ``MemoryError`` that names the alternative.
 
 The estimators are imported from ``landmarking`` (``from landmarking import
-KMeansLandmarks``), each name from one place; this package offers the tool that is
-its own, :func:`kl_nmf_weights`, resolved on first use (PEP 562), so importing
-this package imports none of its modules.
+KMeansLandmarks``), each name from one place; this package offers the tools that are
+its own, :func:`kl_nmf_weights` and the two MVU functions, resolved on first use
+(PEP 562), so importing this package imports none of its modules.
 """
 
 from typing import TYPE_CHECKING
@@ -40,12 +43,15 @@ from .._lazy import lazy_exports
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
     "kl_nmf_weights": ".nmf",
+    "maximum_variance_unfolding": ".mvu",
+    "landmark_mvu": ".mvu",
 }
 
 __all__ = list(_EXPORTS)
 
 # Static tools read these ordinary imports; at run time __getattr__ loads the names.
 if TYPE_CHECKING:
+    from .mvu import landmark_mvu, maximum_variance_unfolding  # noqa: F401
     from .nmf import kl_nmf_weights  # noqa: F401
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
