@@ -390,8 +390,14 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, ref
     # LAPACK's result on the L x L problem depends on the BLAS thread count
     # (OpenBLAS splits its reductions by thread): one thread, so that the
     # embedding does not depend on n_jobs.
+    refining = refine is not False and refine != 0
+    # A refinement starts from a few more reduced eigenvectors than wanted (guard
+    # columns that speed LOBPCG up): one solve gives both.
+    n_solved = (min(p.n_components + max(2, p.n_components // 5), used.size - 1)
+                if refining else p.n_components)
     with stage(timings, "eigensolver"), blas_limit(1):
-        vecs, vals = solve_reduced_problem(A, B, p.n_components, random_state=rng)
+        solved_vecs, solved_vals = solve_reduced_problem(A, B, n_solved, random_state=rng)
+    vecs, vals = solved_vecs[:, :p.n_components], solved_vals[:p.n_components]
     with stage(timings, "embedding"):
         emb = np.asarray(Z_used @ vecs)
         signs = column_signs(emb)  # X~ and X flipped together
@@ -406,12 +412,9 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, ref
     solved = dict(embedding=emb, landmark_embedding=landmark_embedding, eigenvalues=vals,
                   bandwidth=bandwidth, n_connected_components=n_components_graph,
                   neighbors_method=method)
-    if refine is not False and refine != 0:
+    if refining:
         with stage(timings, "refine"):
-            # A few more reduced eigenvectors: guard columns that speed LOBPCG up.
-            n_start = min(p.n_components + max(2, p.n_components // 5), used.size - 1)
-            start = np.asarray(Z_used @ solve_reduced_problem(
-                A, B, n_start, random_state=rng)[0])
+            start = np.asarray(Z_used @ solved_vecs)
             with warnings.catch_warnings():
                 if refine is not True:  # a set number of iterations: not converging
                     warnings.simplefilter("ignore", ConvergenceWarning)  # is expected
