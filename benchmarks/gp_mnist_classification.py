@@ -27,6 +27,8 @@ Usage::
     python benchmarks/gp_mnist_classification.py          # quick (2,000 images, 10 and 50)
     python benchmarks/gp_mnist_classification.py --full   # 50k/10k/10k, 10..200 landmarks
     python benchmarks/gp_mnist_classification.py --methods random Act5K --seeds 0 1 2 3 4
+    python benchmarks/gp_mnist_classification.py --n-train 10000 --seeds 0 1 2 3 4 \
+        --methods GP Act5K random --act-subsample 1000   # between the two scales
     python benchmarks/gp_mnist_classification.py --methods random Act5K --seeds 0 1 2 3 4 \
         --act-subsample 200        # Act5K among a random 10% of the quick run's images
 """
@@ -86,6 +88,11 @@ def _make(method, n, width, cfg, seed, verbose):
 
 def run(args):
     cfg = _settings(args.full)
+    if getattr(args, "n_train", None):
+        # A middle scale: n training images, validation and test a fifth and a half
+        # of it (at most the 10,000 each of the paper), the full run's GP steps.
+        cfg.update(n_train=args.n_train, n_val=min(10000, args.n_train // 5),
+                   n_test=min(10000, args.n_train // 2), n_steps=1000, batch_size=1000)
     cfg["act_subsample"] = getattr(args, "act_subsample", 5000)
     n_tr, n_va = cfg["n_train"], cfg["n_val"]
     (X_tr, y_tr), (X_va, y_va), (X_te, y_te) = mnist_splits(n_tr, n_va, cfg["n_test"])
@@ -247,6 +254,9 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+",
                         help="repeat the run once per seed and report means with standard "
                              "errors (instead of --seed)")
+    parser.add_argument("--n-train", type=int,
+                        help="training images (validation n/5 and test n/2, at most 10,000 "
+                             "each; GP 1000 steps of batch 1000): a scale between quick and full")
     parser.add_argument("--verbose", action="store_true", help="progress bars")
     args = parse(parser, argv)
     if args.seeds:

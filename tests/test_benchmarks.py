@@ -209,3 +209,73 @@ def test_lll_sweep_speed_sides_score_the_same_grid(bench_module, data_dir, monke
         accuracies = 1 - np.array(row["errors"])
         assert accuracies.shape == (9,) and row["seconds"] > 0
         assert np.all((0.5 < accuracies) & (accuracies <= 1))
+
+
+def test_gp_landmark_features_quick_gtzan(bench_module, data_dir, tmp_path, monkeypatch):
+    # GP Fig. 6's protocol on the GTZAN stand-in, tiny: 300 training clips, 10
+    # landmarks, one seed; every method and the raw line, scored on 300 test clips.
+    monkeypatch.setenv("LANDMARKING_DATA", str(data_dir))
+    module = bench_module("gp_landmark_features")
+    results = module.main(["--sets", "gtzan", "--seeds", "0", "--sizes", "10",
+                           "--n-train", "300", "--out", str(tmp_path)])["gtzan"]
+    accuracy = results["per_seed"]["0"]
+    assert set(accuracy) == {*module.METHODS, module.RAW}
+    # Ten balanced genres: chance is 0.1, and the binomial standard error of an
+    # accuracy near 0.1 on 300 test clips is 0.017, so 0.2 is six of them above it.
+    for method in module.METHODS:
+        assert 0.2 < accuracy[method][10] <= 1.0, method
+        assert results["mean_error"][method][10] == (accuracy[method][10], 0.0)
+    assert 0.2 < accuracy[module.RAW] <= 1.0
+    assert (tmp_path / "gp_landmark_features_quick.png").stat().st_size > 0
+
+
+def test_gp_landmark_features_standard_error(bench_module):
+    module = bench_module("gp_landmark_features")
+    mean, error = module.mean_and_error([0.5, 0.7, 0.6])
+    # s.d. 0.1 (sample) / sqrt(3)
+    assert mean == pytest.approx(0.6) and error == pytest.approx(0.1 / np.sqrt(3))
+
+
+def test_authors_code_port_renames_xrange_only(bench_module, tmp_path):
+    # The authors' Python 2 file is ported at run time by renaming xrange; a file
+    # needing more (a print statement) is refused, never half-ported.
+    module = bench_module("gp_topics_authors_code")
+    source, counts = module.port_to_python3("for i in xrange(3):\n    pass\nmy_xrange_(1)\n")
+    assert counts == {"xrange": 1} and "range(3)" in source and "my_xrange_(1)" in source
+    with pytest.raises(ValueError, match="more than a mechanical port"):
+        module.port_to_python3("print 'hello'\n")
+    path = tmp_path / "manifold_gp.py"
+    path.write_text("import numpy as np\n"
+                    "def squares(n):\n    return [i * i for i in xrange(n)]\n")
+    loaded, counts = module.load_authors_code(path)
+    assert loaded.squares(4) == [0, 1, 4, 9] and counts == {"xrange": 1}
+
+
+def test_authors_run_takes_prefixes_of_one_sequential_run(bench_module):
+    # authors_run wraps the instance's per-landmark method to time it: the first n
+    # landmarks of one run, and the times when the run reached them.
+    import types
+
+    module = bench_module("gp_topics_authors_code")
+
+    class Sequential:
+        def __init__(self, n_landmarks, **kwargs):
+            self.n_landmarks, self.kwargs, self.landmarks = n_landmarks, kwargs, None
+
+        def _learn_single_landmark(self, X):
+            return X[0] * (0 if self.landmarks is None else len(self.landmarks))
+
+        def learn_landmarks(self, X):
+            self.kern_width = float(np.var(X, axis=0).sum())
+            for _ in range(self.n_landmarks):
+                t = self._learn_single_landmark(X)
+                done = self.landmarks
+                self.landmarks = t[None] if done is None else np.vstack([done, t])
+            return self
+
+    fake = types.SimpleNamespace(ManifoldGP=Sequential, proj_sph_pos=None)
+    X = np.eye(3)
+    runs, width = module.authors_run(fake, X, (1, 3), seed=0, n_steps=5)
+    assert width == pytest.approx(3 * (1 / 3 - 1 / 9))  # three columns of variance 2/9
+    assert np.array_equal(runs[3][0][:, 0], [0, 1, 2]) and runs[1][0].shape == (1, 3)
+    assert 0 <= runs[1][1] <= runs[3][1]
