@@ -129,8 +129,8 @@ def test_is_real_number():
     ("GPLandmarks", "tau", 0, ValueError,
      r"tau must lie in \(0, 1\] \(0\.5 < tau <= 1 for guaranteed convergence\), got 0\.$"),
     ("LocallyLinearLandmarks", "refine", "yes", ValueError,
-     r"refine must be False, True \(iterate to convergence\) or a number of LOBPCG "
-     r"iterations >= 0, got 'yes'\.$"),
+     r"refine must be False, True \(iterate to convergence\), 'auto' or a number of "
+     r"LOBPCG iterations >= 0, got 'yes'\.$"),
     ("LocallyLinearLandmarks", "bandwidth", "wide", ValueError,
      r"bandwidth must be one of 'auto'; got 'wide'\.$"),
     ("LocallyLinearLandmarks", "bandwidth", None, TypeError,
