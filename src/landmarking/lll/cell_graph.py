@@ -44,15 +44,10 @@ CELL_CANDIDATES = 24
 CELLS_PER_TASK = 64
 #: Points per cell of the graph's own partition (:func:`graph_cells`). A cell's
 #: search costs its points times the points of the cells they bring, so the graph's
-#: time grows with the cell size, and so does its recall. On 100,000 deformed digits
-#: with 5 probes, at 50 / 100 / 200 / 400 points per cell:
-#: - recall@10 0.858 / 0.918 / 0.954 / 0.962;
-#: - seconds 7.7 / 8.5 / 10.5 / 15.3;
-#: - exact LE's 10-NN accuracy on the graph 0.875 / 0.882 / 0.888 / 0.893.
-#: usearch's HNSW graph: recall 0.983, 10.1 s (one thread), accuracy 0.889. It takes
-#: 2x and 2.6x the cells' time at 300,000 and a million digits, where LLL's own
-#: landmarks are the cells (benchmarks/lll_auto_rules.py; docs/results/lll.md,
-#: "The defaults").
+#: time grows with the cell size, and so does its recall. 100 points keep exact LE's
+#: 10-NN accuracy on deformed digits within a point of the HNSW graph's, in less
+#: time from 100,000 digits on (the table per cell size: docs/results/lll.md,
+#: "The defaults"; benchmarks/lll_auto_rules.py prints it).
 CELL_SIZE = 100
 #: Cells each point brings to its cell's search in the graph's own partition.
 CELL_PROBES = 5
