@@ -7,7 +7,8 @@ MNIST training digits, seed 0), and every row runs in a new interpreter on the
 same digits, back to back:
 
 - ``le``: exact Laplacian eigenmaps (:class:`~landmarking.LaplacianEigenmaps`,
-  its defaults);
+  its defaults: the cells graph), and ``le-hnsw``: the same on usearch's HNSW
+  graph, its default before 0.2.0;
 - ``lll``: Locally Linear Landmarks (10,000 random landmarks, K_Z = 5, the graph
   from the landmarks' cells, a few LOBPCG iterations on the full graph), and
   ``lll-paper``: the paper's LLL alone (no refinement, the HNSW graph);
@@ -51,6 +52,10 @@ FIGURE = Path(__file__).resolve().parents[1] / "docs" / "figures" / "lll_million
 #: Each row's estimator, built from ``n_components`` (d).
 ROWS = {
     "le": "LaplacianEigenmaps(n_components={d}, random_state=0)",
+    # Exact LE on usearch's HNSW graph: its "auto" graph before the cells became
+    # the default for dense data.
+    "le-hnsw": ("LaplacianEigenmaps(n_components={d}, neighbors_method='approximate', "
+                "random_state=0)"),
     "lll": ("LocallyLinearLandmarks(n_components={d}, n_landmarks={landmarks}, "
             "n_landmark_neighbors=5, neighbors_method='cells', refine={refine}, "
             "random_state=0)"),
@@ -228,7 +233,8 @@ def main():
         (cache / f"lll_million_{args.n}.json").write_text(json.dumps(results, indent=1))
     times = {r["name"]: r["seconds"] for r in results}
     for a, b in (("lll", "le"), ("lll-paper", "le"), ("lez", "le"), ("lll10", "le10"),
-                 ("default", "le"), ("default10", "le10"), ("previous10", "le10")):
+                 ("default", "le"), ("default10", "le10"), ("previous10", "le10"),
+                 ("le10", "le-hnsw10"), ("le", "le-hnsw")):
         if a in times and b in times:
             print(f"{a} / {b}: {times[a] / times[b]:.3f}")
     if args.figure:

@@ -128,7 +128,7 @@ def test_lll_on_the_cell_graph():
 def test_auto_takes_the_cells_for_large_dense_data(n, expected):
     from scipy import sparse
 
-    from landmarking.lll.fit import graph_search
+    from landmarking.lll.cell_graph import graph_search
 
     X = np.zeros((n, 4))
     assert graph_search(X, "auto", 10) == expected

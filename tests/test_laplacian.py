@@ -477,3 +477,42 @@ def test_auto_without_pyamg_falls_back_to_arpack(monkeypatch):
                        r"installed; .*pip install \"landmarking\[amg\]\".*'auto' or "
                        r"'arpack'"):
         LaplacianEigenmaps(n_components=2, eigen_solver="amg").fit(X, affinity=W)
+
+
+def test_auto_graph_is_the_cells_for_large_dense_data_and_recorded():
+    # 12,000 rows of a 6-D blob mixture: at least APPROXIMATE_MIN_SAMPLES dense
+    # rows of more than 3 features, where "auto" takes the cells graph.
+    from landmarking.neighbors import APPROXIMATE_MIN_SAMPLES
+
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.normal(size=(12, 6)), 1000, axis=0) + rng.normal(size=(12_000, 6))
+    assert X.shape[0] >= APPROXIMATE_MIN_SAMPLES
+    auto = LaplacianEigenmaps(n_components=2, random_state=0).fit(X)
+    assert auto.neighbors_method == "auto" and auto.neighbors_method_ == "cells"
+    cells = LaplacianEigenmaps(n_components=2, neighbors_method="cells",
+                               random_state=0).fit(X)
+    # The same seed draws the same centres: the same graph, the same embedding.
+    np.testing.assert_array_equal(auto.embedding_, cells.embedding_)
+    small = LaplacianEigenmaps(n_components=2).fit(X[:500])
+    assert small.neighbors_method_ == "exact"
+    given = LaplacianEigenmaps(n_neighbors=6).fit(X[:200], affinity=knn_affinity(X[:200], 6, 1.0))
+    assert given.neighbors_method_ is None
+
+
+def test_cells_graph_embedding_is_exact_le_on_a_roll():
+    # On 2,000 roll points the cells (20 of about 100 points, 5 probed) hold every
+    # point's 10 nearest neighbours (recall 1 measured): the same graph, so the
+    # same eigenvectors up to round-off (dense LAPACK below 2,500 points; signs
+    # fixed by deterministic_signs).
+    X = _roll(2000, seed=3)
+    exact = LaplacianEigenmaps(neighbors_method="exact").fit(X)
+    cells = LaplacianEigenmaps(neighbors_method="cells", random_state=0).fit(X)
+    assert cells.neighbors_method_ == "cells"
+    np.testing.assert_allclose(cells.embedding_, exact.embedding_,
+                               atol=1e-6 * np.abs(exact.embedding_).max())
+
+
+def test_cells_graph_refuses_sparse_input():
+    X = sparse.random(300, 20, density=0.2, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="searches dense data.*neighbors_method='exact'"):
+        LaplacianEigenmaps(neighbors_method="cells").fit(X)

@@ -26,16 +26,18 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
+from scipy import sparse
 from sklearn.utils import check_random_state, gen_batches
 
 from .._parallel import blas_limit, loop_threads, run_parts
-from .._typing import ArrayLike, NDArray, RandomStateLike
+from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from .._validation import check_positive_int
-from ..neighbors import _exact_rows
+from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES, _exact_rows
+from ..neighbors import _resolve_method as resolve_search
 from . import _loops as K
 from ._cpu import _LandmarkAxes, reconstruction_weights
 
-__all__ = ["cell_graph", "graph_cells", "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
+__all__ = ["cell_graph", "graph_cells", "cells_neighbors", "graph_search", "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
 
 #: Candidates past k, by the bound, whose exact distances are taken (MNIST: the
 #: lists equal those from every candidate's exact distance).
@@ -139,6 +141,67 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
     if short.size:
         distances[short], indices[short] = _exact_rows(X, X, short, k, exclude_self=True)
     return distances, indices
+
+
+def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int) -> str:
+    """The search of a graph on all rows of X (LLL's and exact LE's):
+    ``neighbors_method`` with "auto" resolved to ``"cells"``, ``"exact"`` or
+    ``"approximate"``.
+
+    "auto" takes the cells graph (:func:`cells_neighbors`) for dense data of at
+    least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more
+    than :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features (fewer get the
+    exact KD-tree); else the choice of
+    :func:`~landmarking.neighbors.nearest_neighbors`. The choice depends on the
+    data alone, never on a method's other parameters.
+
+    Examples
+    --------
+    >>> X = np.zeros((20_000, 10))
+    >>> graph_search(X, "auto", 10), graph_search(X[:, :3], "auto", 10)
+    ('cells', 'exact')
+    """
+    if neighbors_method != "auto":
+        return neighbors_method
+    n = X.shape[0]
+    if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
+            and X.shape[1] > TREE_MAX_FEATURES):
+        return "cells"
+    found = resolve_search("auto", n, "euclidean", X, n_neighbors)
+    return "approximate" if found == "approximate" else "exact"
+
+
+def cells_neighbors(X: ArrayLike, n_neighbors: int, *, landmarks: ArrayLike | None = None,
+                    nearest: NDArray[np.integer] | None = None,
+                    random_state: RandomStateLike = None,
+                    ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The cells graph of X on its own partition: :func:`graph_cells`, then
+    :func:`cell_graph`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_neighbors : int
+    landmarks, nearest : optional
+        LLL's landmarks and every row's nearest ones, reused as the cells when
+        they have the graph's size (see :func:`graph_cells`).
+    random_state : int, RandomState or None
+        Draws the centres when the landmarks are not reused.
+
+    Returns
+    -------
+    distances, indices : ndarrays of shape (n_samples, n_neighbors)
+        As :func:`cell_graph`'s.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(2000, 5))
+    >>> d, i = cells_neighbors(X, 10, random_state=0)
+    >>> d.shape, bool(np.all(np.diff(d, axis=1) >= 0))
+    ((2000, 10), True)
+    """
+    centres, cells = graph_cells(X, landmarks, nearest, random_state=random_state)
+    return cell_graph(X, centres, cells, n_neighbors)
 
 
 def graph_cells(X: ArrayLike, landmarks: ArrayLike | None = None,

@@ -46,14 +46,13 @@ from ..graph import (
     column_signs,
     neighbor_graph,
 )
-from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
-from ..neighbors import _resolve_method as resolve_search
+from ..neighbors import APPROXIMATE_MIN_SAMPLES
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
 from ._cpu import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
-from .cell_graph import cell_graph, graph_cells
+from .cell_graph import cells_neighbors, graph_search
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, resolve_landmarks
 from .out_of_sample import lll_map_rows
@@ -369,8 +368,8 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, ref
         search = None
         if method == "cells":
             def search():
-                centres, cells = graph_cells(X, T, nearest, random_state=rng)
-                return cell_graph(X, centres, cells, p.n_neighbors)
+                return cells_neighbors(X, p.n_neighbors, landmarks=T, nearest=nearest,
+                                       random_state=rng)
         W, bandwidth = neighbor_graph(
             X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
             method=None if search is not None else p.neighbors_method,
@@ -425,28 +424,6 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, ref
             solved["landmark_embedding"] = fit_landmark_embedding(
                 Z, solved["embedding"], landmark_embedding)
     return solved
-
-
-def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int) -> str:
-    """The search of LLL's graph on all points: ``neighbors_method`` with "auto"
-    resolved to ``"cells"``, ``"exact"`` or ``"approximate"``.
-
-    "auto" takes the cells graph (:func:`.cell_graph.cell_graph`, on a partition
-    sized for it by :func:`.cell_graph.graph_cells`) for dense data of at least
-    :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more than
-    :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features (fewer get the
-    exact KD-tree); else the choice of
-    :func:`~landmarking.neighbors.nearest_neighbors`. The choice depends on the
-    data alone, never on the landmarks.
-    """
-    if neighbors_method != "auto":
-        return neighbors_method
-    n = X.shape[0]
-    if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
-            and X.shape[1] > TREE_MAX_FEATURES):
-        return "cells"
-    found = resolve_search("auto", n, "euclidean", X, n_neighbors)
-    return "approximate" if found == "approximate" else "exact"
 
 
 def resolve_n_landmarks(n_landmarks: int | Literal["auto"], n_samples: int) -> int:

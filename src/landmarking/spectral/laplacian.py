@@ -41,7 +41,7 @@ from ..graph import (
     deterministic_signs,
     neighbor_graph,
 )
-from ..neighbors import LazyNeighborIndex
+from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex
 from .nystrom import nystrom_out_of_sample
 from .refine_eigenvectors import refine_spectral_embedding
 
@@ -387,10 +387,32 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
     return Y
 
 
+def _gaussian_graph(X, estimator, timings):
+    """The Gaussian k-NN graph of an exact LE fit: (W, bandwidth, the search used)."""
+    # Loaded here, not at the top: the cells graph's compiled search lives with
+    # LLL, whose weights find the same nearest cells (import landmarking stays
+    # light).
+    from ..lll.cell_graph import cells_neighbors, graph_search
+
+    method = graph_search(X, estimator.neighbors_method, estimator.n_neighbors)
+    search = None
+    if method == "cells":
+        def search():
+            return cells_neighbors(X, estimator.n_neighbors,
+                                   random_state=estimator.random_state)
+    W, bandwidth = neighbor_graph(
+        X, estimator.n_neighbors, estimator.bandwidth, symmetrize=estimator.symmetrize,
+        method=estimator.neighbors_method if search is None else None,
+        random_state=estimator.random_state, n_jobs=estimator.n_jobs,
+        timings=timings, search=search)
+    return W, bandwidth, method
+
+
 #: The parameters of :class:`LaplacianEigenmaps` and their rules, in the order they
 #: are checked (the estimator's ``_parameter_rules``).
 PARAMETER_RULES = {
     **GRAPH_PARAMETER_RULES,
+    "neighbors_method": Options(*NEIGHBOR_METHODS, "cells"),
     "n_components": Integer(),
     "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
     "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
@@ -415,13 +437,18 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
     symmetrize : {"union", "mean"}, default="union"
         How the k-NN graph is made symmetric (see
         :func:`~landmarking.graph.gaussian_affinity`).
-    neighbors_method : {"auto", "exact", "approximate"}, default="auto"
+    neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
-        ``ann`` extra; dense data), or ``"auto"``: exact below
-        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
-        approximate from there on when ``n_neighbors`` is at most
-        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data).
+        ``ann`` extra; dense data), ``"cells"`` (the search of every point among
+        the points of its nearest cells, about 100 points each, on every thread:
+        :func:`~landmarking.lll.cell_graph.cells_neighbors`; dense data), or
+        ``"auto"``: the cells for dense data of at least
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more
+        than 3 features, else exact, or approximate for large sparse data
+        (:func:`~landmarking.lll.cell_graph.graph_search`; resolved into
+        ``neighbors_method_``). The recall of each search, and what it costs
+        the embedding: docs/guide/lll.rst, "Which neighbour graph".
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "amg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding` (``"auto"``: dense up to 2,500 points,
         else LOBPCG with an AMG preconditioner on the graph of a low-dimensional
@@ -453,6 +480,9 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         The solver used: ``eigen_solver`` with ``"auto"`` resolved.
     bandwidth_ : float or None
         The Gaussian width used (None when ``affinity`` was given).
+    neighbors_method_ : str or None
+        The neighbour search used: ``neighbors_method`` with ``"auto"`` resolved
+        (None when ``affinity`` was given).
     n_connected_components_ : int
     refine_result_ : RefineResult or None
         Iterations, residuals and stage times of ``"lll-refine"`` (else None).
@@ -523,6 +553,10 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         """
         check_params(self, self._parameter_rules)
         X = check_rows(X, estimator=self, min_samples=2)
+        if self.neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
+            raise ValueError(
+                "neighbors_method='cells' searches dense data; pass a dense X or "
+                "neighbors_method='exact' for sparse input.")
         X = to_memory(X, what="exact Laplacian eigenmaps (a neighbour graph on every row)",
                       alternative="LocallyLinearLandmarks, which solves on landmarks")
         with thread_limits(self.n_jobs):
@@ -538,13 +572,11 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         timings = {}
         with stage(timings, "total"):
             if affinity is None:
-                W, self.bandwidth_ = neighbor_graph(
-                    X, self.n_neighbors, self.bandwidth, symmetrize=self.symmetrize,
-                    method=self.neighbors_method, random_state=self.random_state,
-                    n_jobs=self.n_jobs, timings=timings)
+                W, self.bandwidth_, self.neighbors_method_ = _gaussian_graph(
+                    X, self, timings)
             else:
                 W = check_affinity(affinity, X.shape[0])
-                self.bandwidth_ = None
+                self.bandwidth_ = self.neighbors_method_ = None
             self.n_connected_components_ = check_connected(W)
             with stage(timings, "eigensolver"):
                 # "auto" looks at the graph (low_frequency_bound) once, here.
