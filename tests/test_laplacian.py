@@ -479,22 +479,24 @@ def test_auto_without_pyamg_falls_back_to_arpack(monkeypatch):
         LaplacianEigenmaps(n_components=2, eigen_solver="amg").fit(X, affinity=W)
 
 
-def test_auto_graph_is_the_cells_for_large_dense_data_and_recorded():
-    # 12,000 rows of a 6-D blob mixture: at least APPROXIMATE_MIN_SAMPLES dense
-    # rows of more than 3 features, where "auto" takes the cells graph.
+def test_neighbour_search_used_is_recorded_and_auto_is_not_the_cells():
+    # 12,000 rows of 6 features: "auto" takes the approximate search there
+    # (usearch), the cells only when asked; the same seed draws the same centres.
     from landmarking.neighbors import APPROXIMATE_MIN_SAMPLES
 
+    pytest.importorskip("usearch", reason="the approximate search is the ann extra")
     rng = np.random.default_rng(0)
     X = np.repeat(rng.normal(size=(12, 6)), 1000, axis=0) + rng.normal(size=(12_000, 6))
     assert X.shape[0] >= APPROXIMATE_MIN_SAMPLES
     auto = LaplacianEigenmaps(n_components=2, random_state=0).fit(X)
-    assert auto.neighbors_method == "auto" and auto.neighbors_method_ == "cells"
-    cells = LaplacianEigenmaps(n_components=2, neighbors_method="cells",
-                               random_state=0).fit(X)
-    # The same seed draws the same centres: the same graph, the same embedding.
-    np.testing.assert_array_equal(auto.embedding_, cells.embedding_)
-    small = LaplacianEigenmaps(n_components=2).fit(X[:500])
-    assert small.neighbors_method_ == "exact"
+    assert auto.neighbors_method == "auto" and auto.neighbors_method_ == "approximate"
+    first, second = (LaplacianEigenmaps(n_components=2, neighbors_method="cells",
+                                        random_state=0).fit(X) for _ in range(2))
+    assert first.neighbors_method_ == "cells"
+    np.testing.assert_array_equal(first.embedding_, second.embedding_)
+    assert LaplacianEigenmaps(n_components=2).fit(X[:500]).neighbors_method_ == "exact"
+    roll = LaplacianEigenmaps(n_components=2).fit(_roll(APPROXIMATE_MIN_SAMPLES, seed=1))
+    assert roll.neighbors_method_ == "exact"  # scikit-learn's KD-tree: exact
     given = LaplacianEigenmaps(n_neighbors=6).fit(X[:200], affinity=knn_affinity(X[:200], 6, 1.0))
     assert given.neighbors_method_ is None
 

@@ -42,6 +42,7 @@ from ..graph import (
     neighbor_graph,
 )
 from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex
+from ..neighbors import _resolve_method as resolve_search
 from .nystrom import nystrom_out_of_sample
 from .refine_eigenvectors import refine_spectral_embedding
 
@@ -388,18 +389,28 @@ def _out_of_sample_block(block, X_fit, index, embedding, eigenvalues, n_neighbor
 
 
 def _gaussian_graph(X, estimator, timings):
-    """The Gaussian k-NN graph of an exact LE fit: (W, bandwidth, the search used)."""
-    # Loaded here, not at the top: the cells graph's compiled search lives with
-    # LLL, whose weights find the same nearest cells (import landmarking stays
-    # light).
-    from ..lll.cell_graph import cells_neighbors, graph_search
+    """The Gaussian k-NN graph of an exact LE fit: (W, bandwidth, the search used).
 
-    method = graph_search(X, estimator.neighbors_method, estimator.n_neighbors)
+    "auto" is the search of :func:`~landmarking.neighbors.nearest_neighbors`, not
+    LLL's cells graph: the cells pay off for LLL, whose weights have found every
+    point's nearest landmarks already, but exact LE would search the centres
+    first, and on 300,000 and 1,020,000 deformed digits its cells graph was 1.0 and
+    0.8 points less accurate than the HNSW graph for 0.96x and 0.91x its time
+    (docs/results/lll.md, "The defaults").
+    """
+    method = estimator.neighbors_method
     search = None
     if method == "cells":
+        # Loaded here, not at the top: the cells' compiled search lives with LLL
+        # (import landmarking stays light).
+        from ..lll.cell_graph import cells_neighbors
+
         def search():
             return cells_neighbors(X, estimator.n_neighbors,
                                    random_state=estimator.random_state)
+    else:
+        found = resolve_search(method, X.shape[0], "euclidean", X, estimator.n_neighbors)
+        method = "approximate" if found == "approximate" else "exact"
     W, bandwidth = neighbor_graph(
         X, estimator.n_neighbors, estimator.bandwidth, symmetrize=estimator.symmetrize,
         method=estimator.neighbors_method if search is None else None,
@@ -440,15 +451,17 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
     neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
-        ``ann`` extra; dense data), ``"cells"`` (the search of every point among
-        the points of its nearest cells, about 100 points each, on every thread:
+        ``ann`` extra; dense data), ``"cells"`` (every point searched among the
+        points of its 5 nearest cells of about 100 points, on every thread:
         :func:`~landmarking.lll.cell_graph.cells_neighbors`; dense data), or
-        ``"auto"``: the cells for dense data of at least
-        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more
-        than 3 features, else exact, or approximate for large sparse data
-        (:func:`~landmarking.lll.cell_graph.graph_search`; resolved into
-        ``neighbors_method_``). The recall of each search, and what it costs
-        the embedding: docs/guide/lll.rst, "Which neighbour graph".
+        ``"auto"``: exact below
+        :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
+        approximate from there on when ``n_neighbors`` is at most
+        :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS` (dense data of
+        more than 3 features; fewer get an exact KD-tree). The search used is
+        in ``neighbors_method_``. The cells are LLL's default graph; for exact LE
+        they cost accuracy for little time (docs/guide/lll.rst, "Parameters that
+        matter").
     eigen_solver : {"auto", "dense", "arpack", "lobpcg", "amg", "lll-refine"}, default="auto"
         As in :func:`spectral_embedding` (``"auto"``: dense up to 2,500 points,
         else LOBPCG with an AMG preconditioner on the graph of a low-dimensional
