@@ -12,13 +12,20 @@ the first table:
 - ``cells``: for each cell size (points per cell, random centres, 5 probes), the
   cells graph's recall@10 against the exact lists of 2,000 rows, its seconds, and
   exact LE's 10-NN accuracy on it, beside usearch's HNSW graph (what
-  :data:`landmarking.lll.cell_graph.CELL_SIZE` rests on).
+  :data:`landmarking.lll.cell_graph.CELL_SIZE` rests on);
+- ``roll``: on scikit-learn's Swiss roll (3 features, 2-D embedding) of each
+  ``--roll-sizes`` N, exact LE at its defaults beside LLL with N / 1,000 and N / 100
+  landmarks (at least 100), with and without ``--refine`` iterations: seconds
+  (fits in this process, back to back) and the Procrustes error against the
+  roll's coordinates, as in ``lll_defaults.py`` (what ``"auto"``'s rule for data
+  of at most 3 features rests on).
 
 The accuracy is that of a 10-NN classifier trained on the rows whose source digit
 is not a multiple of 10 and scored on the others (as ``lll_million.py``).
 
     python benchmarks/lll_auto_rules.py                    # 100,000 digits
     python benchmarks/lll_auto_rules.py --n 20000 --landmarks 200,1000 --cell-sizes 100
+    python benchmarks/lll_auto_rules.py --tables roll --roll-sizes 10000,100000,300000,1000000
 """
 
 import time
@@ -34,7 +41,8 @@ def parse_args(argv=None):
     p.add_argument("--landmarks", default="1000,3000,10000", help="values of L")
     p.add_argument("--refine", type=int, default=3, help="LOBPCG iterations")
     p.add_argument("--cell-sizes", default="50,100,200,400", help="points per cell")
-    p.add_argument("--tables", default="landmarks,cells")
+    p.add_argument("--roll-sizes", default="10000,100000,300000", help="roll points")
+    p.add_argument("--tables", default="landmarks,cells,roll")
     return parse(p, argv)
 
 
@@ -112,11 +120,44 @@ def cell_rows(X, sizes, score_graph):
     return rows
 
 
+def roll_rows(sizes, n_refine):
+    """One row per roll size and fit: seconds and Procrustes error."""
+    from lll_defaults import data, score
+
+    from landmarking import LaplacianEigenmaps, LocallyLinearLandmarks
+
+    rows = []
+    for n in sizes:
+        X, truth = data("roll", n)
+        fits = [("exact LE", LaplacianEigenmaps(random_state=0))]
+        for per in (1000, 100):
+            L = max(100, n // per)
+            for refine in (0, n_refine):
+                fits.append((f"LLL, N / {per:,}", LocallyLinearLandmarks(
+                    n_landmarks=L, refine=refine, random_state=0)))
+        for name, model in fits:
+            start = time.perf_counter()
+            embedding = model.fit_transform(X)
+            seconds = time.perf_counter() - start
+            rows.append([f"{n:,}", name, getattr(model, "n_landmarks_", ""),
+                         getattr(model, "refine_", ""), seconds,
+                         score("roll", embedding, truth)])
+    return rows
+
+
 def main(argv=None):
     args = parse_args(argv)
     from landmarking.graph import neighbor_graph
     from landmarking.spectral.laplacian import spectral_embedding
 
+    tables = args.tables.split(",")
+    if "roll" in tables:
+        sizes = [int(v) for v in args.roll_sizes.split(",")]
+        print_table(["N", "fit", "L", "refine", "seconds", "Procrustes error"],
+                    roll_rows(sizes, args.refine))
+    if not {"landmarks", "cells"} & set(tables):
+        print(machine_line())
+        return
     X, y, held = digits(args.n)
 
     def score(embedding):
@@ -126,7 +167,6 @@ def main(argv=None):
         W, _ = neighbor_graph(X, 10, "auto", search=search, random_state=0)
         return score(spectral_embedding(W, 10, random_state=0)[0])
 
-    tables = args.tables.split(",")
     if "landmarks" in tables:
         W, _ = neighbor_graph(X, 10, "auto", method="auto", random_state=0)
         exact = spectral_embedding(W, 10, random_state=0)[0]

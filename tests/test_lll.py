@@ -1139,7 +1139,22 @@ def test_auto_landmarks_follow_the_number_of_points(n_samples, expected):
     from landmarking.lll.fit import resolve_n_landmarks
 
     assert resolve_n_landmarks("auto", n_samples) == expected
+    assert resolve_n_landmarks("auto", n_samples, 784) == expected
     assert resolve_n_landmarks(37, n_samples) == 37
+
+
+@pytest.mark.parametrize("n_samples, expected", [
+    (50, 50),
+    (10_000, 300),        # LOW_DIMENSION_MIN_LANDMARKS
+    (500_000, 500),       # one per LOW_DIMENSION_POINTS_PER_LANDMARK
+    (20_000_000, 10_000),
+])
+def test_auto_landmarks_are_fewer_on_data_of_few_features(n_samples, expected):
+    from landmarking.lll.fit import resolve_n_landmarks
+
+    assert resolve_n_landmarks("auto", n_samples, 3) == expected
+    assert resolve_n_landmarks("auto", n_samples, 4) == min(
+        n_samples, max(100, min(10_000, n_samples // 100)))
 
 
 def test_auto_refine_takes_a_few_iterations_on_large_data():
@@ -1150,6 +1165,10 @@ def test_auto_refine_takes_a_few_iterations_on_large_data():
     assert resolve_refine("auto", "le-z", 10_000) == 0
     assert resolve_refine(True, "lll", 10) is True
     assert resolve_refine(5, "lll", 10) == 5
+    # Data of at most 3 features: the landmarks alone reach exact LE.
+    assert resolve_refine("auto", "lll", 10_000, 4) == 3
+    assert resolve_refine("auto", "lll", 1_000_000, 3) == 0
+    assert resolve_refine(4, "lll", 1_000_000, 3) == 4
 
 
 def test_auto_values_are_stored_beside_the_parameters():
@@ -1157,7 +1176,8 @@ def test_auto_values_are_stored_beside_the_parameters():
     model = LocallyLinearLandmarks(random_state=0).fit(X)
     # The parameters keep the user's "auto"; the values used have an underscore.
     assert model.n_landmarks == "auto" and model.refine == "auto"
-    assert model.n_landmarks_ == 100 and model.landmarks_.shape == (100, 3)
+    # 3 features: LOW_DIMENSION_MIN_LANDMARKS.
+    assert model.n_landmarks_ == 300 and model.landmarks_.shape == (300, 3)
     assert model.refine_ == 0 and model.refine_result_ is None
     with pytest.raises(ValueError, match="'auto' or a number of LOBPCG iterations"):
         LocallyLinearLandmarks(refine="sometimes").fit(X)

@@ -36,8 +36,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     n_landmarks : int or "auto", default="auto"
         Number of landmarks L (ignored when ``landmarks`` is an array or an
         estimator, which bring their own). ``"auto"``: one per 100 points, at
-        least 100 and at most 10,000 (and at most N;
-        :func:`~landmarking.lll.fit.resolve_n_landmarks`); the value used is in
+        least 100 and at most 10,000 (for data of at most 3 features one per
+        1,000, at least 300), and at most N
+        (:func:`~landmarking.lll.fit.resolve_n_landmarks`); the value used is in
         ``n_landmarks_``. Until 0.2.0 the default was 100 at every size.
     n_landmark_neighbors : int, default=5
         K_Z: landmarks that reconstruct each point.
@@ -99,8 +100,8 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         restore the local detail between landmarks that LLL's span cannot
         hold, at the cost of a few products with the graph); the landmark
         coordinates are then refitted so that ``transform`` maps into the
-        refined embedding. ``"auto"``: 3 iterations from 10,000 points on with
-        ``method="lll"``, else none (:func:`~landmarking.lll.fit.resolve_refine`);
+        refined embedding. ``"auto"``: 3 iterations from 10,000 points of more
+        than 3 features on with ``method="lll"``, else none (:func:`~landmarking.lll.fit.resolve_refine`);
         the value used is in ``refine_``. Until 0.2.0 the default was False.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is

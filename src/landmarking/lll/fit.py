@@ -46,7 +46,7 @@ from ..graph import (
     column_signs,
     neighbor_graph,
 )
-from ..neighbors import APPROXIMATE_MIN_SAMPLES
+from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
 from ..spectral.laplacian import spectral_embedding
 from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
@@ -73,6 +73,15 @@ LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
 #: ``refine="auto"`` is within a point of exact LE's 10-NN accuracy from 100,000
 #: digits up (docs/results/lll.md, "The defaults").
 POINTS_PER_LANDMARK = 100
+#: ... and one per this many, at least LOW_DIMENSION_MIN_LANDMARKS, for data of at
+#: most :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features, with no
+#: refinement: a manifold of so few dimensions is spanned by a few hundred
+#: landmarks whatever N. On the Swiss roll 300 landmarks alone (1,000 at a million
+#: points) gave exact LE's Procrustes error from 10,000 to 1,000,000 points, where
+#: 100 left it 13% higher and N / 100 with 3 iterations took 3 to 4 times as long
+#: (docs/results/lll.md, "The defaults"; benchmarks/lll_auto_rules.py --tables roll).
+LOW_DIMENSION_POINTS_PER_LANDMARK = 1000
+LOW_DIMENSION_MIN_LANDMARKS = 300
 AUTO_MIN_LANDMARKS = 100
 AUTO_MAX_LANDMARKS = 10_000
 #: ``refine="auto"``: this many LOBPCG iterations on the full graph, from
@@ -321,8 +330,8 @@ def _run(X: MatrixLike, p: _Settings, affinity: SparseMatrix | None,
     rng = check_random_state(p.random_state)
     timings = {}
     with stage(timings, "total"):
-        n_landmarks = resolve_n_landmarks(p.n_landmarks, X.shape[0])
-        refine = resolve_refine(p.refine, p.method, X.shape[0])
+        n_landmarks = resolve_n_landmarks(p.n_landmarks, *X.shape)
+        refine = resolve_refine(p.refine, p.method, *X.shape)
         with stage(timings, "landmarks"):
             T, landmark_indices = resolve_landmarks(X, p.landmarks, n_landmarks, rng)
         n_land = T.shape[0]
@@ -426,24 +435,39 @@ def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, ref
     return solved
 
 
-def resolve_n_landmarks(n_landmarks: int | Literal["auto"], n_samples: int) -> int:
-    """``n_landmarks`` with "auto" resolved: N / :data:`POINTS_PER_LANDMARK`
-    within [:data:`AUTO_MIN_LANDMARKS`, :data:`AUTO_MAX_LANDMARKS`], at most N."""
+def resolve_n_landmarks(n_landmarks: int | Literal["auto"], n_samples: int,
+                        n_features: int | None = None) -> int:
+    """``n_landmarks`` with "auto" resolved: N / :data:`POINTS_PER_LANDMARK` within
+    [:data:`AUTO_MIN_LANDMARKS`, :data:`AUTO_MAX_LANDMARKS`], or for data of at most
+    :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features N /
+    :data:`LOW_DIMENSION_POINTS_PER_LANDMARK` within
+    [:data:`LOW_DIMENSION_MIN_LANDMARKS`, :data:`AUTO_MAX_LANDMARKS`]; at most N."""
     if n_landmarks != "auto":
         return n_landmarks
-    wanted = n_samples // POINTS_PER_LANDMARK
-    return int(min(n_samples, max(AUTO_MIN_LANDMARKS, min(AUTO_MAX_LANDMARKS, wanted))))
+    if _low_dimensional(n_features):
+        per, least = LOW_DIMENSION_POINTS_PER_LANDMARK, LOW_DIMENSION_MIN_LANDMARKS
+    else:
+        per, least = POINTS_PER_LANDMARK, AUTO_MIN_LANDMARKS
+    wanted = n_samples // per
+    return int(min(n_samples, max(least, min(AUTO_MAX_LANDMARKS, wanted))))
 
 
 def resolve_refine(refine: bool | int | Literal["auto"], method: str,
-                   n_samples: int) -> bool | int:
+                   n_samples: int, n_features: int | None = None) -> bool | int:
     """``refine`` with "auto" resolved: :data:`AUTO_REFINE_ITERATIONS` for
     ``method="lll"`` on at least
-    :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points, else 0."""
+    :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points of more than
+    :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features, else 0."""
     if refine != "auto" or isinstance(refine, (bool, np.bool_)):
         return refine
     large = n_samples >= APPROXIMATE_MIN_SAMPLES
-    return AUTO_REFINE_ITERATIONS if method == "lll" and large else 0
+    wanted = method == "lll" and large and not _low_dimensional(n_features)
+    return AUTO_REFINE_ITERATIONS if wanted else 0
+
+
+def _low_dimensional(n_features):
+    """Data of at most TREE_MAX_FEATURES features (None: not known, not low)."""
+    return n_features is not None and n_features <= TREE_MAX_FEATURES
 
 
 def _landmark_le_embedding(X, T, Z, p, timings, rng):

@@ -395,7 +395,7 @@ def _gaussian_graph(X, estimator, timings):
     LLL's cells graph: the cells pay off for LLL, whose weights have found every
     point's nearest landmarks already, but exact LE would search the centres
     first, and on 300,000 and 1,020,000 deformed digits its cells graph was 1.0 and
-    0.8 points less accurate than the HNSW graph for 0.96x and 0.91x its time
+    0.8 points less accurate than the HNSW graph for 0.95x and 0.91x its time
     (docs/results/lll.md, "The defaults").
     """
     method = estimator.neighbors_method
