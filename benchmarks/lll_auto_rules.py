@@ -14,8 +14,8 @@ the first table:
   exact LE's 10-NN accuracy on it, beside usearch's HNSW graph (what
   :data:`landmarking.lll.cell_graph.CELL_SIZE` rests on);
 - ``roll``: on scikit-learn's Swiss roll (3 features, 2-D embedding) of each
-  ``--roll-sizes`` N, exact LE at its defaults beside LLL with N / 1,000 and N / 100
-  landmarks (at least 100), with and without ``--refine`` iterations: seconds
+  ``--roll-sizes`` N, exact LE and LLL at their defaults beside LLL with N / 1,000
+  and N / 100 landmarks (at least 100), with and without ``--refine`` iterations: seconds
   (fits in this process, back to back) and the Procrustes error against the
   roll's coordinates, as in ``lll_defaults.py`` (what ``"auto"``'s rule for data
   of at most 3 features rests on).
@@ -129,7 +129,8 @@ def roll_rows(sizes, n_refine):
     rows = []
     for n in sizes:
         X, truth = data("roll", n)
-        fits = [("exact LE", LaplacianEigenmaps(random_state=0))]
+        fits = [("exact LE", LaplacianEigenmaps(random_state=0)),
+                ("LLL, the defaults", LocallyLinearLandmarks(random_state=0))]
         for per in (1000, 100):
             L = max(100, n // per)
             for refine in (0, n_refine):
