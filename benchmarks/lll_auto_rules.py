@@ -18,7 +18,13 @@ the first table:
   and N / 100 landmarks (at least 100), with and without ``--refine`` iterations: seconds
   (fits in this process, back to back) and the Procrustes error against the
   roll's coordinates, as in ``lll_defaults.py`` (what ``"auto"``'s rule for data
-  of at most 3 features rests on).
+  of at most 3 features rests on);
+- ``text``: 20 Newsgroups (``../shared/data``; train and test posts, headers
+  stripped) as square-root word histograms (1,545 words, sparse rows), the first
+  ``--text-sizes`` posts: exact LE and LLL at their defaults and LLL without the
+  refinement, in 10-D; the 20-way 10-NN accuracy of the embedding, trained on the
+  posts of the train split and scored on those of the test split (sparse rows get
+  the exact neighbour search; there is no larger text set in ``../shared/data``).
 
 The accuracy is that of a 10-NN classifier trained on the rows whose source digit
 is not a multiple of 10 and scored on the others (as ``lll_million.py``).
@@ -26,6 +32,7 @@ is not a multiple of 10 and scored on the others (as ``lll_million.py``).
     python benchmarks/lll_auto_rules.py                    # 100,000 digits
     python benchmarks/lll_auto_rules.py --n 20000 --landmarks 200,1000 --cell-sizes 100
     python benchmarks/lll_auto_rules.py --tables roll --roll-sizes 10000,100000,300000,1000000
+    python benchmarks/lll_auto_rules.py --tables text
 """
 
 import time
@@ -42,7 +49,8 @@ def parse_args(argv=None):
     p.add_argument("--refine", type=int, default=3, help="LOBPCG iterations")
     p.add_argument("--cell-sizes", default="50,100,200,400", help="points per cell")
     p.add_argument("--roll-sizes", default="10000,100000,300000", help="roll points")
-    p.add_argument("--tables", default="landmarks,cells,roll")
+    p.add_argument("--text-sizes", default="10000,18846", help="posts (at most 18,846)")
+    p.add_argument("--tables", default="landmarks,cells,roll,text")
     return parse(p, argv)
 
 
@@ -146,6 +154,41 @@ def roll_rows(sizes, n_refine):
     return rows
 
 
+def text_rows(sizes):
+    """One row per number of posts and fit: seconds and 20-way 10-NN accuracy."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from landmarking import LaplacianEigenmaps, LocallyLinearLandmarks
+    from landmarking.datasets import load_newsgroups
+    from landmarking.text import sqrt_histograms, strip_headers
+
+    parts = [load_newsgroups(subset=subset) for subset in ("train", "test")]
+    posts = [strip_headers(doc) for docs, _, _ in parts for doc in docs]
+    labels = np.concatenate([part[1] for part in parts])
+    is_test = np.repeat([False, True], [len(part[0]) for part in parts])
+    X, _, _ = sqrt_histograms(posts)
+    # Shuffled once, so that the first n posts hold both splits.
+    order = np.random.RandomState(0).permutation(X.shape[0])
+    rows = []
+    for n in sizes:
+        take = order[:n]
+        Xn, yn, test = X[take], labels[take], is_test[take]
+        fits = [("exact LE", LaplacianEigenmaps(n_components=10, random_state=0)),
+                ("LLL, the defaults", LocallyLinearLandmarks(n_components=10,
+                                                             random_state=0)),
+                ("LLL, no refinement", LocallyLinearLandmarks(
+                    n_components=10, refine=False, random_state=0))]
+        for name, model in fits:
+            start = time.perf_counter()
+            embedding = model.fit_transform(Xn)
+            seconds = time.perf_counter() - start
+            knn = KNeighborsClassifier(10).fit(embedding[~test], yn[~test])
+            rows.append([f"{n:,}", name, getattr(model, "n_landmarks_", ""),
+                         getattr(model, "refine_", ""), seconds,
+                         knn.score(embedding[test], yn[test])])
+    return rows
+
+
 def main(argv=None):
     args = parse_args(argv)
     from landmarking.graph import neighbor_graph
@@ -156,6 +199,10 @@ def main(argv=None):
         sizes = [int(v) for v in args.roll_sizes.split(",")]
         print_table(["N", "fit", "L", "refine", "seconds", "Procrustes error"],
                     roll_rows(sizes, args.refine))
+    if "text" in tables:
+        sizes = [int(v) for v in args.text_sizes.split(",")]
+        print_table(["posts", "fit", "L", "refine", "seconds", "10-NN accuracy (20-way)"],
+                    text_rows(sizes))
     if not {"landmarks", "cells"} & set(tables):
         print(machine_line())
         return

@@ -279,3 +279,27 @@ def test_authors_run_takes_prefixes_of_one_sequential_run(bench_module):
     assert width == pytest.approx(3 * (1 / 3 - 1 / 9))  # three columns of variance 2/9
     assert np.array_equal(runs[3][0][:, 0], [0, 1, 2]) and runs[1][0].shape == (1, 3)
     assert 0 <= runs[1][1] <= runs[3][1]
+
+
+def test_lll_auto_rules_roll_rows_put_the_defaults_at_exact_le(bench_module):
+    # The roll table's rows at 2,000 points: the defaults there are 300 landmarks
+    # (LOW_DIMENSION_MIN_LANDMARKS) and no refinement. Measured: exact LE 0.87,
+    # the defaults 0.87, 100 landmarks 0.98 (at 10,000 points too); errors are
+    # Procrustes errors of a roll, set by its geometry, so a bound 10% above LE's
+    # cannot be crossed by rounding, and a broken row would be near 1.
+    module = bench_module("lll_auto_rules")
+    rows = {row[1]: row for row in module.roll_rows([2000], 3) if row[3] in ("", 0)}
+    assert rows["LLL, the defaults"][2] == 300
+    assert rows["LLL, the defaults"][5] < 1.1 * rows["exact LE"][5]
+    assert all(row[4] > 0 for row in rows.values())
+
+
+def test_lll_auto_rules_text_rows_score_both_splits(bench_module, data_dir, monkeypatch):
+    # 3,000 posts of 20 Newsgroups: every fit's 20-way accuracy is far above
+    # chance (0.05), and the defaults (100 landmarks, no refinement below 10,000
+    # posts) are what LLL resolves.
+    monkeypatch.setenv("LANDMARKING_DATA", str(data_dir))
+    module = bench_module("lll_auto_rules")
+    rows = {row[1]: row for row in module.text_rows([3000])}
+    assert rows["LLL, the defaults"][2:4] == [100, 0]
+    assert all(0.1 < row[5] <= 1 for row in rows.values())

@@ -97,8 +97,8 @@ def test_diagnose_kernel_width_thresholds():
 
 def test_lll_warns_when_the_landmarks_reconstruct_the_data_poorly(digits):
     with pytest.warns(LandmarkSpanWarning, match=r"reconstruct the data only to a relative "
-                      r"error of 0\.8\d+ .*Use more landmarks \(n_landmarks=10\) or more "
-                      r"landmark neighbours \(n_landmark_neighbors=2\)"):
+                      r"error of 0\.8\d+ .*Use more landmarks than n_landmarks=10 or more "
+                      r"landmark neighbours than n_landmark_neighbors=2"):
         lll = LocallyLinearLandmarks(n_landmarks=10, n_landmark_neighbors=2,
                                      random_state=0).fit(digits)
     assert lll.reconstruction_error_ > RECONSTRUCTION_WARN

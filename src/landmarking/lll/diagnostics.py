@@ -111,8 +111,8 @@ def warn_if_landmarks_represent_poorly(error: float, n_landmarks: int,
         f"(reconstruction_error_ = ||X - Z T|| / ||X - mean||; above "
         f"{RECONSTRUCTION_WARN:g} the landmark span misses most of what distinguishes the "
         f"points, and the embedding cannot separate what it misses). Use more landmarks "
-        f"(n_landmarks={n_landmarks}) or more landmark neighbours "
-        f"(n_landmark_neighbors={n_landmark_neighbors}), or check that the data lie near "
+        f"than n_landmarks={n_landmarks} or more landmark neighbours than "
+        f"n_landmark_neighbors={n_landmark_neighbors}, or check that the data lie near "
         "a low-dimensional manifold."
     )
     if stacklevel is None:
