@@ -37,7 +37,8 @@ from ..neighbors import _resolve_method as resolve_search
 from . import _loops as K
 from ._cpu import _LandmarkAxes, reconstruction_weights
 
-__all__ = ["cell_graph", "graph_cells", "cells_neighbors", "graph_search", "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
+__all__ = ["cell_graph", "graph_cells", "cells_neighbors", "graph_search",
+           "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
 
 #: Candidates past k, by the bound, whose exact distances are taken (MNIST: the
 #: lists equal those from every candidate's exact distance).

@@ -101,8 +101,9 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         hold, at the cost of a few products with the graph); the landmark
         coordinates are then refitted so that ``transform`` maps into the
         refined embedding. ``"auto"``: 3 iterations from 10,000 points of more
-        than 3 features on with ``method="lll"``, else none (:func:`~landmarking.lll.fit.resolve_refine`);
-        the value used is in ``refine_``. Until 0.2.0 the default was False.
+        than 3 features on with ``method="lll"``, else none
+        (:func:`~landmarking.lll.fit.resolve_refine`); the value used is in
+        ``refine_``. Until 0.2.0 the default was False.
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device, default="cpu"
         Where Z, A~, B~ and the out-of-sample map are computed: ``"cpu"`` is
         the CPU path; a CUDA device (or ``torch.device("cpu")``) runs them
