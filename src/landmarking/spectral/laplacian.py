@@ -451,8 +451,9 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
     neighbors_method : {"auto", "exact", "approximate", "cells"}, default="auto"
         Neighbour search: exact (blocked float32 products with an exact
         re-rank), approximate (usearch's HNSW graph with an exact re-rank, the
-        ``ann`` extra; dense data), ``"cells"`` (every point searched among the
-        points of its 5 nearest cells of about 100 points, on every thread:
+        ``ann`` extra; dense data), ``"cells"`` (the points of each cell of about 100
+        searched together among those of the cells nearest to any of them, on
+        every thread:
         :func:`~landmarking.lll.cell_graph.cells_neighbors`; dense data), or
         ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points,
