@@ -18,7 +18,9 @@ the first table:
   and N / 100 landmarks (at least 100), with and without ``--refine`` iterations: seconds
   (fits in this process, back to back) and the Procrustes error against the
   roll's coordinates, as in ``lll_defaults.py`` (what ``"auto"``'s rule for data
-  of at most 3 features rests on);
+  of at most 3 features rests on), and the recall@10 and seconds of each graph
+  builder on the roll (``roll-graphs``: scikit-learn's KD-tree, "auto"'s choice
+  there, usearch's HNSW graph and the cells graph);
 - ``text``: 20 Newsgroups (``../shared/data``; train and test posts, headers
   stripped) as square-root word histograms (1,545 words, sparse rows), the first
   ``--text-sizes`` posts: exact LE and LLL at their defaults and LLL without the
@@ -32,6 +34,7 @@ is not a multiple of 10 and scored on the others (as ``lll_million.py``).
     python benchmarks/lll_auto_rules.py                    # 100,000 digits
     python benchmarks/lll_auto_rules.py --n 20000 --landmarks 200,1000 --cell-sizes 100
     python benchmarks/lll_auto_rules.py --tables roll --roll-sizes 10000,100000,300000,1000000
+    python benchmarks/lll_auto_rules.py --tables roll-graphs --roll-sizes 100000,300000
     python benchmarks/lll_auto_rules.py --tables text
 """
 
@@ -154,6 +157,33 @@ def roll_rows(sizes, n_refine):
     return rows
 
 
+def roll_graph_rows(sizes):
+    """One row per roll size and graph builder: recall@10 of 2,000 rows, seconds."""
+    from lll_defaults import data
+
+    from landmarking.lll.cell_graph import cells_neighbors
+    from landmarking.neighbors import _exact_rows, nearest_neighbors
+
+    rows = []
+    for n in sizes:
+        X, _ = data("roll", n)
+        sample = np.random.RandomState(0).choice(n, 2000, replace=False)
+        _, truth = _exact_rows(X, X, sample, 10, exclude_self=True)
+        builders = [
+            ("KD-tree (auto)", lambda: nearest_neighbors(X, 10, method="auto")),
+            ("HNSW (usearch)", lambda: nearest_neighbors(X, 10, method="approximate",
+                                                         random_state=0)),
+            ("cells of 100", lambda: cells_neighbors(X, 10, random_state=0))]
+        for name, build in builders:
+            start = time.perf_counter()
+            _, indices = build()
+            seconds = time.perf_counter() - start
+            recall = np.mean([len(set(a) & set(b)) / 10
+                              for a, b in zip(indices[sample], truth, strict=True)])
+            rows.append([f"{n:,}", name, recall, seconds])
+    return rows
+
+
 def text_rows(sizes):
     """One row per number of posts and fit: seconds and 20-way 10-NN accuracy."""
     from sklearn.neighbors import KNeighborsClassifier
@@ -199,6 +229,10 @@ def main(argv=None):
         sizes = [int(v) for v in args.roll_sizes.split(",")]
         print_table(["N", "fit", "L", "refine", "seconds", "Procrustes error"],
                     roll_rows(sizes, args.refine))
+    if "roll-graphs" in tables:
+        sizes = [int(v) for v in args.roll_sizes.split(",")]
+        print_table(["N", "graph", "recall@10 (2,000 rows)", "seconds"],
+                    roll_graph_rows(sizes))
     if "text" in tables:
         sizes = [int(v) for v in args.text_sizes.split(",")]
         print_table(["posts", "fit", "L", "refine", "seconds", "10-NN accuracy (20-way)"],
