@@ -59,8 +59,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     n_steps : int, "auto" or None, default=None
         Steps of stochastic ascent per landmark (the paper's S), or per block of
         landmarks when they are learned in blocks (``block_size_ > 1``). None:
-        ``SEQUENTIAL_STEPS`` (1000, the paper's) one landmark at a time,
-        ``BLOCK_STEPS`` (100) per block (measured in the guide's "Blocks of
+        ``fit.SEQUENTIAL_STEPS`` (1000, the paper's) one landmark at a time,
+        ``fit.BLOCK_STEPS`` (100) per block (measured in the guide's "Blocks of
         landmarks": a block of 50 reaches the sequential fit's accuracy in 100
         steps). "auto" stops a landmark (a block) when the mean batch objective
         over the last ``AUTO_WINDOW`` (50) steps improves on the window before by
@@ -124,11 +124,11 @@ default="auto"
         order (largest posterior variance on all the data first), so that every
         prefix of ``landmarks_`` is a landmark set. 1 is the paper's sequential
         algorithm (the same step with one landmark per block). "auto"
-        (``block_size_``): ``AUTO_BLOCK_SIZE`` (50) when a run learns at least 50
+        (``block_size_``): ``fit.AUTO_BLOCK_SIZE`` (50) when a run learns at least 50
         landmarks (``n_landmarks``, with those it continues),
         else 1; and 1 on the sphere whenever the start is its centre
         (``init="uniform"``, or "auto" under a kernel at least
-        ``UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
+        ``fit.UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
         Newsgroups the sequential fit from the centre gives purer topics than
         blocks from Gaussian draws (docs/results/gp.md, "20 Newsgroups topics").
         Blocks gave the sequential fit's accuracy or better at 50 landmarks and

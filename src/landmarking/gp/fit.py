@@ -12,6 +12,11 @@ minibatches come from, all the data unless N > steps x batch_size) from the Gram
 matrix at the end. A ``KeyboardInterrupt`` carries the landmarks finished so far
 (``partial_result``). The step schedule, the move and the stopping rule of
 ``n_steps="auto"`` are in :mod:`.objective`.
+
+:class:`~landmarking.gp.estimator.GPLandmarks` runs the same driver on its own
+settings: :func:`plan_gp_run` draws the fit's sample and resolves what "auto" and
+None leave open (kernel width, block size, steps, start), and :func:`run_gp_fit`
+runs the driver, the refinement and the check of the kernel width.
 """
 
 from __future__ import annotations
