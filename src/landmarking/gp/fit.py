@@ -50,7 +50,7 @@ from ..kernels import resolve_kernel_width, sample_mean_std
 from ..spaces import project
 from .backend import GPBackend, gp_backend
 from .diagnostics import warn_if_kernel_width_is_off
-from .objective import RIDGE, GramOfColumns, _objectives, greedy_order, max_steps
+from .objective import RIDGE, _Gram, _objectives, greedy_order, max_steps
 from .refine_landmarks import _refine
 from .sampling import Sample, draw_sample
 
@@ -369,7 +369,7 @@ def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_s
     with backend.fit(sample, landmarks, n_previous, eta=kernel_width, space=space,
                      max_steps=steps_per_landmark, s0=s0, tau=tau, auto=auto,
                      n_jobs=n_jobs) as fit:
-        gram = GramOfColumns(fit)
+        gram = _Gram(fit)
 
         def result(done):
             objectives = _objectives(gram.of(done), sample.n_rows, 0)

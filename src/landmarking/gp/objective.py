@@ -123,7 +123,7 @@ from .._typing import ArrayLike, NDArray
 from ..spaces import project
 
 __all__ = ["gp_objective_and_gradient", "block_objective_and_gradient", "step_size",
-           "greedy_order", "GramOfColumns"]
+           "greedy_order"]
 
 #: LAPACK's float64 triangular solve, which ``scipy.linalg.solve_triangular`` calls.
 _TRTRS = get_lapack_funcs("trtrs", (np.zeros((1, 1)),))
@@ -474,7 +474,7 @@ def reordered_gram(gram, k, order):
     return gram[np.ix_(index, index)]
 
 
-class GramOfColumns:
+class _Gram:
     """Phi^T Phi over all rows of the kernel columns of the finished landmarks, kept
     on the host from block to block (the backend's fit state ``fit`` computes each
     block's cross products) for the blocks' greedy orders (:func:`greedy_order`) and
