@@ -105,7 +105,7 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     # Rows stored by label in 2,000-row chunks (each nearly one label), as real
     # stores often are. The statistic is on the rows the fit's steps drew.
     from landmarking import GPLandmarks
-    from landmarking.gp import estimator, sampling
+    from landmarking.gp import fit, sampling
 
     labels = np.repeat(np.arange(10), 2000)
     X = (labels[:, None] + np.random.default_rng(5).random((20_000, 4))).astype(np.float32)
@@ -114,8 +114,8 @@ def test_a_fit_on_label_sorted_zarr_draws_batches_that_mix_the_labels(tmp_path, 
     z[:] = X
     seen = {}
     draw, order = sampling.draw_sample, sampling.batch_order
-    # The estimator draws the sample (its kernel width comes from it) and hands it on.
-    monkeypatch.setattr(estimator, "draw_sample",
+    # The run's plan draws the sample (its kernel width comes from it) and hands it on.
+    monkeypatch.setattr(fit, "draw_sample",
                         lambda *a, **k: seen.setdefault("sample", draw(*a, **k)))
     monkeypatch.setattr(sampling, "batch_order",
                         lambda *a: seen.setdefault("orders", []).append(order(*a))

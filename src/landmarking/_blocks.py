@@ -128,26 +128,26 @@ def check_rows(X, *, estimator=None, reset=True, accept_sparse="csr", min_sample
         In-memory input as scikit-learn returns it (ndarray or CSR); a memory map,
         Zarr or Dask array is returned as it was given, after a blockwise check.
     """
+    if _is_out_of_core(X):
+        _check_out_of_core(X, min_samples, scan_finite)
+        if estimator is not None:
+            validate_data(estimator, X, reset=reset, skip_check_array=True)
+        return X
+    # In memory (a tensor is read on the host): scikit-learn's checks.
     if is_tensor(X):
         X = tensor_to_host(X)
-    if not _is_out_of_core(X):
-        kwargs = dict(accept_sparse=accept_sparse, dtype=dtype,
-                      ensure_min_samples=min_samples)
-        # Before scikit-learn converts it: a conversion (COO to CSR, say) trusts
-        # every index too.
-        check_sparse_structure(X, "X")
-        if estimator is None:
-            from sklearn.utils import check_array
-            checked = check_array(X, **kwargs)
-        else:
-            checked = validate_data(estimator, X, reset=reset, **kwargs)
-        if checked is not X:  # a converted matrix (from LIL, say): its own indices
-            check_sparse_structure(checked, "X")
-        return checked
-    _check_out_of_core(X, min_samples, scan_finite)
-    if estimator is not None:
-        validate_data(estimator, X, reset=reset, skip_check_array=True)
-    return X
+    kwargs = dict(accept_sparse=accept_sparse, dtype=dtype, ensure_min_samples=min_samples)
+    # Before scikit-learn converts it: a conversion (COO to CSR, say) trusts
+    # every index too.
+    check_sparse_structure(X, "X")
+    if estimator is None:
+        from sklearn.utils import check_array
+        checked = check_array(X, **kwargs)
+    else:
+        checked = validate_data(estimator, X, reset=reset, **kwargs)
+    if checked is not X:  # a converted matrix (from LIL, say): its own indices
+        check_sparse_structure(checked, "X")
+    return checked
 
 
 def _check_out_of_core(X, min_samples, scan_finite=True):

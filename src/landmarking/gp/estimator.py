@@ -2,14 +2,14 @@
 
 A thin scikit-learn estimator: it checks its parameters (the table
 :data:`.fit.PARAMETER_RULES`, kept beside the function they go to) and its data,
-resolves the kernel width and the seed, calls :func:`.fit.learn_gp_landmarks`
-(and :func:`.refine_landmarks.refine_gp_landmarks`), and stores what they return. The
-mathematics is in :mod:`.objective`.
+draws the seed, has :func:`.fit.plan_gp_run` draw the fit's sample and resolve
+the settings that "auto" leaves open (kernel width, block size, steps, start) and
+:func:`.fit.run_gp_fit` run the fit (and the refinement) on the backend, and
+stores what they return. The mathematics is in :mod:`.objective`.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, Literal, Self
 
@@ -27,34 +27,17 @@ from .._validation import (
     check_params,
     check_positive_int,
 )
-from ..kernels import resolve_kernel_width
 from .backend import gp_backend
-from .diagnostics import warn_if_kernel_width_is_off
-from .fit import PARAMETER_RULES, _learn, check_previous_landmarks, check_start
-from .objective import max_steps
-from .refine_landmarks import _refine
-from .sampling import draw_sample
+from .fit import (
+    PARAMETER_RULES,
+    GPSettings,
+    check_previous_landmarks,
+    check_start,
+    plan_gp_run,
+    run_gp_fit,
+)
 
 __all__ = ["GPLandmarks"]
-
-#: ``init="auto"`` on the sphere starts landmarks learned one at a time at the centre
-#: of the sphere-orthant when the kernel width is at least this (a quarter of the
-#: largest squared distance there, 2): text under the variance rule's width is
-#: wide, and topics from the centre are purer there; under a narrow kernel (clusters
-#: of ``make_sphere_orthant``) landmarks from one start find the same few clusters.
-#: The measurements: docs/results/gp.md, "20 Newsgroups topics (the paper's Table 1)".
-UNIFORM_START_WIDTH = 0.5
-
-#: ``GPLandmarks(block_size="auto")``: blocks of this many landmarks when a run
-#: learns at least this many, else one landmark at a time. Measured (the guide's
-#: "Blocks of landmarks", ``benchmarks/gp_block_default.py``): at 50 landmarks and
-#: more, blocks of 50 match or beat the sequential fit on MNIST, faces and 20
-#: Newsgroups; with 12 and 25 landmarks on 20 Newsgroups they lose topic purity.
-AUTO_BLOCK_SIZE = 50
-#: ``n_steps=None``: steps per landmark of the sequential fit (the paper's S) ...
-SEQUENTIAL_STEPS = 1000
-#: ... and per block: a block of 50 reaches the sequential fit's accuracy in 100.
-BLOCK_STEPS = 100
 
 
 class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
@@ -76,8 +59,8 @@ class GPLandmarks(LandmarkTransformerMixin, BaseEstimator):
     n_steps : int, "auto" or None, default=None
         Steps of stochastic ascent per landmark (the paper's S), or per block of
         landmarks when they are learned in blocks (``block_size_ > 1``). None:
-        ``SEQUENTIAL_STEPS`` (1000, the paper's) one landmark at a time,
-        ``BLOCK_STEPS`` (100) per block (measured in the guide's "Blocks of
+        ``fit.SEQUENTIAL_STEPS`` (1000, the paper's) one landmark at a time,
+        ``fit.BLOCK_STEPS`` (100) per block (measured in the guide's "Blocks of
         landmarks": a block of 50 reaches the sequential fit's accuracy in 100
         steps). "auto" stops a landmark (a block) when the mean batch objective
         over the last ``AUTO_WINDOW`` (50) steps improves on the window before by
@@ -141,11 +124,11 @@ default="auto"
         order (largest posterior variance on all the data first), so that every
         prefix of ``landmarks_`` is a landmark set. 1 is the paper's sequential
         algorithm (the same step with one landmark per block). "auto"
-        (``block_size_``): ``AUTO_BLOCK_SIZE`` (50) when a run learns at least 50
+        (``block_size_``): ``fit.AUTO_BLOCK_SIZE`` (50) when a run learns at least 50
         landmarks (``n_landmarks``, with those it continues),
         else 1; and 1 on the sphere whenever the start is its centre
         (``init="uniform"``, or "auto" under a kernel at least
-        ``UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
+        ``fit.UNIFORM_START_WIDTH`` wide; a block needs distinct starts): on 20
         Newsgroups the sequential fit from the centre gives purer topics than
         blocks from Gaussian draws (docs/results/gp.md, "20 Newsgroups topics").
         Blocks gave the sequential fit's accuracy or better at 50 landmarks and
@@ -310,23 +293,17 @@ default="auto"
         if continuing:
             previous_landmarks = self.landmarks_
             previous_record = self._record()
-            seed = self.seed_
+            seed, width = self.seed_, self.kernel_width_
         else:
             previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
             seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+            width = None
         previous = check_previous_landmarks(previous_landmarks, self.n_landmarks, X.shape[1])
-        width = self.kernel_width_ if continuing else None
-        self.block_size_ = self._resolved_block_size(self.n_landmarks, width)
-        # One read of out-of-core X: the sample's read checks it for NaN and
-        # infinity, and the kernel width comes from the sample (when the sample is
-        # all rows, the same rows from the same stream as from X itself).
-        sample = self._draw_sample(X, seed)
-        if not continuing:
-            self.seed_ = seed
-            self.kernel_width_ = resolve_kernel_width(sample.X, self.kernel_width,
-                                                      random_state=seed)
-            sample = self._sequential_on_sphere(X, sample)
-        self._run(X, sample, previous, previous_record, backend, checkpoint=checkpoint)
+        run = plan_gp_run(X, self._settings(), n_landmarks=self.n_landmarks, seed=seed,
+                          kernel_width=width)
+        self.seed_ = seed
+        self._run(run, X.shape[0], previous, previous_record, backend, self.n_landmarks,
+                  checkpoint=checkpoint)
         return self
 
     def extend(self, X: MatrixLike, n_more: int) -> Self:
@@ -353,128 +330,49 @@ default="auto"
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='auto'."
             )
-        self.block_size_ = self._resolved_block_size(total, self.kernel_width_)
-        self._run(X, self._draw_sample(X, self.seed_), self.landmarks_, self._record(), backend,
-                  n_landmarks=total)
+        run = plan_gp_run(X, self._settings(), n_landmarks=total, seed=self.seed_,
+                          kernel_width=self.kernel_width_)
+        self._run(run, X.shape[0], self.landmarks_, self._record(), backend, total)
         return self
 
-    def _sequential_on_sphere(self, X, sample):
-        """The sample after "auto" takes the sequential fit on the sphere (landmarks
-        from its centre, :meth:`_resolved_block_size`), which the width decides: the
-        blocks' sample as it is when it holds all rows, else redrawn (and the width
-        taken again) for the sequential fit's steps, as a fit with ``block_size=1``
-        draws it."""
-        block_size = self._resolved_block_size(self.n_landmarks, self.kernel_width_)
-        if block_size == self.block_size_:
-            return sample
-        self.block_size_ = block_size
-        if sample.n_rows == X.shape[0] or self.chunk_size is not None:
-            return sample
-        sample = self._draw_sample(X, self.seed_)
-        self.kernel_width_ = resolve_kernel_width(sample.X, self.kernel_width,
-                                                  random_state=self.seed_)
-        return sample
+    def _settings(self):
+        return GPSettings(**self.get_params(deep=False))
 
     def _check_rows(self, X, reset):
         """X validated for ``fit`` and ``extend``. Out-of-core X is checked for NaN
-        and infinity as the fit's sample is read (:meth:`_draw_sample`), unless
+        and infinity as the fit's sample is read (:func:`.fit.plan_gp_run`), unless
         chunk_size makes X itself the sample: one read of the data."""
         return check_rows(X, estimator=self, reset=reset,
                           scan_finite=self.chunk_size is not None)
 
-    def _draw_sample(self, X, seed):
-        """The fit's sample (:func:`.sampling.draw_sample`, as the fit would draw it),
-        read with the check for NaN and infinity that ``check_rows(...,
-        scan_finite=False)`` left out for out-of-core X; with ``chunk_size`` X is
-        the sample and was scanned there."""
-        return draw_sample(X, batch_size=self.batch_size, steps=max_steps(self._resolved_steps()),
-                           seed=seed, chunk_size=self.chunk_size,
-                           check_finite=self.chunk_size is None)
-
-    def _resolved_block_size(self, n_landmarks, kernel_width=None):
-        """``block_size``, or for "auto" ``AUTO_BLOCK_SIZE`` when a run learns at
-        least that many landmarks (``n_landmarks``, the total), else 1; and 1 when
-        the landmarks start at the centre of the sphere (:meth:`_starts_at_centre`,
-        for ``kernel_width`` once it is known)."""
-        if self.block_size != "auto":
-            return self.block_size
-        if n_landmarks < AUTO_BLOCK_SIZE or self._starts_at_centre(kernel_width):
-            return 1
-        return AUTO_BLOCK_SIZE
-
-    def _starts_at_centre(self, kernel_width):
-        """Whether one-at-a-time landmarks start at the centre of the sphere-orthant:
-        ``init="uniform"``, or "auto" on the sphere under a kernel at least
-        ``UNIFORM_START_WIDTH`` wide (False while the width is unknown, None)."""
-        if not isinstance(self.init, str):
-            return False
-        if self.init == "uniform":
-            return True
-        return (self.init == "auto" and self.space == "sphere" and kernel_width is not None
-                and kernel_width >= UNIFORM_START_WIDTH)
-
-    def _resolved_init(self):
-        """The start: "given" for an array in ``init``; for "auto" the centre of the
-        sphere-orthant ("uniform") on the sphere when landmarks are learned one at a
-        time with a kernel at least ``UNIFORM_START_WIDTH`` wide, else "gaussian"
-        (the landmarks of a block must start apart, and under a narrow kernel
-        landmarks from one start all find the same few clusters)."""
-        if not isinstance(self.init, str):
-            return "given"
-        if self.init != "auto":
-            return self.init
-        return ("uniform" if self.block_size_ == 1 and self._starts_at_centre(self.kernel_width_)
-                else "gaussian")
-
-    def _resolved_steps(self):
-        """``n_steps``, or for None the default of the run's block size."""
-        if self.n_steps is not None:
-            return self.n_steps
-        return SEQUENTIAL_STEPS if self.block_size_ == 1 else BLOCK_STEPS
-
     def _record(self):
         return self.objective_, self.landmark_seconds_, self.n_steps_
 
-    def _run(self, X, sample, previous, previous_record, backend, n_landmarks=None,
+    def _run(self, run, n_samples, previous, previous_record, backend, n_landmarks,
              checkpoint=None):
-        """The fit on its sample (drawn once, by :meth:`_draw_sample`), and the
-        refinement after it, on ``backend``."""
-        n_landmarks = self.n_landmarks if n_landmarks is None else n_landmarks
+        """:func:`.fit.run_gp_fit` on the run's sample (:func:`.fit.plan_gp_run`), on
+        ``backend``; stores what it learned after the ``previous_record`` of the
+        landmarks it continues."""
+        self.kernel_width_, self.block_size_, self.init_ = (run.kernel_width, run.block_size,
+                                                            run.init)
         self.device_ = backend.name
         callback = landmark_checkpoint(checkpoint, self, n_landmarks, previous_record[0],
                                        previous_record[1])
-        settings = dict(kernel_width=self.kernel_width_, n_steps=self._resolved_steps(),
-                        s0=self.s0, tau=self.tau, space=self.space, seed=self.seed_,
-                        verbose=self.verbose)
-        self.init_ = self._resolved_init()
         try:
-            landmarks, *record = _learn(
-                sample, n_landmarks, backend,
-                init=self.init if self.init_ == "given" else self.init_,
-                previous_landmarks=previous,
-                return_n_steps=True, callback=callback, block_size=self.block_size_,
-                n_jobs=self.n_jobs, **settings)
+            result = run_gp_fit(run, self._settings(), backend, n_landmarks=n_landmarks,
+                                previous_landmarks=previous, seed=self.seed_,
+                                n_samples=n_samples, callback=callback)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
             if partial is not None:
                 self._store(partial[0], partial[1:], previous_record)
             raise
-        finally:
-            if callback is not None:
-                callback.close()  # writes what the last throttled call held back
-        self._store(landmarks, record, previous_record)
-        self.refine_n_steps_ = np.zeros((self.refine, n_landmarks), dtype=np.int64)
-        self.refine_accepted_ = np.zeros((self.refine, n_landmarks), dtype=bool)
-        self.refine_seconds_ = 0.0
-        if self.refine:
-            start = time.perf_counter()
-            (self.landmarks_, self.objective_, self.refine_n_steps_,
-             self.refine_accepted_) = _refine(sample, self.landmarks_, backend,
-                                              n_sweeps=self.refine, **settings)
-            self.refine_seconds_ = time.perf_counter() - start
-        warn_if_kernel_width_is_off(self.objective_, X.shape[0], self.kernel_width_,
-                                    stacklevel=4)
+        self._store(result.landmarks, (result.objective, result.landmark_seconds,
+                                       result.n_steps), previous_record)
+        self.refine_n_steps_ = result.refine_n_steps
+        self.refine_accepted_ = result.refine_accepted
+        self.refine_seconds_ = result.refine_seconds
 
     def _store(self, landmarks, record, previous_record):
         self.landmarks_ = landmarks
@@ -492,8 +390,8 @@ default="auto"
                 f"block_size={self.block_size} is larger than n_landmarks="
                 f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
         X = self._check_rows(X, reset=not (self.warm_start and hasattr(self, "landmarks_")))
-        check_feasible_for_space(X, self.space)
         check_enough_samples(X.shape[0], 2, "GPLandmarks")
+        check_feasible_for_space(X, self.space)
         check_start(self.init, self.n_landmarks, X.shape[1], self.space,
                     names=("auto", "gaussian", "uniform"))
         return X

@@ -12,12 +12,18 @@ minibatches come from, all the data unless N > steps x batch_size) from the Gram
 matrix at the end. A ``KeyboardInterrupt`` carries the landmarks finished so far
 (``partial_result``). The step schedule, the move and the stopping rule of
 ``n_steps="auto"`` are in :mod:`.objective`.
+
+:class:`~landmarking.gp.estimator.GPLandmarks` runs the same driver on its own
+settings: :func:`plan_gp_run` draws the fit's sample and resolves what "auto" and
+None leave open (kernel width, block size, steps, start), and :func:`run_gp_fit`
+runs the driver, the refinement and the check of the kernel width.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
@@ -26,7 +32,7 @@ import numpy as np
 from .._blocks import check_feasible_for_space, check_rows
 from .._parallel import NJobs
 from .._progress import progress_bar
-from .._typing import ArrayLike, DeviceLike, MatrixLike
+from .._typing import ArrayLike, DeviceLike, MatrixLike, RandomStateLike
 from .._validation import (
     SPACES,
     Check,
@@ -40,13 +46,35 @@ from .._validation import (
     check_positive_float,
     is_real_number,
 )
-from ..kernels import sample_mean_std
+from ..kernels import resolve_kernel_width, sample_mean_std
 from ..spaces import project
 from .backend import GPBackend, gp_backend
-from .objective import RIDGE, _objectives, greedy_order, max_steps
+from .diagnostics import warn_if_kernel_width_is_off
+from .objective import RIDGE, _Gram, _objectives, greedy_order, max_steps
+from .refine_landmarks import _refine
 from .sampling import Sample, draw_sample
 
-__all__ = ["learn_gp_landmarks", "PARAMETER_RULES"]
+__all__ = ["learn_gp_landmarks", "PARAMETER_RULES", "GPSettings", "GPRun", "GPResult",
+           "plan_gp_run", "run_gp_fit"]
+
+#: ``init="auto"`` on the sphere starts landmarks learned one at a time at the centre
+#: of the sphere-orthant when the kernel width is at least this (a quarter of the
+#: largest squared distance there, 2): text under the variance rule's width is
+#: wide, and topics from the centre are purer there; under a narrow kernel (clusters
+#: of ``make_sphere_orthant``) landmarks from one start find the same few clusters.
+#: The measurements: docs/results/gp.md, "20 Newsgroups topics (the paper's Table 1)".
+UNIFORM_START_WIDTH = 0.5
+
+#: ``GPLandmarks(block_size="auto")``: blocks of this many landmarks when a run
+#: learns at least this many, else one landmark at a time. Measured (the guide's
+#: "Blocks of landmarks", ``benchmarks/gp_block_default.py``): at 50 landmarks and
+#: more, blocks of 50 match or beat the sequential fit on MNIST, faces and 20
+#: Newsgroups; with 12 and 25 landmarks on 20 Newsgroups they lose topic purity.
+AUTO_BLOCK_SIZE = 50
+#: ``n_steps=None``: steps per landmark of the sequential fit (the paper's S) ...
+SEQUENTIAL_STEPS = 1000
+#: ... and per block: a block of 50 reaches the sequential fit's accuracy in 100.
+BLOCK_STEPS = 100
 
 #: The parameters of GP landmarking and their rules, in the order they are checked
 #: (the estimator's ``_parameter_rules``; :func:`learn_gp_landmarks` checks those it
@@ -180,54 +208,6 @@ def _landmark_table(previous_landmarks, n_landmarks, n_features):
     landmarks = np.zeros((n_landmarks, n_features))
     landmarks[:previous.shape[0]] = previous
     return landmarks, previous.shape[0]
-
-
-def extended_gram(previous, cross):
-    """Phi^T Phi over all rows for landmarks 0..end-1, from the (first x first) Gram
-    matrix of the first landmarks and the (end x (end - first)) cross products of all
-    with the rest: a block's greedy order then costs one product of the block's
-    columns, not of all."""
-    end, first = cross.shape[0], previous.shape[0]
-    gram = np.zeros((end, end))
-    gram[:first, :first] = previous
-    gram[:, first:] = cross
-    gram[first:, :] = cross.T
-    return gram
-
-
-def reordered_gram(gram, k, order):
-    """``gram`` with the landmarks k, k + 1, ... of a finished block put in ``order``."""
-    index = np.concatenate([np.arange(k), k + np.asarray(order)])
-    return gram[np.ix_(index, index)]
-
-
-class _Gram:
-    """Phi^T Phi over all rows of the kernel columns of the finished landmarks, kept
-    on the host from block to block (the backend computes each block's cross
-    products) for the blocks' greedy orders and the objectives at the end."""
-
-    def __init__(self, fit):
-        self.fit, self.matrix = fit, None
-
-    def extended(self, k, end):
-        """The Gram matrix of landmarks 0..end-1 once the block k..end-1 is done. Where
-        it is not kept for the first k (a run that continues others), its cross
-        products are computed for all: every entry is the same sum either way."""
-        kept = self.matrix is not None and len(self.matrix) == k
-        first = k if kept else 0
-        previous = self.matrix if kept else np.zeros((0, 0))
-        self.matrix = extended_gram(previous, self.fit.block_gram(k, end, first))
-        return self.matrix
-
-    def reorder(self, k, order):
-        self.fit.reorder(k, order)
-        self.matrix = reordered_gram(self.matrix, k, order)
-
-    def of(self, k):
-        """Phi^T Phi (k x k) of the first k landmarks: the kept matrix, or the backend's."""
-        if self.matrix is not None and len(self.matrix) == k:
-            return self.matrix.copy()
-        return self.fit.gram(k)
 
 
 def learn_gp_landmarks(X: MatrixLike, n_landmarks: int, *, kernel_width: float,
@@ -432,3 +412,205 @@ def _learn(sample: Sample, n_landmarks, backend: GPBackend, *, kernel_width, n_s
             interrupt.partial_result = result(n_previous + len(seconds))
             raise
     return out
+
+
+# ------------------------------------------------------------------ GPLandmarks' run
+
+@dataclass(frozen=True)
+class GPSettings:
+    """The parameters of :class:`~landmarking.gp.estimator.GPLandmarks`, as given
+    (``GPSettings(**estimator.get_params())``); each as documented there."""
+
+    n_landmarks: int
+    n_steps: int | Literal["auto"] | None
+    batch_size: int
+    s0: float
+    tau: float
+    kernel_width: float | Literal["auto", "variance"]
+    space: str
+    init: str | ArrayLike
+    chunk_size: int | None
+    block_size: int | Literal["auto"]
+    n_jobs: int | None
+    refine: int
+    warm_start: bool
+    random_state: RandomStateLike
+    device: DeviceLike
+    verbose: bool
+
+
+@dataclass(frozen=True)
+class GPRun:
+    """One run of :func:`run_gp_fit`: the fit's sample and the settings that "auto"
+    and None leave open, resolved (the estimator's trailing-underscore attributes
+    of the same names)."""
+
+    #: The rows the minibatches come from (:func:`.sampling.draw_sample`).
+    sample: Sample
+    kernel_width: float
+    block_size: int
+    #: Steps per landmark (per block): a number or "auto".
+    n_steps: int | Literal["auto"]
+    #: "gaussian", "uniform" or "given" (the rows of ``init``).
+    init: str
+
+
+@dataclass(frozen=True)
+class GPResult:
+    """What :func:`run_gp_fit` learned (the estimator's attributes of the same
+    names with a trailing underscore)."""
+
+    landmarks: np.ndarray
+    objective: np.ndarray
+    #: Seconds and steps of the new landmarks (the run's, not those it continues).
+    landmark_seconds: np.ndarray
+    n_steps: np.ndarray
+    refine_n_steps: np.ndarray
+    refine_accepted: np.ndarray
+    refine_seconds: float = 0.0
+
+
+def starts_at_centre(p: GPSettings, kernel_width: float | None) -> bool:
+    """Whether one-at-a-time landmarks start at the centre of the sphere-orthant:
+    ``init="uniform"``, or "auto" on the sphere under a kernel at least
+    :data:`UNIFORM_START_WIDTH` wide (False while the width is unknown, None)."""
+    if not isinstance(p.init, str):
+        return False
+    if p.init == "uniform":
+        return True
+    return (p.init == "auto" and p.space == "sphere" and kernel_width is not None
+            and kernel_width >= UNIFORM_START_WIDTH)
+
+
+def resolve_block_size(p: GPSettings, n_landmarks: int,
+                       kernel_width: float | None = None) -> int:
+    """``block_size``, or for "auto" :data:`AUTO_BLOCK_SIZE` when a run learns at
+    least that many landmarks (``n_landmarks``, the total), else 1; and 1 when the
+    landmarks start at the centre of the sphere (:func:`starts_at_centre`, for
+    ``kernel_width`` once it is known)."""
+    if p.block_size != "auto":
+        return p.block_size
+    if n_landmarks < AUTO_BLOCK_SIZE or starts_at_centre(p, kernel_width):
+        return 1
+    return AUTO_BLOCK_SIZE
+
+
+def resolve_steps(n_steps: int | Literal["auto"] | None, block_size: int) -> int | str:
+    """``n_steps``, or for None the default of the run's block size
+    (:data:`SEQUENTIAL_STEPS` one landmark at a time, else :data:`BLOCK_STEPS`)."""
+    if n_steps is not None:
+        return n_steps
+    return SEQUENTIAL_STEPS if block_size == 1 else BLOCK_STEPS
+
+
+def resolve_init(p: GPSettings, block_size: int, kernel_width: float) -> str:
+    """The start: "given" for an array in ``init``; for "auto" the centre of the
+    sphere-orthant ("uniform") on the sphere when landmarks are learned one at a
+    time with a kernel at least :data:`UNIFORM_START_WIDTH` wide, else "gaussian"
+    (the landmarks of a block must start apart, and under a narrow kernel
+    landmarks from one start all find the same few clusters)."""
+    if not isinstance(p.init, str):
+        return "given"
+    if p.init != "auto":
+        return p.init
+    return ("uniform" if block_size == 1 and starts_at_centre(p, kernel_width)
+            else "gaussian")
+
+
+def _sample_for(X, p, block_size, seed):
+    """The fit's sample for runs of ``block_size`` (:func:`.sampling.draw_sample`),
+    read with the check for NaN and infinity that ``check_rows(...,
+    scan_finite=False)`` left out for out-of-core X; with ``chunk_size`` X is the
+    sample and was scanned there."""
+    return draw_sample(X, batch_size=p.batch_size,
+                       steps=max_steps(resolve_steps(p.n_steps, block_size)), seed=seed,
+                       chunk_size=p.chunk_size, check_finite=p.chunk_size is None)
+
+
+def plan_gp_run(X: MatrixLike, p: GPSettings, *, n_landmarks: int, seed: int,
+                kernel_width: float | None = None) -> GPRun:
+    """The sample and the resolved settings of a :class:`GPLandmarks` run.
+
+    One read of out-of-core X: the sample's read checks it for NaN and infinity,
+    and the kernel width (``p.kernel_width`` resolved when ``kernel_width`` is None,
+    a new fit; a continued run keeps its width) comes from the sample (when the
+    sample is all rows, the same rows from the same stream as from X itself).
+    Where "auto" then takes the sequential fit on the sphere (landmarks from its
+    centre, :func:`resolve_block_size`), the blocks' sample stays when it holds all
+    rows; else it is redrawn, and the width taken again, for the sequential fit's
+    steps, as a fit with ``block_size=1`` draws it.
+
+    Parameters
+    ----------
+    X : validated array (``check_rows``)
+    p : GPSettings
+    n_landmarks : int
+        The run's total, counting the landmarks it continues.
+    seed : int
+        The seed of the sample and the batches (``seed_``).
+    kernel_width : float or None
+        The width of the run continued; None resolves ``p.kernel_width``.
+
+    Returns
+    -------
+    GPRun
+    """
+    block_size = resolve_block_size(p, n_landmarks, kernel_width)
+    sample = _sample_for(X, p, block_size, seed)
+    if kernel_width is None:
+        kernel_width = resolve_kernel_width(sample.X, p.kernel_width, random_state=seed)
+        drawn_for, block_size = block_size, resolve_block_size(p, n_landmarks, kernel_width)
+        if (block_size != drawn_for and sample.n_rows < X.shape[0]
+                and p.chunk_size is None):
+            sample = _sample_for(X, p, block_size, seed)
+            kernel_width = resolve_kernel_width(sample.X, p.kernel_width,
+                                                random_state=seed)
+    return GPRun(sample=sample, kernel_width=kernel_width, block_size=block_size,
+                 n_steps=resolve_steps(p.n_steps, block_size),
+                 init=resolve_init(p, block_size, kernel_width))
+
+
+def run_gp_fit(run: GPRun, p: GPSettings, backend: GPBackend, *, n_landmarks: int,
+               previous_landmarks: np.ndarray | None, seed: int, n_samples: int,
+               callback: Any = None) -> GPResult:
+    """The fit of a :class:`GPLandmarks` run on its sample (:func:`plan_gp_run`),
+    on ``backend``, then ``p.refine`` sweeps of refinement and the check of the
+    kernel width.
+
+    ``callback`` is None or the object of
+    :func:`landmarking._checkpoint.landmark_checkpoint`: called after each finished
+    landmark, and closed (what the last throttled call held back is written) when
+    the fit ends, before the refinement. A ``KeyboardInterrupt`` carries the
+    landmarks finished so far in ``partial_result``, as from
+    :func:`learn_gp_landmarks` (with ``return_n_steps``); in the refinement, the
+    fit's.
+    """
+    settings = dict(kernel_width=run.kernel_width, n_steps=run.n_steps, s0=p.s0,
+                    tau=p.tau, space=p.space, seed=seed, verbose=p.verbose)
+    try:
+        landmarks, *record = _learn(
+            run.sample, n_landmarks, backend,
+            init=p.init if run.init == "given" else run.init,
+            previous_landmarks=previous_landmarks, return_n_steps=True,
+            callback=callback, block_size=run.block_size, n_jobs=p.n_jobs, **settings)
+    finally:
+        if callback is not None:
+            callback.close()
+    objective, seconds, steps = record
+    refine_steps = np.zeros((p.refine, n_landmarks), dtype=np.int64)
+    accepted = np.zeros((p.refine, n_landmarks), dtype=bool)
+    refine_seconds = 0.0
+    if p.refine:
+        start = time.perf_counter()
+        try:
+            landmarks, objective, refine_steps, accepted = _refine(
+                run.sample, landmarks, backend, n_sweeps=p.refine, **settings)
+        except KeyboardInterrupt as interrupt:
+            interrupt.partial_result = (landmarks, objective, seconds, steps)
+            raise
+        refine_seconds = time.perf_counter() - start
+    # The warning points at the caller of GPLandmarks.fit (or extend), through _run.
+    warn_if_kernel_width_is_off(objective, n_samples, run.kernel_width, stacklevel=5)
+    return GPResult(landmarks=landmarks, objective=objective, landmark_seconds=seconds,
+                    n_steps=steps, refine_n_steps=refine_steps, refine_accepted=accepted,
+                    refine_seconds=refine_seconds)

@@ -453,3 +453,53 @@ def _conditional_objective(gram, k, column, n_samples):
     cross = column[others]
     total = column[-1] - (cross @ np.linalg.solve(G, cross) if len(others) else 0.0)
     return max(total, 0.0) / n_samples
+
+
+def extended_gram(previous, cross):
+    """Phi^T Phi over all rows for landmarks 0..end-1, from the (first x first) Gram
+    matrix of the first landmarks and the (end x (end - first)) cross products of all
+    with the rest: a block's greedy order then costs one product of the block's
+    columns, not of all."""
+    end, first = cross.shape[0], previous.shape[0]
+    gram = np.zeros((end, end))
+    gram[:first, :first] = previous
+    gram[:, first:] = cross
+    gram[first:, :] = cross.T
+    return gram
+
+
+def reordered_gram(gram, k, order):
+    """``gram`` with the landmarks k, k + 1, ... of a finished block put in ``order``."""
+    index = np.concatenate([np.arange(k), k + np.asarray(order)])
+    return gram[np.ix_(index, index)]
+
+
+class _Gram:
+    """Phi^T Phi over all rows of the kernel columns of the finished landmarks, kept
+    on the host from block to block (the backend's fit state ``fit`` computes each
+    block's cross products) for the blocks' greedy orders (:func:`greedy_order`) and
+    the objectives at the end (:func:`_objectives`), in
+    :func:`~landmarking.gp.fit.learn_gp_landmarks`."""
+
+    def __init__(self, fit):
+        self.fit, self.matrix = fit, None
+
+    def extended(self, k, end):
+        """The Gram matrix of landmarks 0..end-1 once the block k..end-1 is done. Where
+        it is not kept for the first k (a run that continues others), its cross
+        products are computed for all: every entry is the same sum either way."""
+        kept = self.matrix is not None and len(self.matrix) == k
+        first = k if kept else 0
+        previous = self.matrix if kept else np.zeros((0, 0))
+        self.matrix = extended_gram(previous, self.fit.block_gram(k, end, first))
+        return self.matrix
+
+    def reorder(self, k, order):
+        self.fit.reorder(k, order)
+        self.matrix = reordered_gram(self.matrix, k, order)
+
+    def of(self, k):
+        """Phi^T Phi (k x k) of the first k landmarks: the kept matrix, or the backend's."""
+        if self.matrix is not None and len(self.matrix) == k:
+            return self.matrix.copy()
+        return self.fit.gram(k)

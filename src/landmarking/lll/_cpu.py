@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh, lobpcg
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils.extmath import row_norms
 
 from .._blocks import block_bounds, reduce_row_blocks
@@ -323,6 +323,18 @@ class _LandmarkAxes:
             d = r_slack + self.r_slack
             eps = eps + d * (2.0 * (r + self.r_max) + d)
         return Y, y_sq, eps
+
+    def search_coordinates(self, X):
+        """Every row's search coordinates (float32) and their squared norms, a block
+        of rows at a time: the cells graph's (:func:`~.cell_graph.cell_graph`)
+        float32 bounds against one another."""
+        n = X.shape[0]
+        Y = np.empty((n, self.s32.shape[1]), dtype=np.float32)
+        y_sq = np.empty(n)
+        for rows in gen_batches(n, 8192):
+            Yb, y_sq[rows], _, _, _ = self._coordinates(X[rows].astype(np.float64) - self.centre)
+            Y[rows] = Yb
+        return Y, y_sq
 
 
 def _search_axes(centred):

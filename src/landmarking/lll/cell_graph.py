@@ -118,7 +118,7 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
     probes = nearest.shape[1] if n_probes is None else min(
         check_positive_int(n_probes, "n_probes"), nearest.shape[1])
     axes = _LandmarkAxes(np.asarray(landmarks, dtype=np.float64))
-    Y, y_sq = _point_coordinates(X, axes)
+    Y, y_sq = axes.search_coordinates(X)
     cells = nearest[:, 0]
     order = np.argsort(cells, kind="stable")
     starts = np.searchsorted(cells[order], np.arange(axes.centred.shape[0] + 1))
@@ -258,18 +258,6 @@ def reusable_cells(n_samples: int, n_landmarks: int, n_probes: int) -> bool:
     mean_size = n_samples / n_landmarks
     return (n_probes >= CELLS_MIN_PROBES
             and CELL_SIZE / REUSE_SPREAD <= mean_size <= CELL_SIZE * REUSE_SPREAD)
-
-
-def _point_coordinates(X, axes):
-    """Every row's search coordinates (float32) and their squared norms, a block
-    of rows at a time."""
-    n = X.shape[0]
-    Y = np.empty((n, axes.s32.shape[1]), dtype=np.float32)
-    y_sq = np.empty(n)
-    for rows in gen_batches(n, 8192):
-        Yb, y_sq[rows], _, _, _ = axes._coordinates(X[rows].astype(np.float64) - axes.centre)
-        Y[rows] = Yb
-    return Y, y_sq
 
 
 class _CellSearch:

@@ -346,8 +346,9 @@ def _run(X: MatrixLike, p: _Settings, affinity: SparseMatrix | None,
             # the cells the graph may search.
             nearest = Z.indices.reshape(X.shape[0], -1).copy()
         if p.method == "lll":
-            solved = _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng,
-                                        backend, refine)
+            solved = _reduced_embedding(X, T, Z, nearest=nearest, affinity=affinity,
+                                        p=p, refine=refine, backend=backend, rng=rng,
+                                        timings=timings)
         else:
             solved = _landmark_le_embedding(X, T, Z, p, timings, rng)
         reconstruction_error = landmark_reconstruction_error(X, Z, T)
@@ -369,8 +370,16 @@ def _run(X: MatrixLike, p: _Settings, affinity: SparseMatrix | None,
         neighbors_method=solved.get("neighbors_method"), refine=refine)
 
 
-def _reduced_embedding(X, T, Z, nearest, affinity, p, timings, rng, backend, refine):
-    """method="lll": the reduced problem on the full graph, X = X~ Z."""
+def _reduced_embedding(X: MatrixLike, T: np.ndarray, Z: sparse.csr_matrix, *,
+                       nearest: np.ndarray, affinity: SparseMatrix | None, p: _Settings,
+                       refine: bool | int, backend: LLLBackend,
+                       rng: np.random.RandomState, timings: dict) -> dict:
+    """method="lll": the reduced problem on the full graph, X = X~ Z.
+
+    X, T and Z are the rows, the landmarks and the weights; ``nearest`` each row's
+    landmarks, nearest first (the cells the graph may search); ``affinity`` the
+    given graph, if any; ``p`` the run's settings with ``refine`` resolved; the
+    stages' seconds go into ``timings``."""
     n_land = T.shape[0]
     if affinity is None:
         method = graph_search(X, p.neighbors_method, p.n_neighbors)

@@ -18,7 +18,6 @@ from scipy import sparse
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 
-from .._blocks import take_rows
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from .._validation import as_real_array, check_choice, check_positive_int
 from ..neighbors import nearest_neighbors, query_neighbors
@@ -125,10 +124,11 @@ def resolve_landmarks(X: MatrixLike, spec: str | ArrayLike | BaseEstimator, n_la
                       rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray | None]:
     """Landmark coordinates (float64, dense) and, when they are rows of X, their
     indices: ``spec`` is a strategy of :func:`.select_landmarks`, an array, or a
-    landmark estimator (cloned and fitted on X unless already fitted)."""
+    landmark estimator (cloned and fitted on X unless already fitted). X is an
+    array or CSR matrix in memory (LLL gathers its rows first)."""
     if isinstance(spec, str):
         idx = select_landmarks(X, n_landmarks, spec, random_state=rng)
-        T = take_rows(X, idx)
+        T = X[idx]  # X is in memory: LLL's graph needs every row at once
         # Landmarks are dense even when X is sparse.
         T = T.toarray() if sparse.issparse(T) else T
         return T.astype(np.float64), idx
