@@ -170,13 +170,13 @@ def roll_graph_rows(sizes):
         sample = np.random.RandomState(0).choice(n, 2000, replace=False)
         _, truth = _exact_rows(X, X, sample, 10, exclude_self=True)
         builders = [
-            ("KD-tree (auto)", lambda: nearest_neighbors(X, 10, method="auto")),
-            ("HNSW (usearch)", lambda: nearest_neighbors(X, 10, method="approximate",
-                                                         random_state=0)),
-            ("cells of 100", lambda: cells_neighbors(X, 10, random_state=0))]
-        for name, build in builders:
+            ("KD-tree (auto)", nearest_neighbors, dict(method="auto")),
+            ("HNSW (usearch)", nearest_neighbors, dict(method="approximate",
+                                                       random_state=0)),
+            ("cells of 100", cells_neighbors, dict(random_state=0))]
+        for name, build, options in builders:
             start = time.perf_counter()
-            _, indices = build()
+            _, indices = build(X, 10, **options)
             seconds = time.perf_counter() - start
             recall = np.mean([len(set(a) & set(b)) / 10
                               for a, b in zip(indices[sample], truth, strict=True)])

@@ -584,3 +584,21 @@ def test_zarr_and_dask_give_the_numpy_landmarks_with_auto_steps_and_refinement()
             fitted = GPLandmarks(chunk_size=chunk_size, **params).fit(stored)
             np.testing.assert_array_equal(fitted.landmarks_, dense.landmarks_)
             np.testing.assert_array_equal(fitted.n_steps_, dense.n_steps_)
+
+
+def test_keyboard_interrupt_in_the_refinement_keeps_the_fitted_landmarks(monkeypatch):
+    # Stopped in the refinement, the fit's own landmarks are kept (all of them,
+    # unrefined), and the refinement's records say that no sweep ran.
+    from landmarking.gp import fit
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fit, "_refine", interrupted)
+    X, _ = make_concentric_circles(300, random_state=0)
+    gp = GPLandmarks(n_landmarks=4, refine=2, random_state=0, **FAST)
+    with pytest.raises(KeyboardInterrupt):
+        gp.fit(X)
+    assert gp.landmarks_.shape == (4, 2) and gp.objective_.shape == (4,)
+    assert gp.refine_n_steps_.shape == (2, 4) and not gp.refine_n_steps_.any()
+    assert not gp.refine_accepted_.any() and gp.refine_seconds_ == 0.0

@@ -367,6 +367,11 @@ default="auto"
             partial = getattr(interrupt, "partial_result", None)
             if partial is not None:
                 self._store(partial[0], partial[1:], previous_record)
+                # The landmarks kept are the fit's, not refined: no sweep counts.
+                self.refine_n_steps_ = np.zeros((self.refine, len(partial[0])),
+                                                dtype=np.int64)
+                self.refine_accepted_ = np.zeros_like(self.refine_n_steps_, dtype=bool)
+                self.refine_seconds_ = 0.0
             raise
         self._store(result.landmarks, (result.objective, result.landmark_seconds,
                                        result.n_steps), previous_record)
