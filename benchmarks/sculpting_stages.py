@@ -130,6 +130,7 @@ def plot(shown, truth, stages, mse, path):
                                          strict=True):
                     set_lim(a, b)
                 ax.set_box_aspect(tuple(high - low))
+                ax.set_zticks([])
             else:
                 ax = fig.add_subplot(len(starts), len(stages), index)
                 ax.scatter(Y[:, 0], Y[:, 1], c=truth[:, 0], s=2, cmap="viridis")
