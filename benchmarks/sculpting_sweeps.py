@@ -123,7 +123,11 @@ def run_figure(figure, *, full, seed, budget, lmvu_memory, names=WITH_LMVU, grid
                 stopped[method] = f"out of time after {variable}={value} ({secs:.0f} s)"
                 note = f"over the {budget:.0f} s budget"
             rows.append((figure, n, k, method, affine_normalized_mse(Y, truth), secs, note))
-        print(f"done: {title}, N={n}, k={k}", flush=True)
+        # Each cell's rows as soon as they are known: a long run stopped early
+        # still leaves what it measured.
+        print(f"done: {title}, N={n}, k={k}: " + "; ".join(
+            f"{r[3]} {r[6] if r[4] is None else f'{r[4]:.3g} ({r[5]:.1f} s)'}"
+            for r in rows if r[1] == n and r[2] == k), flush=True)
     return rows
 
 

@@ -158,3 +158,28 @@ def test_lmvu_memory_estimate(bench):
     script = bench("sculpting_sweeps")
     # 2,000 points, k = 6: 44 landmarks, at most 12,000 edges of 990 float64.
     assert script.lmvu_matrix_mib(2000, 6) == pytest.approx(12000 * 990 * 8 / 2**20)
+
+
+def test_stages_script_follows_one_path(bench, tmp_path, capsys):
+    """Fig. 5's stages are fits stopped at max_iter: a shorter fit is the start of
+    a longer one (the same errors, iteration for iteration), and from the paper's
+    start a fit stopped before min_iter has scaled the dropped dimension by
+    sigma ** max_iter exactly."""
+    from sklearn.datasets import make_swiss_roll
+
+    script = bench("sculpting_stages")
+    X, _ = make_swiss_roll(200, random_state=0)
+    _, short = script.stage_fit(X, "pca", 10, 0.95, 20, 0)
+    _, long = script.stage_fit(X, "pca", 10, 0.95, 40, 0)
+    assert short.n_iter_ == 20 and long.n_iter_ == 40
+    # The same operations in the same order: equal to the last bit.
+    assert np.array_equal(short.error_, long.error_[:20])
+    # 40 products of 0.95: rounding error below 40 ulps.
+    assert long.scale_ == pytest.approx(0.95 ** 40, rel=1e-13)
+    assert script.start_state(X, "pca", 10).shape == (200, 3)
+    assert script.start_state(X, "ltsa", 10).shape == (200, 2)
+    assert script.main(["-n", "200", "-k", "10", "--stages", "0", "15", "30",
+                        "--converged", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "default rule" in out and "load average" in out
+    assert (tmp_path / "sculpting_stages.png").stat().st_size > 0
