@@ -3,7 +3,7 @@
 The one driver of a fit (the symbols are those of :mod:`.objective`): for each
 block of ``block_size`` landmarks in turn (one landmark: the sequential fit) it
 draws the starts and the order of batches from ``(seed, k)``, has the backend
-(:mod:`.backend`: NumPy on the host or torch on a device) run the steps and add
+(:mod:`landmarking.gp.backend`: NumPy on the host or torch on a device) run the steps and add
 the kernel columns, puts a block's landmarks in greedy order
 (:func:`.objective.greedy_order`, on the Gram matrix of the kernel columns kept
 here and extended block by block), reports to the callback after each block, and
