@@ -169,8 +169,12 @@ def draw(per_n, path, cfg):
 
 def main(argv=None):
     parser = argument_parser(__doc__)
+    parser.add_argument("--passes", type=int, nargs="+",
+                        help="online LDA's passes over the posts (default 1, and 10 full)")
     args = parse(parser, argv)
     cfg = settings(args.full)
+    if args.passes:
+        cfg["passes"] = tuple(args.passes)
     docs = all_posts()
     rows = subset(cfg["n_posts"], len(docs))
     counts, X = histograms([docs[i] for i in rows])
