@@ -171,8 +171,12 @@ def main(argv=None):
     parser = argument_parser(__doc__)
     parser.add_argument("--passes", type=int, nargs="+",
                         help="online LDA's passes over the posts (default 1, and 10 full)")
+    parser.add_argument("--landmarks", type=int,
+                        help="landmarks and topics (default 5 quick, 25 full)")
     args = parse(parser, argv)
     cfg = settings(args.full)
+    if args.landmarks:
+        cfg["n_landmarks"] = args.landmarks
     if args.passes:
         cfg["passes"] = tuple(args.passes)
     docs = all_posts()
