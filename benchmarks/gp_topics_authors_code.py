@@ -29,6 +29,13 @@ runs for smaller n as prefixes (their seconds are the times the run reached them
 
 Without ``--authors-code`` only the library's side is measured.
 
+``--isolate`` looks for the cause of a gap: on each vectorisation, seed and size,
+the authors' algorithm transcribed in NumPy (``_gp_sphere_steps``, their start and
+schedule, their kernel width) with one thing changed at a time towards the
+library: batches without replacement (slices of a permutation, the library's), or
+the library's scale-free step (without its step limit) for their unit-length
+gradient step; beside the library's default and its kernel width.
+
 Usage::
 
     python benchmarks/gp_topics_authors_code.py --authors-code manifold_gp.py   # quick
@@ -44,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 from _common import argument_parser, machine_line, parse, print_table
+from _gp_sphere_steps import sphere_landmarks
 from gp_newsgroups_topics import library_default, mean_purity
 
 from landmarking.datasets import load_newsgroups
@@ -188,6 +196,64 @@ def table(name, results, cfg):
     return gaps
 
 
+#: The transcription's variants of --isolate: name -> (move, batches with replacement).
+VARIANTS = {"transcription (authors')": ("unit", True),
+            "transcription, batches without replacement": ("unit", False),
+            "transcription, the library's step": ("fraction", True)}
+
+
+def transcription_run(X, sizes, seed, eta, move, replace, n_steps):
+    """{n: landmarks} of one sequential run of the transcription to the largest n."""
+    out = {}
+
+    def record(k, landmarks):
+        if k + 1 in sizes:
+            out[k + 1] = landmarks.copy()
+
+    sphere_landmarks(X, max(sizes), eta, move=move, start="uniform", n_steps=n_steps,
+                     batch_size=1000, t0=10.0, gamma=0.51, replace=replace, seed=seed,
+                     callback=record)
+    return out
+
+
+def isolate(name, cfg):
+    """{(method, n): [purity per seed]}: the transcription's variants and the default."""
+    from landmarking import GPLandmarks
+    from landmarking.kernels import resolve_kernel_width
+
+    X, labels = vectorise(VECTORISATIONS[name], cfg["n_posts"])
+    X64 = X.astype(np.float64)
+    eta = float(np.var(X64, axis=0).sum())  # the authors' rule
+    default = GPLandmarks(space="sphere")
+    print(f"\n{name}: {X.shape[0]} posts; the authors' kernel width {eta:.4f}, the "
+          f"default's ('auto') {resolve_kernel_width(X, default.kernel_width):.4f}", flush=True)
+    results = {}
+    for seed in cfg["seeds"]:
+        for method, (move, replace) in VARIANTS.items():
+            runs = transcription_run(X64, cfg["sizes"], seed, eta, move, replace, cfg["n_steps"])
+            for n, landmarks in runs.items():
+                results.setdefault((method, n), []).append(mean_purity(X64, landmarks, labels))
+            print(f"  seed {seed} {method}: " + ", ".join(
+                f"{n}: {results[(method, n)][-1]:.3f}" for n in sorted(runs)), flush=True)
+        for n, (landmarks, _) in library_run(X, cfg["sizes"], seed, cfg["n_steps"]).items():
+            results.setdefault((LIBRARY, n), []).append(mean_purity(X64, landmarks, labels))
+        print(f"  seed {seed} {LIBRARY}: " + ", ".join(
+            f"{n}: {results[(LIBRARY, n)][-1]:.3f}" for n in cfg["sizes"])
+            + f"; {machine_line()}", flush=True)
+    print(f"\n{name}: mean purity, mean +- standard error over seeds "
+          f"{', '.join(map(str, cfg['seeds']))}\n")
+    print_table(["landmarks", "method", "mean purity", "per seed"],
+                [[n, m, _mean_error(v), ", ".join(f"{p:.3f}" for p in v)]
+                 for (m, n), v in sorted(results.items(), key=lambda kv: kv[0][1])])
+    return results
+
+
+def _mean_error(values):
+    values = np.asarray(values, dtype=float)
+    error = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else 0.0
+    return f"{values.mean():.3f} +- {error:.3f}"
+
+
 def main(argv=None):
     parser = argument_parser(__doc__, seed=False, out=False)
     parser.add_argument("--authors-code", type=Path, metavar="PATH",
@@ -196,12 +262,16 @@ def main(argv=None):
                         choices=list(VECTORISATIONS))
     parser.add_argument("--seeds", type=int, nargs="+", help="default 0 1 2 full, 0 quick")
     parser.add_argument("--sizes", type=int, nargs="+", help="default 12 25 50 full")
+    parser.add_argument("--isolate", action="store_true",
+                        help="the transcription changed one thing at a time (see above)")
     args = parse(parser, argv)
     cfg = settings(args.full)
     if args.seeds:
         cfg["seeds"] = tuple(args.seeds)
     if args.sizes:
         cfg["sizes"] = tuple(sorted(args.sizes))
+    if args.isolate:
+        return {name: isolate(name, cfg) for name in args.vectorisations}
     module = None
     if args.authors_code is not None:
         module, counts = load_authors_code(args.authors_code)

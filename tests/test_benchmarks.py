@@ -314,3 +314,48 @@ def test_lll_auto_rules_roll_graphs_score_each_builder(bench_module):
     rows = {row[1]: row for row in module.roll_graph_rows([5000])}
     assert rows["KD-tree (auto)"][2] == 1.0
     assert rows["cells of 100"][2] > 0.9 and rows["HNSW (usearch)"][2] > 0.9
+
+
+def test_gp_faces_tsne_scores_on_a_toy_map(bench_module):
+    # GP Fig. 3's measures on 60 toy "faces" (3 subjects of 20 in three far-apart
+    # clusters) with their own 2-D map: each method's 20 landmarks, scored.
+    module = bench_module("gp_faces_tsne")
+    rng = np.random.default_rng(0)
+    subjects = np.repeat(np.arange(3), 20)
+    X = np.abs(rng.normal(size=(60, 8)) * 0.05 + 3.0 * np.eye(8)[subjects])
+    positions = 10.0 * np.eye(2)[subjects % 2] * (1 + subjects[:, None]) \
+        + rng.normal(size=(60, 2))
+    regions = module.map_regions(positions)
+    for method in module.METHODS:
+        landmarks, _ = module.fit_landmarks(method, X, 0, 30)
+        measured, placed, near = module.scores(landmarks, X, positions, subjects, regions, 1.0)
+        assert landmarks.shape == (module.N_LANDMARKS, 8) and placed.shape == (20, 2)
+        assert near.shape == (20, module.N_NEAREST)
+        # 20 landmarks among three subjects and 20 regions: counts, bounded so.
+        assert 1 <= measured["subjects"] <= 3 and 1 <= measured["regions"] <= 20
+        assert measured["map gap"] >= 0
+    # Random landmarks are faces: no averaging ratio (distance 0 to the nearest face).
+    landmarks, _ = module.fit_landmarks("random", X, 0, 30)
+    assert np.isnan(module.scores(landmarks, X, positions, subjects, regions, 1.0)[0]["averaging"])
+    assert module.mean_and_error([1.0, float("nan"), 3.0]) == (2.0, 1.0)
+
+
+# Fourteen posts are too few for a kernel width that covers more than a post or two;
+# the warning saying so is expected on toy data.
+@pytest.mark.filterwarnings("ignore:kernel_width_")
+def test_gp_runtime_text_times_gp_and_lda_per_unit(bench_module):
+    # GP Fig. 4(b)'s comparison on eight toy posts, 2 landmarks / topics, 5 steps:
+    # the structure of the result (wall and CPU seconds, positive), not a speed.
+    module = bench_module("gp_runtime_text")
+    docs = ["apples pears apples", "pears plums", "plums apples pears", "cars trucks",
+            "trucks buses cars", "buses cars", "", "apples trucks"] * 2
+    counts, X = module.histograms(docs)
+    assert counts.shape[0] == X.shape[0] == 14  # the two empty posts left out
+    # Square roots of normalised histograms: unit rows up to float32 rounding.
+    assert np.allclose(np.linalg.norm(X, axis=1), 1.0, atol=1e-6)
+    cfg = dict(n_landmarks=2, n_steps=5, passes=(1,), sizes=(7, None))
+    per_unit = module.compare(counts, X, cfg, 0)
+    assert set(per_unit) == {*module.GP_SETTINGS, "online LDA, 1 pass"}
+    assert all(v.shape == (2,) and np.all(v >= 0) for v in per_unit.values())
+    per_n = module.growth(X, cfg, 0, per_unit)
+    assert sorted(per_n) == [7, 14] and per_n[14] == {k: per_unit[k] for k in module.GP_SETTINGS}
