@@ -47,7 +47,8 @@ from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 __all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "resolve_bandwidth",
            "degree", "laplacian", "normalized_laplacian", "check_affinity", "check_connected",
            "deterministic_signs", "column_signs", "DisconnectedGraphWarning", "SYMMETRIZE",
-           "GRAPH_PARAMETER_RULES", "GraphEmbeddingMixin"]
+           "GRAPH_PARAMETER_RULES", "GraphEmbeddingMixin", "GRAPH_SEARCHES",
+           "check_search_input"]
 
 #: How the directed k-NN graph is made symmetric.
 SYMMETRIZE = ("union", "mean")
@@ -57,6 +58,11 @@ SYMMETRIZE = ("union", "mean")
 #: symmetry check is as quick there (measured on MNIST k-NN graphs:
 #: CHANGELOG.md, "Measurements retired from source comments").
 COMPILED_MIN_NNZ = 1 << 20
+
+#: The searches of a graph on all rows that LE and LLL take: those of
+#: :mod:`landmarking.neighbors`, and ``"cells"``
+#: (:func:`landmarking.lll.cell_graph.cells_neighbors`).
+GRAPH_SEARCHES = (*NEIGHBOR_METHODS, "cells")
 
 #: The rules (:func:`landmarking._validation.check_params`) of the parameters that
 #: every estimator building a k-NN graph shares; each merges them into its table.
@@ -249,6 +255,16 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
         W = check_affinity(gaussian_affinity(distances, indices, bandwidth,
                                              symmetrize=symmetrize), n)
     return W, bandwidth
+
+
+def check_search_input(X: MatrixLike, neighbors_method: str,
+                       affinity: SparseMatrix | None = None) -> None:
+    """Refuse the cells graph on sparse X before any work is done (a given
+    ``affinity`` replaces the graph, and then the search is not run)."""
+    if neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
+        raise ValueError(
+            "neighbors_method='cells' searches dense data; pass a dense X or "
+            "neighbors_method='exact' for sparse input.")
 
 
 def degree(W: SparseMatrix | ArrayLike) -> NDArray[np.float64]:

@@ -40,7 +40,7 @@ from ._parallel import loop_threads, thread_limits
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from ._validation import check_choice, check_positive_int
 
-__all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block",
+__all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block", "search_kind",
            "prepare_reference", "NeighborIndex", "LazyNeighborIndex", "NEIGHBOR_METHODS",
            "APPROXIMATE_MIN_SAMPLES",
            "APPROXIMATE_MAX_NEIGHBORS"]
@@ -110,6 +110,21 @@ def _resolve_method(method, n_reference, metric, X, n_neighbors):
             f"{what}; use method='exact' (scikit-learn's search for {what})."
         )
     return method
+
+
+def search_kind(method: NeighborMethod, X: MatrixLike, n_neighbors: int) -> str:
+    """The search :func:`nearest_neighbors` runs for the rows of X among themselves
+    (Euclidean) with ``method``: ``"approximate"`` or ``"exact"`` (the blocked
+    search, scikit-learn's and the KD-tree are all exact).
+
+    Examples
+    --------
+    >>> X = np.zeros((20_000, 10))
+    >>> search_kind("auto", X, 10), search_kind("auto", X[:100], 10)
+    ('approximate', 'exact')
+    """
+    found = _resolve_method(method, X.shape[0], "euclidean", X, n_neighbors)
+    return "approximate" if found == "approximate" else "exact"
 
 
 def _check_finite(X, name="X"):

@@ -32,8 +32,7 @@ from sklearn.utils import check_random_state, gen_batches
 from .._parallel import blas_limit, loop_threads, run_parts
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from .._validation import check_positive_int
-from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES, _exact_rows
-from ..neighbors import _resolve_method as resolve_search
+from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES, _exact_rows, search_kind
 from . import _loops as K
 from ._cpu import _LandmarkAxes, reconstruction_weights
 
@@ -168,8 +167,7 @@ def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int) -> str:
     if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
             and X.shape[1] > TREE_MAX_FEATURES):
         return "cells"
-    found = resolve_search("auto", n, "euclidean", X, n_neighbors)
-    return "approximate" if found == "approximate" else "exact"
+    return search_kind("auto", X, n_neighbors)
 
 
 def cells_neighbors(X: ArrayLike, n_neighbors: int, *, landmarks: ArrayLike | None = None,

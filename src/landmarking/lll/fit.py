@@ -41,8 +41,10 @@ from .._validation import (
 )
 from ..graph import (
     GRAPH_PARAMETER_RULES,
+    GRAPH_SEARCHES,
     check_affinity,
     check_connected,
+    check_search_input,
     column_signs,
     neighbor_graph,
 )
@@ -65,7 +67,7 @@ LLL_METHODS = ("lll", "le-z", "le-nystrom")
 REFINE_MAX_ITER = 100
 #: The neighbour searches of LLL's graph: those of :mod:`landmarking.neighbors`,
 #: and ``"cells"``, the landmarks' cells (:func:`.cell_graph.cell_graph`).
-LLL_NEIGHBOR_METHODS = ("auto", "exact", "approximate", "cells")
+LLL_NEIGHBOR_METHODS = GRAPH_SEARCHES
 #: ``n_landmarks="auto"``: one landmark per this many points (the cells graph's
 #: :data:`~.cell_graph.CELL_SIZE`, so that the landmarks are its cells), at least
 #: AUTO_MIN_LANDMARKS and at most AUTO_MAX_LANDMARKS (the reduced problem is dense:
@@ -76,10 +78,9 @@ POINTS_PER_LANDMARK = 100
 #: ... and one per this many, at least LOW_DIMENSION_MIN_LANDMARKS, for data of at
 #: most :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features, with no
 #: refinement: a manifold of so few dimensions is spanned by a few hundred
-#: landmarks whatever N. On the Swiss roll 300 landmarks alone (1,000 at a million
-#: points) gave exact LE's Procrustes error from 10,000 to 1,000,000 points, where
-#: 100 left it 13% higher and N / 100 with 3 iterations took 3 to 4 times as long
-#: (docs/results/lll.md, "The defaults"; benchmarks/lll_auto_rules.py --tables roll).
+#: landmarks whatever N, where 100 are too few and refinement buys nothing (the
+#: Swiss roll from 10,000 to 1,000,000 points: docs/results/lll.md, "Few
+#: features"; benchmarks/lll_auto_rules.py --tables roll).
 LOW_DIMENSION_POINTS_PER_LANDMARK = 1000
 LOW_DIMENSION_MIN_LANDMARKS = 300
 AUTO_MIN_LANDMARKS = 100
@@ -310,10 +311,7 @@ def _rows_in_memory(X: MatrixLike) -> MatrixLike:
 
 def _check_graph_inputs(X, affinity, p):
     """Refuse what the graph stage would refuse, before any work is done on X."""
-    if p.neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
-        raise ValueError(
-            "neighbors_method='cells' searches dense data; pass a dense X or "
-            "neighbors_method='exact' for sparse input.")
+    check_search_input(X, p.neighbors_method, affinity)
     # The full check (symmetry, degrees) comes with the graph stage; the indices now.
     check_sparse_structure(affinity, "affinity")
     if p.neighbors_method == "cells" and p.method != "lll":

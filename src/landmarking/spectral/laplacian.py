@@ -34,15 +34,16 @@ from .._typing import MatrixLike, NDArray, RandomStateLike, SparseMatrix
 from .._validation import Condition, Integer, Options, check_choice, check_params
 from ..graph import (
     GRAPH_PARAMETER_RULES,
+    GRAPH_SEARCHES,
     GraphEmbeddingMixin,
     check_affinity,
     check_connected,
+    check_search_input,
     degree,
     deterministic_signs,
     neighbor_graph,
 )
-from ..neighbors import NEIGHBOR_METHODS, LazyNeighborIndex
-from ..neighbors import _resolve_method as resolve_search
+from ..neighbors import LazyNeighborIndex, search_kind
 from .nystrom import nystrom_out_of_sample
 from .refine_eigenvectors import refine_spectral_embedding
 
@@ -394,9 +395,8 @@ def _gaussian_graph(X, estimator, timings):
     "auto" is the search of :func:`~landmarking.neighbors.nearest_neighbors`, not
     LLL's cells graph: the cells pay off for LLL, whose weights have found every
     point's nearest landmarks already, but exact LE would search the centres
-    first, and on 300,000 and 1,020,000 deformed digits its cells graph was 1.0 and
-    0.8 points less accurate than the HNSW graph for 0.95x and 0.91x its time
-    (docs/results/lll.md, "The defaults").
+    first, and then the cells cost it accuracy for little time (the measurements:
+    docs/results/lll.md, "The cells graph for exact LE").
     """
     method = estimator.neighbors_method
     search = None
@@ -409,8 +409,7 @@ def _gaussian_graph(X, estimator, timings):
             return cells_neighbors(X, estimator.n_neighbors,
                                    random_state=estimator.random_state)
     else:
-        found = resolve_search(method, X.shape[0], "euclidean", X, estimator.n_neighbors)
-        method = "approximate" if found == "approximate" else "exact"
+        method = search_kind(method, X, estimator.n_neighbors)
     W, bandwidth = neighbor_graph(
         X, estimator.n_neighbors, estimator.bandwidth, symmetrize=estimator.symmetrize,
         method=estimator.neighbors_method if search is None else None,
@@ -423,7 +422,7 @@ def _gaussian_graph(X, estimator, timings):
 #: are checked (the estimator's ``_parameter_rules``).
 PARAMETER_RULES = {
     **GRAPH_PARAMETER_RULES,
-    "neighbors_method": Options(*NEIGHBOR_METHODS, "cells"),
+    "neighbors_method": Options(*GRAPH_SEARCHES),
     "n_components": Integer(),
     "eigen_solver": Options(*EIGEN_SOLVERS, "lll-refine"),
     "tol": Condition(lambda tol: tol is None or (isinstance(tol, Real) and tol >= 0),
@@ -567,10 +566,7 @@ class LaplacianEigenmaps(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixin, T
         """
         check_params(self, self._parameter_rules)
         X = check_rows(X, estimator=self, min_samples=2)
-        if self.neighbors_method == "cells" and sparse.issparse(X) and affinity is None:
-            raise ValueError(
-                "neighbors_method='cells' searches dense data; pass a dense X or "
-                "neighbors_method='exact' for sparse input.")
+        check_search_input(X, self.neighbors_method, affinity)
         X = to_memory(X, what="exact Laplacian eigenmaps (a neighbour graph on every row)",
                       alternative="LocallyLinearLandmarks, which solves on landmarks")
         with thread_limits(self.n_jobs):
