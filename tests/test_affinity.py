@@ -243,3 +243,22 @@ def test_neighbor_graph_is_knn_affinity_with_the_resolved_width():
     assert set(timings) == {"neighbors", "affinity"}
     with pytest.raises(ValueError, match="n_neighbors=120 must be smaller than the number"):
         neighbor_graph(X, 120, 1.0)
+
+
+def test_graph_of_neighbors_is_neighbor_graph_after_the_search():
+    from landmarking.graph import check_affinity, graph_of_neighbors, neighbor_graph
+
+    X = np.random.default_rng(42).normal(size=(150, 4))
+    distances, indices = nearest_neighbors(X, 6)
+    for symmetrize in ("union", "mean"):
+        timings = {}
+        W, width = graph_of_neighbors(distances, indices, "auto", symmetrize=symmetrize,
+                                      timings=timings)
+        W_ref, width_ref = neighbor_graph(X, 6, "auto", symmetrize=symmetrize)
+        assert width == width_ref and set(timings) == {"affinity"}
+        assert (W != W_ref).nnz == 0
+        # A graph built here passes every check of a given one unchanged.
+        assert (check_affinity(W, 150) != W).nnz == 0
+    # A width so small that every weight underflows leaves points without an edge.
+    with pytest.raises(ValueError, match="points have no edge in the affinity graph"):
+        graph_of_neighbors(distances, indices, 1e-3)

@@ -214,3 +214,31 @@ def test_a_cell_of_many_duplicates_is_searched_in_blocks_within_working_memory(m
     assert max(cols for _, cols in blocks) >= 1500  # the big cell was in it
     np.testing.assert_array_equal(pieces[1], whole[1])
     np.testing.assert_array_equal(pieces[0], whole[0])
+
+
+def test_graph_neighbors_runs_the_search_graph_search_names():
+    # The cells branch gives cells_neighbors' lists (the same draws of the
+    # centres from the same stream), the other branch nearest_neighbors' lists:
+    # equal arrays, bit for bit, since both run the same code on the same input.
+    from landmarking.lll.cell_graph import (
+        cells_neighbors,
+        graph_neighbors,
+        graph_search,
+        uses_cells,
+    )
+    from landmarking.neighbors import nearest_neighbors
+
+    X = np.random.default_rng(3).normal(size=(1500, 6))
+    d, i, search = graph_neighbors(X, "cells", 8, rng=np.random.RandomState(0))
+    d_ref, i_ref = cells_neighbors(X, 8, random_state=np.random.RandomState(0))
+    assert search == "cells" == graph_search(X, "cells", 8)
+    assert np.array_equal(d, d_ref) and np.array_equal(i, i_ref)
+    d, i, search = graph_neighbors(X, "auto", 8)
+    d_ref, i_ref = nearest_neighbors(X, 8, method="auto")
+    assert search == "exact" == graph_search(X, "auto", 8)
+    assert np.array_equal(d, d_ref) and np.array_equal(i, i_ref)
+    assert uses_cells(np.zeros((10_000, 4)), "auto")
+    assert not uses_cells(np.zeros((10_000, 4)), "exact")
+    with pytest.raises(ValueError, match=r"n_neighbors=1500 must be smaller than the "
+                                         r"number of samples \(1500\); pass fewer"):
+        graph_neighbors(X, "auto", 1500)

@@ -1234,3 +1234,15 @@ def test_fit_calls_the_function_which_checks_x_once(monkeypatch):
     result = fit_module.locally_linear_landmarks(X, **params)
     np.testing.assert_array_equal(model.embedding_, result.embedding)
     np.testing.assert_array_equal(model.landmark_embedding_, result.landmark_embedding)
+
+
+def test_map_rows_is_lll_map_rows_without_its_checks():
+    # LLL's fit places its unused landmarks with _map_rows on arrays it made; the
+    # public lll_map_rows checks the arrays, then runs the same code: equal bits.
+    from landmarking.lll.out_of_sample import _map_rows, lll_map_rows
+
+    rng = np.random.default_rng(43)
+    T, emb, Y = rng.normal(size=(30, 4)), rng.normal(size=(30, 2)), rng.normal(size=(50, 4))
+    assert np.array_equal(_map_rows(Y, T, emb, 5, 1e-3), lll_map_rows(Y, T, emb, 5, 1e-3))
+    with pytest.raises(ValueError, match=r"needs one row per landmark \(30\)"):
+        lll_map_rows(Y, T, emb[:29], 5, 1e-3)

@@ -11,6 +11,8 @@ Laplacian eigenmaps (:mod:`landmarking.spectral`) and Locally Linear Landmarks
 - :func:`knn_affinity` runs the neighbour search first, and
   :func:`neighbor_graph` does the same for an estimator's ``fit`` (its
   parameters checked against the data, its stages timed);
+  :func:`graph_of_neighbors` is its second half, for a caller that ran its own
+  search (LLL's cells graph);
 - :func:`degree` and :func:`laplacian` give D = diag(W 1) and L = D - W;
 - :func:`check_affinity` validates a user-given affinity and
   :func:`check_connected` warns when the graph falls apart into pieces, where
@@ -44,7 +46,8 @@ from ._validation import (
 )
 from .neighbors import NEIGHBOR_METHODS, NeighborMethod, nearest_neighbors
 
-__all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "resolve_bandwidth",
+__all__ = ["gaussian_affinity", "knn_affinity", "neighbor_graph", "graph_of_neighbors",
+           "resolve_bandwidth",
            "degree", "laplacian", "normalized_laplacian", "check_affinity", "check_connected",
            "deterministic_signs", "column_signs", "DisconnectedGraphWarning", "SYMMETRIZE",
            "GRAPH_PARAMETER_RULES", "GraphEmbeddingMixin", "GRAPH_SEARCHES",
@@ -210,9 +213,9 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
                    search: Any = None) -> tuple[sparse.csr_matrix, float]:
     """The Gaussian k-NN affinity of an estimator's ``fit``, and the width it used.
 
-    The neighbour search, :func:`resolve_bandwidth`, :func:`gaussian_affinity`
-    and :func:`check_affinity`, with the seconds of the search and of the
-    rest in ``timings["neighbors"]`` and ``timings["affinity"]``.
+    The neighbour search, then :func:`graph_of_neighbors`, with the seconds of
+    the search and of the rest in ``timings["neighbors"]`` and
+    ``timings["affinity"]``.
 
     Parameters
     ----------
@@ -250,10 +253,50 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
                                                    random_state=random_state, n_jobs=n_jobs)
         else:
             distances, indices = search()
+    return graph_of_neighbors(distances, indices, bandwidth, symmetrize=symmetrize,
+                              timings=timings)
+
+
+def graph_of_neighbors(distances: ArrayLike, indices: ArrayLike,
+                       bandwidth: float | Literal["auto"], *,
+                       symmetrize: Literal["union", "mean"] = "union",
+                       timings: dict | None = None) -> tuple[sparse.csr_matrix, float]:
+    """The Gaussian affinity of neighbour lists that a search made, and the width it
+    used: :func:`resolve_bandwidth`, then :func:`gaussian_affinity`.
+
+    The graph is built here, square, symmetric and without self-loops, so of
+    :func:`check_affinity`'s checks (for a graph from outside) only one applies:
+    every point keeps an edge (a width too small for the distances makes every
+    weight of a point underflow to 0).
+
+    Parameters
+    ----------
+    distances, indices : ndarrays of shape (n_samples, k)
+        Each row's neighbours (self excluded), as
+        :func:`landmarking.neighbors.nearest_neighbors` returns them.
+    bandwidth : float or "auto"
+    symmetrize : {"union", "mean"}
+        As in :func:`gaussian_affinity`.
+    timings : dict, optional
+        Its seconds are added as ``timings["affinity"]``.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+    bandwidth : float
+
+    Examples
+    --------
+    >>> d = np.array([[1.0], [1.0], [2.0]])
+    >>> i = np.array([[1], [0], [1]])
+    >>> W, width = graph_of_neighbors(d, i, "auto")
+    >>> W.nnz, width
+    (4, 1.0)
+    """
     with stage(timings, "affinity"):
         bandwidth = resolve_bandwidth(bandwidth, distances)
-        W = check_affinity(gaussian_affinity(distances, indices, bandwidth,
-                                             symmetrize=symmetrize), n)
+        W = gaussian_affinity(distances, indices, bandwidth, symmetrize=symmetrize)
+        _refuse_isolated_points(W)
     return W, bandwidth
 
 
@@ -367,13 +410,18 @@ def check_affinity(W: SparseMatrix, n_samples: int | None = None) -> sparse.csr_
         W.setdiag(0)
         W = W.tocsr()
         W.eliminate_zeros()
+    _refuse_isolated_points(W)
+    return W
+
+
+def _refuse_isolated_points(W):
+    """A ``ValueError`` naming the fix when some point of W has no edge (degree 0)."""
     isolated = np.flatnonzero(degree(W) <= 0)
     if isolated.size:
         raise ValueError(
             f"{isolated.size} points have no edge in the affinity graph (first at "
             f"index {isolated[0]}); use more neighbours or a larger bandwidth."
         )
-    return W
 
 
 def _is_symmetric(W, rtol=1e-10):

@@ -216,11 +216,10 @@ def query_neighbors(reference: MatrixLike | NeighborIndex, query: MatrixLike,
     -------
     distances, indices : ndarrays of shape (n_query, n_neighbors)
     """
-    if isinstance(reference, NeighborIndex):
-        return reference.query(query, n_neighbors)
-    index = NeighborIndex(method=method, metric=metric, random_state=random_state,
-                          n_jobs=n_jobs, n_neighbors=n_neighbors)
-    return index.fit(reference).query(query, n_neighbors)
+    if not isinstance(reference, NeighborIndex):
+        reference = NeighborIndex(method=method, metric=metric, random_state=random_state,
+                                  n_jobs=n_jobs, n_neighbors=n_neighbors).fit(reference)
+    return reference.query(query, n_neighbors)
 
 
 class NeighborIndex:

@@ -32,11 +32,18 @@ from sklearn.utils import check_random_state, gen_batches
 from .._parallel import blas_limit, loop_threads, run_parts
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
 from .._validation import check_positive_int
-from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES, _exact_rows, search_kind
+from ..neighbors import (
+    APPROXIMATE_MIN_SAMPLES,
+    TREE_MAX_FEATURES,
+    _exact_rows,
+    nearest_neighbors,
+    search_kind,
+)
 from . import _loops as K
 from ._cpu import _LandmarkAxes, reconstruction_weights
 
-__all__ = ["cell_graph", "graph_cells", "cells_neighbors", "graph_search",
+__all__ = ["cell_graph", "graph_cells", "cells_neighbors", "graph_search", "graph_neighbors",
+           "uses_cells",
            "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
 
 #: Candidates past k, by the bound, whose exact distances are taken (MNIST: the
@@ -143,17 +150,27 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
     return distances, indices
 
 
+def uses_cells(X: MatrixLike, neighbors_method: str) -> bool:
+    """Whether the graph on all rows of X is the cells graph (:func:`cells_neighbors`):
+    asked for, or ``"auto"`` on dense data of at least
+    :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more than
+    :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features (fewer get the exact
+    KD-tree). The choice depends on the data alone, never on a method's other
+    parameters."""
+    if neighbors_method != "auto":
+        return neighbors_method == "cells"
+    return (not sparse.issparse(X) and X.shape[0] >= APPROXIMATE_MIN_SAMPLES
+            and X.shape[1] > TREE_MAX_FEATURES)
+
+
 def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int) -> str:
     """The search of a graph on all rows of X (LLL's and exact LE's):
     ``neighbors_method`` with "auto" resolved to ``"cells"``, ``"exact"`` or
     ``"approximate"``.
 
-    "auto" takes the cells graph (:func:`cells_neighbors`) for dense data of at
-    least :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points and more
-    than :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features (fewer get the
-    exact KD-tree); else the choice of
-    :func:`~landmarking.neighbors.nearest_neighbors`. The choice depends on the
-    data alone, never on a method's other parameters.
+    "auto" takes the cells graph where :func:`uses_cells` says so; else the choice
+    of :func:`~landmarking.neighbors.nearest_neighbors`
+    (:func:`~landmarking.neighbors.search_kind`).
 
     Examples
     --------
@@ -161,13 +178,77 @@ def graph_search(X: MatrixLike, neighbors_method: str, n_neighbors: int) -> str:
     >>> graph_search(X, "auto", 10), graph_search(X[:, :3], "auto", 10)
     ('cells', 'exact')
     """
+    if uses_cells(X, neighbors_method):
+        return "cells"
     if neighbors_method != "auto":
         return neighbors_method
-    n = X.shape[0]
-    if (not sparse.issparse(X) and n >= APPROXIMATE_MIN_SAMPLES
-            and X.shape[1] > TREE_MAX_FEATURES):
-        return "cells"
     return search_kind("auto", X, n_neighbors)
+
+
+def graph_neighbors(X: MatrixLike, neighbors_method: str, n_neighbors: int, *,
+                    landmarks: ArrayLike | None = None,
+                    nearest: NDArray[np.integer] | None = None,
+                    rng: RandomStateLike = None, random_state: RandomStateLike = None,
+                    n_jobs: int | None = None,
+                    ) -> tuple[str, NDArray[np.float64], NDArray[np.int64]]:
+    """The neighbour lists of LLL's graph on all rows of X, and the search that
+    made them (:func:`graph_search`'s answer): the cells graph
+    (:func:`cells_neighbors`) where :func:`uses_cells` says so, else
+    :func:`~landmarking.neighbors.nearest_neighbors` with ``neighbors_method``.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Checked rows in memory.
+    neighbors_method : {"auto", "exact", "approximate", "cells"}
+    n_neighbors : int
+    landmarks, nearest : optional
+        LLL's landmarks and every row's nearest ones, reused as the cells when
+        they have the graph's size (see :func:`graph_cells`).
+    rng : int, RandomState or None
+        Draws the cells' centres when the landmarks are not reused (LLL passes
+        its run's random stream).
+    random_state : int, RandomState or None
+        Seeds the approximate search, as in
+        :func:`~landmarking.neighbors.nearest_neighbors` (LLL passes its
+        ``random_state`` as given, so that its graph is exact LE's).
+    n_jobs : int or None
+        Threads of :func:`~landmarking.neighbors.nearest_neighbors`.
+
+    Returns
+    -------
+    distances, indices : ndarrays of shape (n_samples, n_neighbors)
+        Sorted by distance, self excluded.
+    search : str
+        ``"cells"``, ``"exact"`` or ``"approximate"``.
+
+    Raises
+    ------
+    ValueError
+        When ``n_neighbors`` is not below the number of rows.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(500, 5))
+    >>> d, i, search = graph_neighbors(X, "auto", 10)
+    >>> d.shape, search
+    ((500, 10), 'exact')
+    """
+    n = X.shape[0]
+    if n_neighbors >= n:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be smaller than the number of samples "
+            f"({n}); pass fewer neighbours."
+        )
+    if uses_cells(X, neighbors_method):
+        search = "cells"
+        distances, indices = cells_neighbors(X, n_neighbors, landmarks=landmarks,
+                                             nearest=nearest, random_state=rng)
+    else:
+        search = search_kind(neighbors_method, X, n_neighbors)
+        distances, indices = nearest_neighbors(X, n_neighbors, method=neighbors_method,
+                                               random_state=random_state, n_jobs=n_jobs)
+    return distances, indices, search
 
 
 def cells_neighbors(X: ArrayLike, n_neighbors: int, *, landmarks: ArrayLike | None = None,

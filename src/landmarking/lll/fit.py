@@ -4,8 +4,9 @@ The public function behind
 :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` (scikit-learn's
 order: the numerical helpers of :mod:`~landmarking.lll._cpu`, this function, the thin
 estimator). It runs the stages: the landmarks (:mod:`.landmark_selection`, an
-array or an estimator), the weights Z, the graph
-(:func:`landmarking.graph.neighbor_graph`), the reduced problem and its
+array or an estimator), the weights Z, the graph (the neighbour lists of
+:func:`.cell_graph.graph_neighbors`, weighted by
+:func:`landmarking.graph.graph_of_neighbors`), the reduced problem and its
 eigenvectors (:mod:`~landmarking.lll._cpu`), the optional refinement
 (:mod:`~landmarking.lll.start_and_refit`) and the reconstruction check
 (:mod:`.diagnostics`). The paper's two baselines are
@@ -46,6 +47,7 @@ from ..graph import (
     check_connected,
     check_search_input,
     column_signs,
+    graph_of_neighbors,
     neighbor_graph,
 )
 from ..neighbors import APPROXIMATE_MIN_SAMPLES, TREE_MAX_FEATURES
@@ -54,10 +56,10 @@ from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
 from ._cpu import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
-from .cell_graph import cells_neighbors, graph_search
+from .cell_graph import graph_neighbors
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, resolve_landmarks
-from .out_of_sample import lll_map_rows
+from .out_of_sample import _map_rows
 from .start_and_refit import fit_landmark_embedding
 
 __all__ = ["locally_linear_landmarks", "LLLResult", "LLL_METHODS", "PARAMETER_RULES"]
@@ -147,6 +149,11 @@ def check_lll_params(params) -> None:
             f"refine={params.refine!r} refines the LLL solution on the full graph; it needs "
             f"method='lll', got method={params.method!r}."
         )
+    if params.neighbors_method == "cells" and params.method != "lll":
+        raise ValueError(
+            f"neighbors_method='cells' builds the graph of all points, which "
+            f"method={params.method!r} does not use (its graph joins the landmarks); "
+            "pass neighbors_method='auto' or method='lll'.")
 
 
 @dataclass(frozen=True)
@@ -292,15 +299,19 @@ verbose, refine, device
         random_state=random_state, n_jobs=n_jobs, verbose=verbose, refine=refine,
         device=device)
     check_lll_params(p)
-    _check_graph_inputs(X, affinity, p)
     backend = lll_backend(device)
     with thread_limits(p.n_jobs):
         return _run(X, p, affinity, backend)
 
 
-def _rows_in_memory(X: MatrixLike) -> MatrixLike:
-    """The one check of X: its rows, then all of them in memory (the k-NN graph
-    needs every row at once), or a ``MemoryError`` that names the route at scale."""
+def _checked_rows(X: MatrixLike, affinity: SparseMatrix | None, p: _Settings) -> MatrixLike:
+    """The one check of X: first what the graph stage would refuse (before any work
+    is done on X), then its rows, all of them in memory (the k-NN graph needs
+    every row at once), or a ``MemoryError`` that names the route at scale. The
+    stages below take X as this returns it and check it no more."""
+    check_search_input(X, p.neighbors_method, affinity)
+    # The full check (symmetry, degrees) comes with the graph stage; the indices now.
+    check_sparse_structure(affinity, "affinity")
     return to_memory(
         check_rows(X, min_samples=2),
         what="Locally Linear Landmarks (its k-NN graph needs every row at once)",
@@ -309,22 +320,10 @@ def _rows_in_memory(X: MatrixLike) -> MatrixLike:
                     "transform() (or lll_out_of_sample()).")
 
 
-def _check_graph_inputs(X, affinity, p):
-    """Refuse what the graph stage would refuse, before any work is done on X."""
-    check_search_input(X, p.neighbors_method, affinity)
-    # The full check (symmetry, degrees) comes with the graph stage; the indices now.
-    check_sparse_structure(affinity, "affinity")
-    if p.neighbors_method == "cells" and p.method != "lll":
-        raise ValueError(
-            f"neighbors_method='cells' builds the graph of all points, which "
-            f"method={p.method!r} does not use (its graph joins the landmarks); "
-            "pass neighbors_method='auto' or method='lll'.")
-
-
 def _run(X: MatrixLike, p: _Settings, affinity: SparseMatrix | None,
          backend: LLLBackend) -> LLLResult:
     """The stages, from the check of X, on ``p.n_jobs`` threads."""
-    X = _rows_in_memory(X)
+    X = _checked_rows(X, affinity, p)
     rng = check_random_state(p.random_state)
     timings = {}
     with stage(timings, "total"):
@@ -380,16 +379,12 @@ def _reduced_embedding(X: MatrixLike, T: np.ndarray, Z: sparse.csr_matrix, *,
     stages' seconds go into ``timings``."""
     n_land = T.shape[0]
     if affinity is None:
-        method = graph_search(X, p.neighbors_method, p.n_neighbors)
-        search = None
-        if method == "cells":
-            def search():
-                return cells_neighbors(X, p.n_neighbors, landmarks=T, nearest=nearest,
-                                       random_state=rng)
-        W, bandwidth = neighbor_graph(
-            X, p.n_neighbors, p.bandwidth, symmetrize=p.symmetrize,
-            method=None if search is not None else p.neighbors_method,
-            random_state=p.random_state, n_jobs=p.n_jobs, timings=timings, search=search)
+        with stage(timings, "neighbors"):
+            distances, indices, method = graph_neighbors(
+                X, p.neighbors_method, p.n_neighbors, landmarks=T, nearest=nearest,
+                rng=rng, random_state=p.random_state, n_jobs=p.n_jobs)
+        W, bandwidth = graph_of_neighbors(distances, indices, p.bandwidth,
+                                          symmetrize=p.symmetrize, timings=timings)
     else:
         with stage(timings, "affinity"):  # checking the given graph
             W = check_affinity(affinity, X.shape[0])
@@ -422,7 +417,8 @@ def _reduced_embedding(X: MatrixLike, T: np.ndarray, Z: sparse.csr_matrix, *,
         unused = np.setdiff1d(np.arange(n_land), used)
         if unused.size:
             k = min(p.n_landmark_neighbors, used.size)
-            landmark_embedding[unused] = lll_map_rows(
+            # T and X~ are LLL's own float64 arrays: placed without a re-check.
+            landmark_embedding[unused] = _map_rows(
                 T[unused], T[used], landmark_embedding[used], k, p.reg)
     solved = dict(embedding=emb, landmark_embedding=landmark_embedding, eigenvalues=vals,
                   bandwidth=bandwidth, n_connected_components=n_components_graph,

@@ -65,6 +65,15 @@ def lll_map_rows(Y_new: MatrixLike, landmarks: ArrayLike, landmark_embedding: Ar
                  n_landmark_neighbors: int, reg: float, chunk_size: int = 2048) -> np.ndarray:
     """:func:`lll_out_of_sample` of rows already validated (``_blocks.check_rows``)."""
     landmarks, landmark_embedding = check_landmark_embedding(landmarks, landmark_embedding)
+    return _map_rows(Y_new, landmarks, landmark_embedding, n_landmark_neighbors, reg,
+                     chunk_size)
+
+
+def _map_rows(Y_new, landmarks, landmark_embedding, n_landmark_neighbors, reg,
+              chunk_size=2048):
+    """:func:`lll_map_rows` of arrays its caller has checked or made: validated rows,
+    float64 landmarks and their embedding with one row per landmark (LLL's fit
+    places its unused landmarks with it)."""
     local = _LocalMap(landmarks, n_landmark_neighbors, reg, Y_new.shape[1], chunk_size)
     return map_row_blocks(_embed_block, Y_new, local, landmark_embedding,
                           n_out=landmark_embedding.shape[1], dtype=working_dtype(Y_new),
