@@ -276,31 +276,29 @@ def local_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) -
     circles, a Swiss roll) the kernel sees one sheet at a time. Scaling X by c
     scales eta by c^2; shifting X leaves it unchanged.
     """
-    width = _neighbour_spacing(_subsample(X, random_state))
+    width = _neighbour_spacing(take_rows(X, _subsample_rows(X.shape[0], random_state)))
     if not width > 0:
         # Heavily duplicated data: fall back to the global scale.
         width = variance_kernel_width(X)
     return width
 
 
-def _subsample(X, random_state):
-    """The local rule's rows: at most :data:`AUTO_SUBSAMPLE` rows of X drawn from
-    ``random_state`` (all rows when there are fewer), in row order, dense float64."""
+def _subsample_rows(n_rows, random_state):
+    """The rows of the local rule's subsample: at most :data:`AUTO_SUBSAMPLE` of
+    ``n_rows``, drawn from ``random_state`` (all rows when there are fewer), sorted."""
     from sklearn.utils import check_random_state
 
+    if n_rows <= AUTO_SUBSAMPLE:
+        return np.arange(n_rows)
     rng = check_random_state(random_state)
-    n = X.shape[0]
-    rows = (np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE
-            else np.arange(n))
-    sample = take_rows(X, rows)
-    sample = sample.toarray() if sparse.issparse(sample) else sample
-    return sample.astype(np.float64)
+    return np.sort(rng.choice(n_rows, AUTO_SUBSAMPLE, replace=False))
 
 
 def _neighbour_spacing(sample):
-    """The median over the rows of ``sample`` of the squared distance to their
-    :data:`AUTO_NEIGHBOR`-th nearest neighbour among them (0 where the rows
-    repeat)."""
+    """The median over the rows of ``sample`` (in memory, as :func:`take_rows` reads
+    them) of the squared distance to their :data:`AUTO_NEIGHBOR`-th nearest neighbour
+    among them, in float64 (0 where the rows repeat)."""
+    sample = (sample.toarray() if sparse.issparse(sample) else sample).astype(np.float64)
     k = min(AUTO_NEIGHBOR, len(sample) - 1)
     d2 = squared_distances(sample, sample)
     np.fill_diagonal(d2, np.inf)
@@ -327,8 +325,12 @@ def auto_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) ->
     0.385 against 0.524). ``benchmarks/gp_kernel_width_rules.py`` prints the table.
     Scaling X by c scales eta by c^2; shifting X leaves it unchanged.
     """
+    # The data is read for both rules at once: the column moments of every row and
+    # the local rule's subsample.
+    rows = _subsample_rows(X.shape[0], random_state)
     variance = variance_kernel_width(X)
-    local = _neighbour_spacing(_subsample(X, random_state))
+    subsample = take_rows(X, rows)
+    local = _neighbour_spacing(subsample)
     if not local > 0:
         local = variance  # local_kernel_width's fall-back, without a second pass
     return local if variance > AUTO_MANIFOLD_RATIO * local else variance
@@ -355,8 +357,8 @@ def resolve_kernel_width(X: MatrixLike, kernel_width: float | Literal["auto", "v
                 f"got {kernel_width!r}."
             )
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            width = (variance_kernel_width(X) if kernel_width == "variance"
-                     else auto_kernel_width(X, random_state=random_state))
+            width = (auto_kernel_width(X, random_state=random_state) if kernel_width == "auto"
+                     else variance_kernel_width(X))
         if not np.isfinite(width) or width < np.finfo(np.float64).tiny:
             raise _width_error(X, width)
         return width
