@@ -288,19 +288,18 @@ default="auto"
         backend = gp_backend(self.device)
         check_checkpoint(checkpoint)
         self._check_settings()
-        continuing = (previous_landmarks is None and self.warm_start
-                      and hasattr(self, "landmarks_"))
-        if continuing:
-            return self._learn(X, backend, n_landmarks=self.n_landmarks, seed=self.seed_,
-                               kernel_width=self.kernel_width_,
-                               previous_landmarks=self.landmarks_,
-                               previous_record=self._record(), reset=False,
-                               checkpoint=checkpoint)
-        return self._learn(X, backend, n_landmarks=self.n_landmarks, seed=None,
-                           kernel_width=None, previous_landmarks=previous_landmarks,
-                           previous_record=(np.zeros(0), np.zeros(0),
-                                            np.zeros(0, dtype=np.int64)),
-                           reset=True, checkpoint=checkpoint)
+        # A warm-started estimator keeps the features it was fitted on.
+        warm = self.warm_start and hasattr(self, "landmarks_")
+        if warm and previous_landmarks is None:
+            return self._fit_landmarks(
+                X, backend, n_landmarks=self.n_landmarks, seed=self.seed_,
+                kernel_width=self.kernel_width_, previous_landmarks=self.landmarks_,
+                previous_record=self._record(), reset=False, checkpoint=checkpoint)
+        return self._fit_landmarks(
+            X, backend, n_landmarks=self.n_landmarks, seed=None, kernel_width=None,
+            previous_landmarks=previous_landmarks,
+            previous_record=(np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)),
+            reset=not warm, checkpoint=checkpoint)
 
     def extend(self, X: MatrixLike, n_more: int) -> Self:
         """Learn ``n_more`` landmarks after the ones already fitted (same X).
@@ -324,9 +323,9 @@ default="auto"
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='auto'."
             )
-        return self._learn(X, backend, n_landmarks=total, seed=self.seed_,
-                           kernel_width=self.kernel_width_, previous_landmarks=self.landmarks_,
-                           previous_record=self._record(), reset=False)
+        return self._fit_landmarks(
+            X, backend, n_landmarks=total, seed=self.seed_, kernel_width=self.kernel_width_,
+            previous_landmarks=self.landmarks_, previous_record=self._record(), reset=False)
 
     def _settings(self):
         return GPSettings(**self.get_params(deep=False))
@@ -349,8 +348,8 @@ default="auto"
     def _record(self):
         return self.objective_, self.landmark_seconds_, self.n_steps_
 
-    def _learn(self, X, backend, *, n_landmarks, seed, kernel_width, previous_landmarks,
-               previous_record, reset, checkpoint=None):
+    def _fit_landmarks(self, X, backend, *, n_landmarks, seed, kernel_width,
+                       previous_landmarks, previous_record, reset, checkpoint=None):
         """The run that ``fit`` and ``extend`` share, to ``n_landmarks`` in all.
 
         Checks X and the arguments that depend on it, has :func:`.fit.plan_gp_run`

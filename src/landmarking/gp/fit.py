@@ -611,7 +611,8 @@ def run_gp_fit(run: GPRun, p: GPSettings, backend: GPBackend, *, n_landmarks: in
             interrupt.partial_result = (landmarks, objective, seconds, steps)
             raise
         refine_seconds = time.perf_counter() - start
-    # The warning points at the caller of GPLandmarks.fit (or extend), through _run.
+    # The warning points at the caller of GPLandmarks.fit (or extend), through
+    # GPLandmarks._fit_landmarks.
     warn_if_kernel_width_is_off(objective, n_samples, run.kernel_width, stacklevel=5)
     return GPResult(landmarks=landmarks, objective=objective, landmark_seconds=seconds,
                     n_steps=steps, refine_n_steps=refine_steps, refine_accepted=accepted,
