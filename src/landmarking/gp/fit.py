@@ -89,7 +89,7 @@ PARAMETER_RULES = {
     "batch_size": Integer(),
     "space": Options(*SPACES),
     "chunk_size": Either(None, Integer()),
-    "s0": Condition(lambda s0: is_real_number(s0) and not s0 < 0,
+    "s0": Condition(lambda s0: is_real_number(s0) and s0 >= 0,
                     "s0 must be a number >= 0, got {value!r}."),
     "tau": Condition(lambda tau: is_real_number(tau) and 0 < tau <= 1,
                      "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
