@@ -230,14 +230,14 @@ def sample_mean_std(X: MatrixLike, chunks: np.ndarray | None = None,
 
     With ``chunks``, the chunk offsets of the chunked sampling (whose sample is X
     itself, possibly out of core): :func:`column_mean_std` over those chunks.
-    Otherwise X is an in-memory sample, and the sums run over the rows in order: in
-    one block where that block is X itself or the compiled moments take it (no
-    float64 copy), else in blocks of at most ``working_memory / BLOCKS_PER_BUDGET``
-    bytes of float64 with the running sum carried into the next block (a reduction
-    down the columns of a C-ordered array adds the rows one by one), so that the
-    result has the bits of :func:`column_mean_std` on the whole sample in one block
-    and its memory is one block. A single column (whose sum NumPy adds pairwise) and
-    sparse rows are summed in one block.
+    Otherwise X is an in-memory sample, and the sums run over its rows in order, so
+    that the result has the bits of :func:`column_mean_std` on the whole sample in
+    one block: in that one block where it fits in ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of float64, where the compiled moments take it (they
+    make no float64 copy), for a single column (whose sum NumPy adds pairwise) and
+    for sparse rows; else in blocks of that size with the running sum carried into
+    the next block (a reduction down the columns of a C-ordered array adds the rows
+    one by one), so that its memory is one block.
     """
     if chunks is None:
         n, d = X.shape
@@ -288,9 +288,9 @@ def _subsample_rows(n_rows, random_state):
     ``n_rows``, drawn from ``random_state`` (all rows when there are fewer), sorted."""
     from sklearn.utils import check_random_state
 
+    rng = check_random_state(random_state)
     if n_rows <= AUTO_SUBSAMPLE:
         return np.arange(n_rows)
-    rng = check_random_state(random_state)
     return np.sort(rng.choice(n_rows, AUTO_SUBSAMPLE, replace=False))
 
 
@@ -325,7 +325,7 @@ def auto_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) ->
     0.385 against 0.524). ``benchmarks/gp_kernel_width_rules.py`` prints the table.
     Scaling X by c scales eta by c^2; shifting X leaves it unchanged.
     """
-    # The data is read for both rules at once: the column moments of every row and
+    # The data is read for both rules together: the column moments of all rows, then
     # the local rule's subsample.
     rows = _subsample_rows(X.shape[0], random_state)
     variance = variance_kernel_width(X)
