@@ -309,6 +309,7 @@ def test_keyboard_interrupt_keeps_finished_landmarks(monkeypatch):
     (np.eye(3), {"batch_size": 0}, ValueError, "batch_size must be >= 1"),
     (np.eye(3), {"space": "torus"}, ValueError, "space must be one of"),
     (np.eye(3), {"tau": 1.5}, ValueError, "tau must lie in"),
+    (np.eye(3), {"s0": float("nan")}, ValueError, "s0 must be a number >= 0, got nan"),
     (np.eye(3), {"init": "kmeans"}, ValueError, "init must be 'auto', 'gaussian', 'uniform'"),
     (np.eye(3), {"init": np.zeros((2, 3)), "n_landmarks": 4}, ValueError, "shape"),
     (np.ones((4, 3)), {"kernel_width": "auto"}, ValueError, "zero variance"),
@@ -510,6 +511,16 @@ def test_n_steps_recorded_through_warm_start_and_extend():
     np.testing.assert_array_equal(gp.n_steps_, long.n_steps_)
     np.testing.assert_allclose(gp.landmarks_, long.landmarks_, rtol=1e-10)
     assert GPLandmarks(n_landmarks=2, **FAST).fit(X).n_steps_.tolist() == [150, 150]
+
+
+def test_extend_checks_x_as_fit_does():
+    X, _ = make_concentric_circles(200, random_state=1)
+    gp = GPLandmarks(n_landmarks=2, random_state=0, **FAST).fit(X)
+    with pytest.raises(ValueError, match="needs at least 2 samples"):
+        gp.extend(X[:1], 1)
+    with pytest.raises(ValueError, match="needs nonnegative data"):
+        GPLandmarks(n_landmarks=2, space="nonnegative", random_state=0, **FAST).fit(
+            np.abs(X)).extend(X, 1)
 
 
 # --- joint refinement -----------------------------------------------------------------

@@ -3,6 +3,7 @@ import pytest
 import scipy.sparse as sp
 
 from landmarking.kernels import (
+    auto_kernel_width,
     gaussian_features,
     local_kernel_width,
     resolve_kernel_width,
@@ -53,6 +54,28 @@ def test_local_width_scales_with_data_squared_and_ignores_shift():
 def test_resolve_kernel_width_errors(value, error, match):
     with pytest.raises(error, match=match):
         resolve_kernel_width(np.eye(3), value)
+
+
+def test_auto_width_is_the_variance_rule_unless_five_times_the_local_rule():
+    from landmarking.datasets import make_concentric_circles
+
+    circles, _ = make_concentric_circles(500, random_state=0)
+    cloud = np.random.default_rng(0).normal(size=(500, 20))  # many intrinsic dimensions
+    for X in (circles, cloud):
+        local = local_kernel_width(X, random_state=0)
+        variance = variance_kernel_width(X)
+        assert auto_kernel_width(X, random_state=0) == (
+            local if variance > 5 * local else variance)
+    assert auto_kernel_width(circles, random_state=0) == local_kernel_width(
+        circles, random_state=0)
+    assert auto_kernel_width(cloud, random_state=0) == variance_kernel_width(cloud)
+
+
+def test_local_width_falls_back_to_the_variance_rule_on_duplicated_rows():
+    # 50 copies of each of 5 rows: every row's 20th nearest neighbour is a copy.
+    X = np.repeat(np.random.default_rng(1).normal(size=(5, 3)), 50, axis=0)
+    assert local_kernel_width(X, random_state=0) == variance_kernel_width(X) > 0
+    assert auto_kernel_width(X, random_state=0) == variance_kernel_width(X)
 
 
 @pytest.mark.parametrize("dtype, shape, scale, shift", [

@@ -193,7 +193,7 @@ def compiled_column_moments(block):
 def _column_moments(block, compiled=False):
     """(rows, mean, sum of squared deviations) per column of a block, float64;
     ``compiled``: through :func:`compiled_column_moments` where it gives the same
-    bits."""
+    bits (the one place that chooses the compiled moments)."""
     if sparse.issparse(block):
         mean = np.asarray(block.mean(axis=0, dtype=np.float64)).ravel()
         sq = np.asarray(block.multiply(block).sum(axis=0, dtype=np.float64)).ravel()
@@ -230,24 +230,30 @@ def sample_mean_std(X: MatrixLike, chunks: np.ndarray | None = None,
 
     With ``chunks``, the chunk offsets of the chunked sampling (whose sample is X
     itself, possibly out of core): :func:`column_mean_std` over those chunks.
-    Otherwise X is an in-memory sample, and the sums run over the rows in order, in
-    blocks of at most ``working_memory / BLOCKS_PER_BUDGET`` bytes of float64 with
-    the running sum carried into the next block (a reduction down the columns of a
-    C-ordered array adds the rows one by one), so the result has the bits of
-    :func:`column_mean_std` on the whole sample in one block, and its memory is one
-    block. A single column (whose sum NumPy adds pairwise) and sparse rows are
-    summed in one block.
+    Otherwise X is an in-memory sample, and the sums run over its rows in order, so
+    that the result has the bits of :func:`column_mean_std` on the whole sample in
+    one block: in that one block where it fits in ``working_memory /
+    BLOCKS_PER_BUDGET`` bytes of float64, where the compiled moments take it (they
+    make no float64 copy), for a single column (whose sum NumPy adds pairwise) and
+    for sparse rows; else in blocks of that size with the running sum carried into
+    the next block (a reduction down the columns of a C-ordered array adds the rows
+    one by one), so that its memory is one block.
     """
-    if chunks is not None:
-        return column_mean_std(X, chunks)
+    if chunks is None:
+        n, d = X.shape
+        block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
+        if (block < n and d > 1 and not sparse.issparse(X)
+                and not compiled_moments_apply(X, n * d)):
+            return _mean_std_in_row_order(X, block)
+        chunks = np.array([0, n])
+    return column_mean_std(X, chunks)
+
+
+def _mean_std_in_row_order(X, block):
+    """Per-column mean and standard deviation of a dense in-memory X with more than
+    one column, its rows added one by one in blocks of ``block`` rows (the bits of
+    NumPy's sums down the columns of X in one block)."""
     n, d = X.shape
-    if compiled_moments_apply(X, n * d):
-        # The same sums, row by row, compiled: no float64 copy of a block.
-        _, mean, m2 = compiled_column_moments(X)
-        return mean, np.sqrt(m2 / n)
-    block = max(1, working_memory_bytes() // BLOCKS_PER_BUDGET // (8 * d))
-    if sparse.issparse(X) or d == 1 or block >= n:
-        return column_mean_std(X, np.array([0, n]))
     total = np.zeros(d)
     for start in range(0, n, block):
         total = np.add.reduce(np.vstack([total[None], X[start:start + block]]), axis=0,
@@ -270,24 +276,34 @@ def local_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) -
     circles, a Swiss roll) the kernel sees one sheet at a time. Scaling X by c
     scales eta by c^2; shifting X leaves it unchanged.
     """
-    from sklearn.utils import check_random_state
-
-    rng = check_random_state(random_state)
-    n = X.shape[0]
-    rows = (np.sort(rng.choice(n, AUTO_SUBSAMPLE, replace=False)) if n > AUTO_SUBSAMPLE
-            else np.arange(n))
-    sample = take_rows(X, rows)
-    sample = sample.toarray() if sparse.issparse(sample) else sample
-    sample = sample.astype(np.float64)
-    k = min(AUTO_NEIGHBOR, len(rows) - 1)
-    d2 = squared_distances(sample, sample)
-    np.fill_diagonal(d2, np.inf)
-    kth = np.partition(d2, k - 1, axis=1)[:, k - 1]
-    width = float(np.median(kth))
+    width = _neighbour_spacing(take_rows(X, _subsample_rows(X.shape[0], random_state)))
     if not width > 0:
         # Heavily duplicated data: fall back to the global scale.
         width = variance_kernel_width(X)
     return width
+
+
+def _subsample_rows(n_rows, random_state):
+    """The rows of the local rule's subsample: at most :data:`AUTO_SUBSAMPLE` of
+    ``n_rows``, drawn from ``random_state`` (all rows when there are fewer), sorted."""
+    from sklearn.utils import check_random_state
+
+    rng = check_random_state(random_state)
+    if n_rows <= AUTO_SUBSAMPLE:
+        return np.arange(n_rows)
+    return np.sort(rng.choice(n_rows, AUTO_SUBSAMPLE, replace=False))
+
+
+def _neighbour_spacing(sample):
+    """The median over the rows of ``sample`` (in memory, as :func:`take_rows` reads
+    them) of the squared distance to their :data:`AUTO_NEIGHBOR`-th nearest neighbour
+    among them, in float64 (0 where the rows repeat)."""
+    sample = (sample.toarray() if sparse.issparse(sample) else sample).astype(np.float64)
+    k = min(AUTO_NEIGHBOR, len(sample) - 1)
+    d2 = squared_distances(sample, sample)
+    np.fill_diagonal(d2, np.inf)
+    kth = np.partition(d2, k - 1, axis=1)[:, k - 1]
+    return float(np.median(kth))
 
 
 def auto_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) -> float:
@@ -309,8 +325,14 @@ def auto_kernel_width(X: MatrixLike, *, random_state: RandomStateLike = None) ->
     0.385 against 0.524). ``benchmarks/gp_kernel_width_rules.py`` prints the table.
     Scaling X by c scales eta by c^2; shifting X leaves it unchanged.
     """
-    local = local_kernel_width(X, random_state=random_state)
+    # The data is read for both rules together: the column moments of all rows, then
+    # the local rule's subsample.
+    rows = _subsample_rows(X.shape[0], random_state)
     variance = variance_kernel_width(X)
+    subsample = take_rows(X, rows)
+    local = _neighbour_spacing(subsample)
+    if not local > 0:
+        local = variance  # local_kernel_width's fall-back, without a second pass
     return local if variance > AUTO_MANIFOLD_RATIO * local else variance
 
 
@@ -335,8 +357,8 @@ def resolve_kernel_width(X: MatrixLike, kernel_width: float | Literal["auto", "v
                 f"got {kernel_width!r}."
             )
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            width = (variance_kernel_width(X) if kernel_width == "variance"
-                     else auto_kernel_width(X, random_state=random_state))
+            width = (auto_kernel_width(X, random_state=random_state) if kernel_width == "auto"
+                     else variance_kernel_width(X))
         if not np.isfinite(width) or width < np.finfo(np.float64).tiny:
             raise _width_error(X, width)
         return width

@@ -287,24 +287,19 @@ default="auto"
         """
         backend = gp_backend(self.device)
         check_checkpoint(checkpoint)
-        X = self._validate_fit_data(X)
-        continuing = (previous_landmarks is None and self.warm_start
-                      and hasattr(self, "landmarks_"))
-        if continuing:
-            previous_landmarks = self.landmarks_
-            previous_record = self._record()
-            seed, width = self.seed_, self.kernel_width_
-        else:
-            previous_record = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64))
-            seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-            width = None
-        previous = check_previous_landmarks(previous_landmarks, self.n_landmarks, X.shape[1])
-        run = plan_gp_run(X, self._settings(), n_landmarks=self.n_landmarks, seed=seed,
-                          kernel_width=width)
-        self.seed_ = seed
-        self._run(run, X.shape[0], previous, previous_record, backend, self.n_landmarks,
-                  checkpoint=checkpoint)
-        return self
+        self._check_settings()
+        # A warm-started estimator keeps the features it was fitted on.
+        warm = self.warm_start and hasattr(self, "landmarks_")
+        if warm and previous_landmarks is None:
+            return self._fit_landmarks(
+                X, backend, n_landmarks=self.n_landmarks, seed=self.seed_,
+                kernel_width=self.kernel_width_, previous_landmarks=self.landmarks_,
+                previous_record=self._record(), reset=False, checkpoint=checkpoint)
+        return self._fit_landmarks(
+            X, backend, n_landmarks=self.n_landmarks, seed=None, kernel_width=None,
+            previous_landmarks=previous_landmarks,
+            previous_record=(np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)),
+            reset=not warm, checkpoint=checkpoint)
 
     def extend(self, X: MatrixLike, n_more: int) -> Self:
         """Learn ``n_more`` landmarks after the ones already fitted (same X).
@@ -322,21 +317,26 @@ default="auto"
         check_is_fitted(self, "landmarks_")
         backend = gp_backend(self.device)
         n_more = check_positive_int(n_more, "n_more")
-        X = self._check_rows(X, reset=False)
-        check_feasible_for_space(X, self.space)
         total = len(self.landmarks_) + n_more
         if not isinstance(self.init, str) and len(self.init) < total:
             raise ValueError(
                 f"init has {len(self.init)} starting points but {total} landmarks are "
                 "needed; pass more rows in init or use init='auto'."
             )
-        run = plan_gp_run(X, self._settings(), n_landmarks=total, seed=self.seed_,
-                          kernel_width=self.kernel_width_)
-        self._run(run, X.shape[0], self.landmarks_, self._record(), backend, total)
-        return self
+        return self._fit_landmarks(
+            X, backend, n_landmarks=total, seed=self.seed_, kernel_width=self.kernel_width_,
+            previous_landmarks=self.landmarks_, previous_record=self._record(), reset=False)
 
     def _settings(self):
         return GPSettings(**self.get_params(deep=False))
+
+    def _check_settings(self):
+        """The parameters checked, at the top of ``fit``."""
+        check_params(self, self._parameter_rules)
+        if self.block_size != "auto" and self.block_size > self.n_landmarks:
+            raise ValueError(
+                f"block_size={self.block_size} is larger than n_landmarks="
+                f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
 
     def _check_rows(self, X, reset):
         """X validated for ``fit`` and ``extend``. Out-of-core X is checked for NaN
@@ -348,11 +348,29 @@ default="auto"
     def _record(self):
         return self.objective_, self.landmark_seconds_, self.n_steps_
 
-    def _run(self, run, n_samples, previous, previous_record, backend, n_landmarks,
-             checkpoint=None):
-        """:func:`.fit.run_gp_fit` on the run's sample (:func:`.fit.plan_gp_run`), on
-        ``backend``; stores what it learned after the ``previous_record`` of the
-        landmarks it continues."""
+    def _fit_landmarks(self, X, backend, *, n_landmarks, seed, kernel_width,
+                       previous_landmarks, previous_record, reset, checkpoint=None):
+        """The run that ``fit`` and ``extend`` share, to ``n_landmarks`` in all.
+
+        Checks X and the arguments that depend on it, has :func:`.fit.plan_gp_run`
+        draw the sample and resolve the settings (the width ``kernel_width`` of a
+        continued run, or from ``kernel_width`` when None; the seed ``seed``, or
+        drawn from ``random_state`` when None), records them, has
+        :func:`.fit.run_gp_fit` run the fit on ``backend`` after the
+        ``previous_landmarks``, and stores what it learned after their
+        ``previous_record`` (objectives, seconds, steps).
+        """
+        X = self._check_rows(X, reset=reset)
+        check_enough_samples(X.shape[0], 2, "GPLandmarks")
+        check_feasible_for_space(X, self.space)
+        check_start(self.init, n_landmarks, X.shape[1], self.space,
+                    names=("auto", "gaussian", "uniform"))
+        previous = check_previous_landmarks(previous_landmarks, n_landmarks, X.shape[1])
+        if seed is None:
+            seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+        run = plan_gp_run(X, self._settings(), n_landmarks=n_landmarks, seed=seed,
+                          kernel_width=kernel_width)
+        self.seed_ = seed
         self.kernel_width_, self.block_size_, self.init_ = (run.kernel_width, run.block_size,
                                                             run.init)
         self.device_ = backend.name
@@ -360,8 +378,8 @@ default="auto"
                                        previous_record[1])
         try:
             result = run_gp_fit(run, self._settings(), backend, n_landmarks=n_landmarks,
-                                previous_landmarks=previous, seed=self.seed_,
-                                n_samples=n_samples, callback=callback)
+                                previous_landmarks=previous, seed=seed,
+                                n_samples=X.shape[0], callback=callback)
         except KeyboardInterrupt as interrupt:
             # Keep what was finished so that a caller can save it and continue.
             partial = getattr(interrupt, "partial_result", None)
@@ -378,6 +396,7 @@ default="auto"
         self.refine_n_steps_ = result.refine_n_steps
         self.refine_accepted_ = result.refine_accepted
         self.refine_seconds_ = result.refine_seconds
+        return self
 
     def _store(self, landmarks, record, previous_record):
         self.landmarks_ = landmarks
@@ -387,19 +406,6 @@ default="auto"
         self.landmark_seconds_, self.n_steps_ = (
             np.concatenate([before, now])
             for before, now in zip(previous_record[1:], record[1:], strict=True))
-
-    def _validate_fit_data(self, X):
-        check_params(self, self._parameter_rules)
-        if self.block_size != "auto" and self.block_size > self.n_landmarks:
-            raise ValueError(
-                f"block_size={self.block_size} is larger than n_landmarks="
-                f"{self.n_landmarks}; pass a block_size between 1 and n_landmarks.")
-        X = self._check_rows(X, reset=not (self.warm_start and hasattr(self, "landmarks_")))
-        check_enough_samples(X.shape[0], 2, "GPLandmarks")
-        check_feasible_for_space(X, self.space)
-        check_start(self.init, self.n_landmarks, X.shape[1], self.space,
-                    names=("auto", "gaussian", "uniform"))
-        return X
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

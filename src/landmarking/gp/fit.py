@@ -89,7 +89,7 @@ PARAMETER_RULES = {
     "batch_size": Integer(),
     "space": Options(*SPACES),
     "chunk_size": Either(None, Integer()),
-    "s0": Condition(lambda s0: is_real_number(s0) and not s0 < 0,
+    "s0": Condition(lambda s0: is_real_number(s0) and s0 >= 0,
                     "s0 must be a number >= 0, got {value!r}."),
     "tau": Condition(lambda tau: is_real_number(tau) and 0 < tau <= 1,
                      "tau must lie in (0, 1] (0.5 < tau <= 1 for guaranteed "
@@ -517,14 +517,19 @@ def resolve_init(p: GPSettings, block_size: int, kernel_width: float) -> str:
             else "gaussian")
 
 
-def _sample_for(X, p, block_size, seed):
+def _sample_and_width(X, p, block_size, seed, kernel_width):
     """The fit's sample for runs of ``block_size`` (:func:`.sampling.draw_sample`),
     read with the check for NaN and infinity that ``check_rows(...,
-    scan_finite=False)`` left out for out-of-core X; with ``chunk_size`` X is the
-    sample and was scanned there."""
-    return draw_sample(X, batch_size=p.batch_size,
-                       steps=max_steps(resolve_steps(p.n_steps, block_size)), seed=seed,
-                       chunk_size=p.chunk_size, check_finite=p.chunk_size is None)
+    scan_finite=False)`` left out for out-of-core X (with ``chunk_size`` X is the
+    sample and was scanned there); and the kernel width: ``kernel_width`` when
+    given (a continued run keeps its width), else ``p.kernel_width`` resolved on the
+    sample."""
+    sample = draw_sample(X, batch_size=p.batch_size,
+                         steps=max_steps(resolve_steps(p.n_steps, block_size)), seed=seed,
+                         chunk_size=p.chunk_size, check_finite=p.chunk_size is None)
+    if kernel_width is None:
+        kernel_width = resolve_kernel_width(sample.X, p.kernel_width, random_state=seed)
+    return sample, kernel_width
 
 
 def plan_gp_run(X: MatrixLike, p: GPSettings, *, n_landmarks: int, seed: int,
@@ -556,18 +561,15 @@ def plan_gp_run(X: MatrixLike, p: GPSettings, *, n_landmarks: int, seed: int,
     GPRun
     """
     block_size = resolve_block_size(p, n_landmarks, kernel_width)
-    sample = _sample_for(X, p, block_size, seed)
+    sample, width = _sample_and_width(X, p, block_size, seed, kernel_width)
     if kernel_width is None:
-        kernel_width = resolve_kernel_width(sample.X, p.kernel_width, random_state=seed)
-        drawn_for, block_size = block_size, resolve_block_size(p, n_landmarks, kernel_width)
+        drawn_for, block_size = block_size, resolve_block_size(p, n_landmarks, width)
         if (block_size != drawn_for and sample.n_rows < X.shape[0]
                 and p.chunk_size is None):
-            sample = _sample_for(X, p, block_size, seed)
-            kernel_width = resolve_kernel_width(sample.X, p.kernel_width,
-                                                random_state=seed)
-    return GPRun(sample=sample, kernel_width=kernel_width, block_size=block_size,
+            sample, width = _sample_and_width(X, p, block_size, seed, None)
+    return GPRun(sample=sample, kernel_width=width, block_size=block_size,
                  n_steps=resolve_steps(p.n_steps, block_size),
-                 init=resolve_init(p, block_size, kernel_width))
+                 init=resolve_init(p, block_size, width))
 
 
 def run_gp_fit(run: GPRun, p: GPSettings, backend: GPBackend, *, n_landmarks: int,
@@ -609,7 +611,8 @@ def run_gp_fit(run: GPRun, p: GPSettings, backend: GPBackend, *, n_landmarks: in
             interrupt.partial_result = (landmarks, objective, seconds, steps)
             raise
         refine_seconds = time.perf_counter() - start
-    # The warning points at the caller of GPLandmarks.fit (or extend), through _run.
+    # The warning points at the caller of GPLandmarks.fit (or extend), through
+    # GPLandmarks._fit_landmarks.
     warn_if_kernel_width_is_off(objective, n_samples, run.kernel_width, stacklevel=5)
     return GPResult(landmarks=landmarks, objective=objective, landmark_seconds=seconds,
                     n_steps=steps, refine_n_steps=refine_steps, refine_accepted=accepted,
