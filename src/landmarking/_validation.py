@@ -344,7 +344,7 @@ class Check:
 # SciPy builds a matrix from (data, indices, indptr) or (data, (row, col)) after
 # checking little more than the lengths: an index out of range, a negative one or a
 # decreasing indptr is accepted, and later read by compiled code (SciPy's own
-# sparse products as well as this library's kernels) that trusts every index and
+# sparse products as well as this library's compiled loops) that trusts every index and
 # reads or writes outside its arrays. Every sparse matrix a user passes is checked
 # here, in O(nnz + n_rows), before any compiled code sees it.
 

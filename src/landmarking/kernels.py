@@ -163,7 +163,7 @@ def variance_kernel_width(X: MatrixLike) -> float:
 
 
 #: Arrays of at least this many values take the compiled column moments
-#: (:mod:`._moments_loops`: the same bits, on the kernels' threads); smaller ones
+#: (:mod:`._moments_loops`: the same bits, on the compiled loops' threads); smaller ones
 #: NumPy's, which cost less than loading the compiled code.
 COMPILED_MOMENTS_MIN_VALUES = 2**21
 

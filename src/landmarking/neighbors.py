@@ -793,9 +793,9 @@ class _ApproximateIndex:
         for is searched exactly."""
         from ._neighbors_loops import nearest_candidates
 
-        # float32 queries of float32 points stay float32 (the kernel subtracts in
+        # float32 queries of float32 points stay float32 (the compiled loop subtracts in
         # float64); any other pair is read in float64: the two pairs the compiled
-        # kernel is built for.
+        # loop is built for.
         Q = _rerank_dtype(Q, np.float32 if self.X_.dtype == np.float32 else np.float64)
         d_sq = np.empty((Q.shape[0], k))
         indices = np.empty((Q.shape[0], k), dtype=np.int64)

@@ -161,7 +161,7 @@ def _visit_arrays(span, c, batches, chunk, visit_length):
     perm = tables.permutations[c] if ordered is None else positions
     if ordered is not None:
         Xc, xsq_c = ordered
-    # The kept table's first k columns are not C-ordered; the kernel reads them
+    # The kept table's first k columns are not C-ordered; the compiled loop reads them
     # from the whole C-ordered table.
     table = Phi_c if Phi_c.flags.c_contiguous else tables.table(c)
     if table.shape[1] == 0:

@@ -52,7 +52,7 @@ __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
            "check_reg", "check_landmark_neighbors"]
 
 #: Up to this many landmarks the local Gram matrices read t_a.t_b from the
-#: landmarks' Gram matrix (L^2 floats, 134 MB at this limit); above it the kernels
+#: landmarks' Gram matrix (L^2 floats, 134 MB at this limit); above it the compiled loops
 #: take the K_Z (K_Z + 1) / 2 dot products of each point's landmarks.
 GRAM_LIMIT = 4096
 #: From this ridge on, the local systems are solved by a compiled Cholesky
@@ -462,7 +462,7 @@ def _bounded_weights(X, local, idx, weights):
     unset there) for the float64 path.
 
     The choice is the float64 one (the K_Z smallest float64 distances, ties to
-    the lower index, up to rounding: the kernel's distances come from the
+    the lower index, up to rounding: the compiled loop's distances come from the
     differences, the float64 path's from BLAS's products). The local Gram
     matrices come from the rows less the landmarks' mean: the weights then
     differ from :func:`_gram_weights`' by rounding near the origin, and are more

@@ -81,7 +81,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
     random_state : int, RandomState or None, default=None
     n_jobs : int or None, default=None
         Threads for the neighbour search, the compiled loops and BLAS during
-        ``fit`` and ``transform`` (None: for the kernels, ``OMP_NUM_THREADS`` if set,
+        ``fit`` and ``transform`` (None: for the compiled loops, ``OMP_NUM_THREADS`` if set,
         else the CPUs this process may use, within an enclosing
         ``threadpool_limits``; BLAS's threads as they are; inside
         ``joblib.parallel_config(n_jobs=...)`` that many; -1 is all cores). The landmarks and
