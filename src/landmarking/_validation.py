@@ -12,6 +12,7 @@ __all__ = [
     "as_real_array",
     "check_sparse_structure",
     "check_positive_int",
+    "check_n_neighbors",
     "check_positive_float",
     "check_open_interval",
     "check_choice",
@@ -46,6 +47,18 @@ def check_positive_int(value, name, *, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}; pass a larger value.")
     return int(value)
+
+
+def check_n_neighbors(n_neighbors, n_samples):
+    """Return ``n_neighbors`` as an int after checking it is a positive integer
+    below ``n_samples`` (a point is never its own neighbour)."""
+    k = check_positive_int(n_neighbors, "n_neighbors")
+    if k >= n_samples:
+        raise ValueError(
+            f"n_neighbors={k} must be smaller than the number of samples ({n_samples}); "
+            "pass fewer neighbours or more data."
+        )
+    return k
 
 
 def check_positive_float(value, name):

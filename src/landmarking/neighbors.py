@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state, gen_batches
 
 from ._parallel import loop_threads, thread_limits
 from ._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
-from ._validation import check_choice, check_positive_int
+from ._validation import check_choice, check_n_neighbors, check_positive_int
 
 __all__ = ["nearest_neighbors", "query_neighbors", "exact_knn", "knn_block", "search_kind",
            "prepare_reference", "NeighborIndex", "LazyNeighborIndex", "NEIGHBOR_METHODS",
@@ -181,12 +181,7 @@ def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod
     array([1, 0, 1])
     """
     check_choice(method, "method", NEIGHBOR_METHODS)
-    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
-    if n_neighbors >= X.shape[0]:
-        raise ValueError(
-            f"n_neighbors={n_neighbors} must be smaller than the number of samples "
-            f"({X.shape[0]}); pass fewer neighbours or more data."
-        )
+    n_neighbors = check_n_neighbors(n_neighbors, X.shape[0])
     how = _resolve_method(method, X.shape[0], metric, X, n_neighbors)
     if how == "blocked":
         return exact_knn(X, n_neighbors, n_jobs=n_jobs)

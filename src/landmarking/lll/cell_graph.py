@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state, gen_batches
 
 from .._parallel import blas_limit, loop_threads, run_parts
 from .._typing import ArrayLike, MatrixLike, NDArray, RandomStateLike
-from .._validation import check_positive_int
+from .._validation import check_n_neighbors, check_positive_int
 from ..neighbors import (
     APPROXIMATE_MIN_SAMPLES,
     TREE_MAX_FEATURES,
@@ -114,12 +114,7 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     n = X.shape[0]
-    k = check_positive_int(n_neighbors, "n_neighbors")
-    if k >= n:
-        raise ValueError(
-            f"n_neighbors={k} must be smaller than the number of samples ({n}); pass "
-            "fewer neighbours."
-        )
+    k = check_n_neighbors(n_neighbors, n)
     nearest = np.asarray(nearest)
     probes = nearest.shape[1] if n_probes is None else min(
         check_positive_int(n_probes, "n_probes"), nearest.shape[1])
@@ -234,12 +229,7 @@ def graph_neighbors(X: MatrixLike, neighbors_method: str, n_neighbors: int, *,
     >>> d.shape, search
     ((500, 10), 'exact')
     """
-    n = X.shape[0]
-    if n_neighbors >= n:
-        raise ValueError(
-            f"n_neighbors={n_neighbors} must be smaller than the number of samples "
-            f"({n}); pass fewer neighbours."
-        )
+    n_neighbors = check_n_neighbors(n_neighbors, X.shape[0])
     if uses_cells(X, neighbors_method):
         search = "cells"
         distances, indices = cells_neighbors(X, n_neighbors, landmarks=landmarks,

@@ -42,6 +42,7 @@ from .._validation import (
     PositiveNumber,
     as_real_array,
     check_choice,
+    check_n_neighbors,
     check_params,
 )
 from ..kernels import _squared_scale, row_chunks
@@ -287,11 +288,7 @@ def _check_shapes(X, t, k):
             f"(n_features={D}); Manifold Sculpting removes dimensions, so ask for "
             "fewer components."
         )
-    if k >= n:
-        raise ValueError(
-            f"n_neighbors={k} must be smaller than the number of samples ({n}); "
-            "pass fewer neighbours or more data."
-        )
+    check_n_neighbors(k, n)
 
 def neighbor_graph(X, k, neighbors, *, metric, n_jobs):
     """Neighbour indices (n, k) and, for a non-Euclidean metric or given distances,
