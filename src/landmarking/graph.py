@@ -40,6 +40,7 @@ from ._validation import (
     Options,
     PositiveNumber,
     check_choice,
+    check_n_neighbors,
     check_positive_float,
     check_positive_int,
     check_sparse_structure,
@@ -209,8 +210,7 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
                    symmetrize: Literal["union", "mean"] = "union",
                    method: NeighborMethod = "exact", random_state: RandomStateLike = None,
                    n_jobs: int | None = None, check_size: bool = True,
-                   timings: dict | None = None,
-                   search: Any = None) -> tuple[sparse.csr_matrix, float]:
+                   timings: dict | None = None) -> tuple[sparse.csr_matrix, float]:
     """The Gaussian k-NN affinity of an estimator's ``fit``, and the width it used.
 
     The neighbour search, then :func:`graph_of_neighbors`, with the seconds of
@@ -231,28 +231,17 @@ def neighbor_graph(X: MatrixLike, n_neighbors: int, bandwidth: float | Literal["
         ``n_neighbors`` itself.
     timings : dict, optional
         Filled with the stages' seconds.
-    search : callable, optional
-        ``search()`` -> (distances, indices), the neighbour lists of X's rows (self
-        excluded) when the caller has its own search; then ``method``,
-        ``random_state`` and ``n_jobs`` are unused.
 
     Returns
     -------
     W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
     bandwidth : float
     """
-    n = X.shape[0]
-    if check_size and n_neighbors >= n:
-        raise ValueError(
-            f"n_neighbors={n_neighbors} must be smaller than the number of "
-            f"samples ({n}); pass fewer neighbours."
-        )
+    if check_size:
+        check_n_neighbors(n_neighbors, X.shape[0])
     with stage(timings, "neighbors"):
-        if search is None:
-            distances, indices = nearest_neighbors(X, n_neighbors, method=method,
-                                                   random_state=random_state, n_jobs=n_jobs)
-        else:
-            distances, indices = search()
+        distances, indices = nearest_neighbors(X, n_neighbors, method=method,
+                                               random_state=random_state, n_jobs=n_jobs)
     return graph_of_neighbors(distances, indices, bandwidth, symmetrize=symmetrize,
                               timings=timings)
 

@@ -41,6 +41,7 @@ from ..graph import (
     check_search_input,
     degree,
     deterministic_signs,
+    graph_of_neighbors,
     neighbor_graph,
 )
 from ..neighbors import LazyNeighborIndex, search_kind
@@ -399,22 +400,21 @@ def _gaussian_graph(X, estimator, timings):
     docs/results/lll.md, "The cells graph for exact LE").
     """
     method = estimator.neighbors_method
-    search = None
-    if method == "cells":
-        # Loaded here, not at the top: the cells' compiled search lives with LLL
-        # (import landmarking stays light).
-        from ..lll.cell_graph import cells_neighbors
+    if method != "cells":
+        W, bandwidth = neighbor_graph(
+            X, estimator.n_neighbors, estimator.bandwidth, symmetrize=estimator.symmetrize,
+            method=method, random_state=estimator.random_state, n_jobs=estimator.n_jobs,
+            timings=timings)
+        return W, bandwidth, search_kind(method, X, estimator.n_neighbors)
+    # Loaded here, not at the top: the cells' compiled search lives with LLL
+    # (import landmarking stays light).
+    from ..lll.cell_graph import graph_neighbors
 
-        def search():
-            return cells_neighbors(X, estimator.n_neighbors,
-                                   random_state=estimator.random_state)
-    else:
-        method = search_kind(method, X, estimator.n_neighbors)
-    W, bandwidth = neighbor_graph(
-        X, estimator.n_neighbors, estimator.bandwidth, symmetrize=estimator.symmetrize,
-        method=estimator.neighbors_method if search is None else None,
-        random_state=estimator.random_state, n_jobs=estimator.n_jobs,
-        timings=timings, search=search)
+    with stage(timings, "neighbors"):
+        distances, indices, method = graph_neighbors(
+            X, method, estimator.n_neighbors, rng=estimator.random_state)
+    W, bandwidth = graph_of_neighbors(distances, indices, estimator.bandwidth,
+                                      symmetrize=estimator.symmetrize, timings=timings)
     return W, bandwidth, method
 
 
