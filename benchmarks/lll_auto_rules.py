@@ -19,8 +19,9 @@ the first table:
   (fits in this process, back to back) and the Procrustes error against the
   roll's coordinates, as in ``lll_defaults.py`` (what ``"auto"``'s rule for data
   of at most 3 features rests on), and the recall@10 and seconds of each graph
-  builder on the roll (``roll-graphs``: scikit-learn's KD-tree, "auto"'s choice
-  there, usearch's HNSW graph and the cells graph);
+  builder on the roll (``roll-graphs``: SciPy's KD-tree, "auto"'s choice
+  there, scikit-learn's, which it was before, usearch's HNSW graph and the cells
+  graph);
 - ``text``: 20 Newsgroups (``../shared/data``; train and test posts, headers
   stripped) as square-root word histograms (1,545 words, sparse rows), the first
   ``--text-sizes`` posts: exact LE and LLL at their defaults and LLL without the
@@ -170,7 +171,8 @@ def roll_graph_rows(sizes):
         sample = np.random.RandomState(0).choice(n, 2000, replace=False)
         _, truth = _exact_rows(X, X, sample, 10, exclude_self=True)
         builders = [
-            ("KD-tree (auto)", nearest_neighbors, dict(method="auto")),
+            ("KD-tree (auto: SciPy's)", nearest_neighbors, dict(method="auto")),
+            ("scikit-learn's KD-tree (the tree before)", sklearn_kd_tree, {}),
             ("HNSW (usearch)", nearest_neighbors, dict(method="approximate",
                                                        random_state=0)),
             ("cells of 100", cells_neighbors, dict(random_state=0))]
@@ -182,6 +184,16 @@ def roll_graph_rows(sizes):
                               for a, b in zip(indices[sample], truth, strict=True)])
             rows.append([f"{n:,}", name, recall, seconds])
     return rows
+
+
+def sklearn_kd_tree(X, n_neighbors):
+    """scikit-learn's KD-tree on every thread, "auto"'s tree before SciPy's."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from landmarking._parallel import loop_threads
+
+    index = NearestNeighbors(algorithm="kd_tree", n_jobs=loop_threads()).fit(X)
+    return index.kneighbors(n_neighbors=n_neighbors)
 
 
 def text_rows(sizes):

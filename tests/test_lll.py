@@ -796,6 +796,44 @@ def test_float32_ranking_gives_the_float64_choice_and_weights(monkeypatch, dtype
                                atol=(1e-9 if reg < 1e-5 else 1e-11) * scale)
 
 
+@pytest.mark.parametrize("reg", [1e-3, 1e-6])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tree_search_of_few_features_gives_the_brute_force_choice_and_weights(
+        monkeypatch, dtype, reg):
+    # 3 features: the landmarks' KD-tree finds each point's nearest, not the
+    # scan. Duplicate landmarks and mirror images make exact ties, also at the
+    # K_Z-th place, which go to the lower index as in every other path.
+    from landmarking._parallel import thread_limits
+
+    rng = np.random.default_rng(33)
+    T = rng.normal(size=(150, 3))
+    T[60:70] = T[:10]  # duplicates
+    T[100:110] = T[10:20]
+    T[100:110, 0] *= -1  # mirrors of 10..19 across the first coordinate
+    X = rng.normal(size=(900, 3))
+    X[:300] = T[10:20].repeat(30, axis=0) + 0.3 * rng.normal(size=(300, 3))
+    X[:300, 0] = 0.0  # equidistant from landmark 10 + j and its mirror 100 + j
+    X[300:400] = T[:10].repeat(10, axis=0)  # on a duplicated landmark
+    X = X.astype(dtype)
+    assert lll_module._LocalMap(T, 5, reg, 3, 256).tree is not None
+    counts = _spy_ranked(monkeypatch)
+    with thread_limits(1):
+        one = reconstruction_weights(X, T, 5, reg=reg, chunk_size=256)
+    with thread_limits(2):
+        fast = reconstruction_weights(X, T, 5, reg=reg, chunk_size=256)
+    assert counts == []  # the scan never ran
+    # Each row's result depends on that row alone: the same bits on any threads.
+    np.testing.assert_array_equal(fast.indices, one.indices)
+    np.testing.assert_array_equal(fast.data, one.data)
+    b_idx, b_w = _brute_force_weights(X, T, 5, reg)
+    np.testing.assert_array_equal(fast.indices.reshape(-1, 5), b_idx)
+    # Cholesky against LU on the same Gram matrices from the differences: the
+    # rounding of either, amplified by the condition number (about 1/reg).
+    scale = np.abs(b_w).max()
+    np.testing.assert_allclose(fast.data.reshape(-1, 5), b_w, rtol=0,
+                               atol=(1e-9 if reg < 1e-5 else 1e-11) * scale)
+
+
 @pytest.mark.parametrize("k", [1, 5, 30])
 def test_float32_ranking_against_brute_force_on_digits(monkeypatch, k, data_dir):
     # 784 pixels: the scan runs on the landmarks' leading axes plus the residual

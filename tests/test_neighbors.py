@@ -620,9 +620,45 @@ def test_large_sets_are_built_and_searched_in_cell_order():
     _check_approximate_lists(X, floor=0.99, n_queries=500)
 
 
+def test_tree_breaks_ties_by_index_as_the_exact_search_does():
+    # A grid of 3-D points with a block of duplicate rows: nearly every list has
+    # ties, also at its last place, where the tree may keep either point. The
+    # lists must be the exact search's (ties to the lower index), for the rows
+    # among themselves and for outside queries, on any thread count.
+    from landmarking.neighbors import APPROXIMATE_MIN_SAMPLES
+
+    grid = np.stack(np.meshgrid(np.arange(25.0), np.arange(25.0), np.arange(20.0)),
+                    axis=-1).reshape(-1, 3)
+    X = np.vstack([grid, grid[:500]])
+    assert len(X) >= APPROXIMATE_MIN_SAMPLES
+    d_exact, i_exact = exact_knn(X, 7)
+    for threads in (1, 2):
+        d, i = nearest_neighbors(X, 7, method="auto", n_jobs=threads)
+        np.testing.assert_array_equal(i, i_exact)
+        # Distances of integer offsets: sqrt of small integers, exact to rounding.
+        np.testing.assert_allclose(d, d_exact, rtol=1e-15, atol=0)
+    index = NeighborIndex(method="auto").fit(X)
+    assert index.method_ == "tree"
+    queries = X[::7] + 0.5  # equidistant from 8 grid points
+    np.testing.assert_array_equal(index.query(queries, 5)[1],
+                                  exact_knn(X, 5, query=queries)[1])
+
+
+def test_tree_refuses_queries_of_other_features_or_nan():
+    from landmarking.neighbors import APPROXIMATE_MIN_SAMPLES
+
+    X = np.random.default_rng(0).normal(size=(APPROXIMATE_MIN_SAMPLES, 3))
+    index = NeighborIndex(method="auto").fit(X)
+    assert index.method_ == "tree"
+    with pytest.raises(ValueError, match="must have the 3 columns"):
+        index.query(np.zeros((2, 4)), 3)
+    with pytest.raises(ValueError, match="query holds NaN or infinity"):
+        index.query(np.array([[0.0, np.nan, 1.0]]), 3)
+
+
 def test_auto_searches_low_dimensional_data_with_an_exact_tree():
     # From APPROXIMATE_MIN_SAMPLES points on, data of at most TREE_MAX_FEATURES
-    # features get scikit-learn's KD-tree: the exact lists, on any thread count.
+    # features get SciPy's KD-tree: the exact lists, on any thread count.
     from sklearn.datasets import make_swiss_roll
 
     from landmarking._parallel import thread_limits

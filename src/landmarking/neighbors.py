@@ -11,7 +11,7 @@ ships compiled code, so a new process pays no compilation. It serves dense data
 with the Euclidean metric. ``method="auto"`` picks it from
 :data:`APPROXIMATE_MIN_SAMPLES` points on for at most
 :data:`APPROXIMATE_MAX_NEIGHBORS` neighbours (dense Euclidean data), except for
-data of at most :data:`TREE_MAX_FEATURES` features, which get scikit-learn's
+data of at most :data:`TREE_MAX_FEATURES` features, which get SciPy's
 exact KD-tree there; the exact search otherwise.
 Every function returns ``(distances, indices)`` sorted by distance (ties by
 index), with a point never counted as its own neighbour.
@@ -32,6 +32,7 @@ from typing import Any, Literal, Self
 
 import numpy as np
 from scipy import sparse
+from scipy.spatial import cKDTree
 from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state, gen_batches
@@ -64,7 +65,7 @@ APPROXIMATE_MIN_SAMPLES = 10_000
 #: largest k whose recall was measured >= 0.99 (with k + 100 candidates).
 APPROXIMATE_MAX_NEIGHBORS = 50
 #: Up to this many features ``method="auto"`` searches dense Euclidean data with
-#: scikit-learn's exact KD-tree, on every thread, from APPROXIMATE_MIN_SAMPLES
+#: an exact KD-tree (SciPy's), on every thread, from APPROXIMATE_MIN_SAMPLES
 #: points on: on a 3-D Swiss roll it is quicker than the HNSW graph, and exact;
 #: on 6-D data it is slower, so more features keep HNSW (docs/results/neighbors.md,
 #: "Where "auto" switches"). On a million roll points the HNSW graph sent 1,496
@@ -154,7 +155,7 @@ def nearest_neighbors(X: MatrixLike, n_neighbors: int, *, method: NeighborMethod
         ``"exact"``: :func:`exact_knn` for the Euclidean metric on dense data,
         scikit-learn otherwise; ``"approximate"``: usearch's HNSW graph with an
         exact re-rank (dense data, Euclidean metric); ``"auto"``: from
-        :data:`APPROXIMATE_MIN_SAMPLES` samples on, scikit-learn's exact
+        :data:`APPROXIMATE_MIN_SAMPLES` samples on, SciPy's exact
         KD-tree for at most :data:`TREE_MAX_FEATURES` features, else
         approximate when n_neighbors <= :data:`APPROXIMATE_MAX_NEIGHBORS`;
         exact below.
@@ -901,13 +902,65 @@ def _principal_axes(X, rng):
 
 
 def _tree_index(X, n_jobs):
-    """scikit-learn's exact KD-tree on X, its queries on ``n_jobs`` threads (None:
-    :func:`~landmarking._parallel.loop_threads`); the lists do not depend on
-    the thread count."""
+    """SciPy's exact KD-tree on X (:class:`_TreeIndex`), its queries on ``n_jobs``
+    threads (None: :func:`~landmarking._parallel.loop_threads`)."""
     X = np.asarray(X)
     _check_finite(X)
-    threads = loop_threads() if n_jobs is None else n_jobs
-    return NearestNeighbors(algorithm="kd_tree", n_jobs=threads).fit(X)
+    return _TreeIndex(X, loop_threads() if n_jobs is None else n_jobs)
+
+
+class _TreeIndex:
+    """SciPy's ``cKDTree`` behind scikit-learn's ``kneighbors`` call.
+
+    SciPy's tree rather than scikit-learn's: on a 300,000-point Swiss roll its
+    self-search of 10 neighbours on 2 threads took 0.8-0.9 s against 1.6-1.7 s
+    (docs/results/neighbors.md), for the same lists. Each query point is
+    searched on its own, so the lists do not depend on the thread count; each
+    list is ordered by distance, ties by index.
+    """
+
+    def __init__(self, X, n_jobs):
+        self.tree = cKDTree(X)
+        self.n_features = X.shape[1]
+        self.n_jobs = n_jobs
+
+    def kneighbors(self, query=None, n_neighbors=10):
+        """(distances, indices) of the ``n_neighbors`` nearest rows; with no
+        ``query``, of every indexed row among the others (itself left out)."""
+        own = query is None
+        query = self.tree.data if own else np.asarray(query, dtype=np.float64)
+        if query.ndim != 2 or query.shape[1] != self.n_features:
+            raise ValueError(
+                f"query of shape {query.shape} must have the {self.n_features} columns of "
+                "the reference points; pass rows of the same features."
+            )
+        if not own:
+            _check_finite(query, "query")
+        k = n_neighbors + own
+        # One more, to see a tie at the last place: the tree may keep either of
+        # the tied points, the other searches the lower index.
+        asked = min(k + 1, self.tree.n)
+        distances, indices = self.tree.query(query, k=asked, workers=self.n_jobs)
+        distances = distances.reshape(-1, asked)
+        indices = indices.reshape(-1, asked).astype(np.intp)
+        tied_last = np.flatnonzero(distances[:, k - 1] == distances[:, asked - 1]
+                                   if asked > k else np.zeros(len(query), dtype=bool))
+        distances, indices = distances[:, :k], indices[:, :k]
+        if tied_last.size:
+            distances[tied_last], indices[tied_last] = exact_knn(
+                self.tree.data, k, query=query[tied_last], n_jobs=self.n_jobs)
+        if own:
+            keep = _drop_self_mask(indices)
+            distances = distances[keep].reshape(-1, n_neighbors)
+            indices = indices[keep].reshape(-1, n_neighbors)
+        # The tree orders each list by distance; ties go by index, as in the
+        # other searches (rare in real data, so only the rows that have them).
+        tied = np.flatnonzero((distances[:, 1:] == distances[:, :-1]).any(axis=1))
+        if tied.size:
+            order = np.lexsort((indices[tied], distances[tied]), axis=1)
+            distances[tied] = np.take_along_axis(distances[tied], order, axis=1)
+            indices[tied] = np.take_along_axis(indices[tied], order, axis=1)
+        return distances, indices
 
 
 def _usearch_index_class():
@@ -927,9 +980,19 @@ def _approximate_index(X, random_state):
 
 
 def _drop_self(indices):
-    """Each row of a self-search's lists without its own point; a row that does
-    not list itself (a duplicate took its place) drops its last entry instead."""
-    n = indices.shape[0]
-    is_self = indices == np.arange(n)[:, None]
+    """Each row of a self-search's lists without its own point (see
+    :func:`_drop_self_mask`)."""
+    return indices[_drop_self_mask(indices)].reshape(indices.shape[0], -1)
+
+
+def _drop_self_mask(indices):
+    """True where a self-search's lists keep an entry: every entry but the row's
+    own point; a row that does not list itself (a duplicate took its place)
+    drops its last entry instead."""
+    if np.array_equal(indices[:, 0], np.arange(indices.shape[0])):
+        keep = np.ones(indices.shape, dtype=bool)  # the usual case: itself first
+        keep[:, 0] = False
+        return keep
+    is_self = indices == np.arange(indices.shape[0])[:, None]
     is_self[~is_self.any(axis=1), -1] = True
-    return indices[~is_self].reshape(n, -1)
+    return ~is_self

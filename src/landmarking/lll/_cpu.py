@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh, lobpcg
+from scipy.spatial import cKDTree
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils.extmath import row_norms
 
@@ -46,6 +47,7 @@ from .._typing import (
 from .._validation import check_positive_int
 from ..graph import degree
 from ..local_weights import local_affine_weights
+from ..neighbors import TREE_MAX_FEATURES
 from . import _loops as K
 
 __all__ = ["reconstruction_weights", "reduced_problem", "solve_reduced_problem",
@@ -207,11 +209,14 @@ class _LocalMap:
     """What every block needs to reconstruct its rows from the landmarks.
 
     Checked once; small (the landmarks, their norms, their Gram matrix up to
-    :data:`GRAM_LIMIT` landmarks, and the search's :class:`_LandmarkAxes`), so
-    it travels to the Dask workers with each block's task. ``axes``: dense
-    blocks find each point's nearest landmarks by a float32 scan of lower bounds
-    and a few exact float64 distances (:func:`_bounded_weights`); None when every
-    landmark would be a candidate anyway.
+    :data:`GRAM_LIMIT` landmarks, and the search's :class:`_LandmarkAxes` or
+    KD-tree), so it travels to the Dask workers with each block's task.
+    ``tree``: on data of at most
+    :data:`~landmarking.neighbors.TREE_MAX_FEATURES` features, dense blocks find
+    each point's nearest landmarks with a KD-tree over them
+    (:func:`_tree_weights`). ``axes``: with more features, by a float32 scan of
+    lower bounds and a few exact float64 distances (:func:`_bounded_weights`);
+    None when every landmark would be a candidate anyway.
     """
 
     def __init__(self, landmarks, n_landmark_neighbors, reg, n_features, chunk_size):
@@ -224,6 +229,11 @@ class _LocalMap:
         self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
         self.axes = None
         self.n_cand = k + RANK32_MARGIN
+        # Few features: a KD-tree finds the nearest landmarks in time that grows
+        # with log L, where the scan's grows with L (3-D roll, 300 landmarks:
+        # docs/results/lll.md).
+        self.tree = (cKDTree(landmarks) if n_features <= TREE_MAX_FEATURES and n_land > k
+                     else None)
         # Worth it only with landmarks left out; the bound needs finite values
         # inside float32's range.
         if n_land > self.n_cand and n_features < 2 ** 20:
@@ -393,12 +403,17 @@ def _weights_of_block(block, local):
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
     scan = local.axes is not None and not sparse.issparse(block)
+    tree = local.tree is not None and not sparse.issparse(block)
     # On several threads, each of the kernel's threads makes its own product on
     # one BLAS thread (see bounded_candidate_weights). blas_limit is safe when
     # Dask's threads run blocks at once (BLAS's thread count is process-wide).
     one_blas_thread = scan and loop_threads() > 1
     for start in range(0, n, local.chunk_rows):
         rows = slice(start, min(n, start + local.chunk_rows))
+        if tree:
+            todo = _tree_weights(block[rows], local, indices[rows], weights[rows])
+            _redo_with_gram(block, rows.start + todo, local, indices, weights)
+            continue
         if scan:
             with blas_limit(1) if one_blas_thread else contextlib.nullcontext():
                 todo = _bounded_weights(block[rows], local, indices[rows], weights[rows])
@@ -407,13 +422,61 @@ def _weights_of_block(block, local):
             if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
                 scan = False
             # Unproved points: the float64 product over every landmark.
-            sub = rows.start + todo
-            idx, w = indices[sub], weights[sub]
-            _gram_weights(block[sub], local, idx, w)
-            indices[sub], weights[sub] = idx, w
+            _redo_with_gram(block, rows.start + todo, local, indices, weights)
             continue
         _gram_weights(block[rows], local, indices[rows], weights[rows])
     return indices, weights
+
+
+def _redo_with_gram(block, sub, local, indices, weights):
+    """Fill the rows ``sub`` of ``indices`` and ``weights`` by :func:`_gram_weights`."""
+    if sub.size == 0:
+        return
+    idx, w = indices[sub], weights[sub]
+    _gram_weights(block[sub], local, idx, w)
+    indices[sub], weights[sub] = idx, w
+
+
+def _tree_weights(X, local, idx, weights):
+    """Fill ``idx`` and ``weights`` for the dense rows X of few features from the
+    landmarks' KD-tree; returns the positions of the rows left for the float64
+    path (``idx`` and ``weights`` unset there).
+
+    The tree's distances are float64 sums over the differences, as the scan's
+    are. A row whose K_Z-th and next distances tie (the float64 path then takes
+    the lower index), with a distance that is not finite, or whose compiled
+    Cholesky fails, is left over. The local Gram matrices come from the
+    differences y - t_a themselves, so they lose no digits to a large common
+    offset.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, k = X.shape[0], local.k
+    asked = k + 1 if k < local.landmarks.shape[0] else k
+    dist, near = local.tree.query(X, k=asked, workers=loop_threads())
+    dist, near = dist.reshape(n, asked), near.reshape(n, asked).astype(np.int64)
+    left = ~np.all(np.isfinite(dist), axis=1)
+    if asked > k:
+        left |= dist[:, k - 1] == dist[:, k]
+    dist, near = dist[:, :k], np.ascontiguousarray(near[:, :k])
+    # Nearest first, ties to the lower index, as in the other paths (only the
+    # rows with a tie need the sort).
+    tied = np.flatnonzero(np.any(dist[:, 1:] == dist[:, :-1], axis=1))
+    near[tied] = np.take_along_axis(near[tied], np.lexsort((near[tied], dist[tied]), axis=1),
+                                    axis=1)
+    near[left] = 0  # a valid index for the compiled loop; the row is redone
+    idx[:] = near
+    if local.reg >= CHOLESKY_MIN_REG:
+        failed = K.given_landmark_weights(X, local.landmarks, idx, local.reg, weights,
+                                          loop_threads())
+    else:
+        failed = np.ones(n, dtype=bool)
+    # A small ridge, or G + r I not numerically positive definite: LAPACK's
+    # pivoted solver, on the same differences.
+    sub = np.flatnonzero(failed & ~left)
+    if sub.size:
+        diff = X[sub, None, :] - local.landmarks[idx[sub]]
+        weights[sub] = local_affine_weights(diff @ diff.transpose(0, 2, 1), local.reg)
+    return np.flatnonzero(left)
 
 
 def _gram_weights(X, local, idx, weights):

@@ -4,6 +4,8 @@
   every landmark are given, the K_Z nearest landmarks and the affine
   reconstruction weights from them (local Gram matrix from the differences,
   ridge, Cholesky), blocked so that the factorisation vectorises;
+- :func:`given_landmark_weights`: the same weights for points whose landmarks
+  are given (found by a KD-tree on data of few features);
 - :func:`bounded_candidate_weights`: the same from a float32 scan of lower
   bounds on every landmark's distance (on the landmarks' leading principal axes,
   plus the gap between the norms off them), the few candidates' distances
@@ -31,8 +33,8 @@ from landmarking._shared_loops cimport (
 
 from .._parallel import loop_threads, run_parts
 
-__all__ = ["BLOCK", "nearest_gram_weights", "BoundedSearch", "bounded_candidate_weights",
-           "cell_neighbors", "reduced_dense", "reduced_rows", "reconstruction_residuals"]
+__all__ = ["BLOCK", "nearest_gram_weights", "given_landmark_weights", "BoundedSearch",
+           "bounded_candidate_weights", "cell_neighbors", "reduced_dense", "reduced_rows", "reconstruction_residuals"]
 
 cdef enum:
     _BLOCK = 64
@@ -288,6 +290,69 @@ cdef void _nearest_gram_part(const double[:, ::1] cross, const double[::1] x_sq,
                 cz[i, a] = cross[i, heap_j[a]]
         if solve:
             _solve_block(x_sq, gram, landmarks, start, m, reg, out, work)
+
+
+# --------------------------------------------------------------------------- given landmarks
+
+def given_landmark_weights(X, landmarks, idx, double reg, weights, n_parts):
+    """Affine weights of each row of X from its own landmarks ``idx[i]``, compiled.
+
+    The local Gram matrix comes from the differences, (y - t_a).(y - t_b), and
+    gets the ridge and Cholesky factorisation of :func:`nearest_gram_weights`;
+    the weights, scaled to sum to one, go to ``weights[i]``. ``X`` and
+    ``landmarks`` are C-ordered float64, ``idx`` and ``weights`` (n x k)
+    C-ordered int64 and float64. Returns a mask of the rows left to the caller:
+    those whose G + r I was not numerically positive definite or gave no usable
+    weights. The rows are cut into ``n_parts`` runs of whole blocks, one thread
+    each; every row's result depends on that row only.
+    """
+    cdef Py_ssize_t n = X.shape[0], per_part
+    failed = np.ones(n, dtype=np.int8)
+    starts, per_part = _starts(n, n_parts)
+
+    def run(start):
+        rows = slice(start, min(n, start + per_part))
+        _given_run(X[rows], landmarks, idx[rows], reg, weights[rows], failed[rows],
+                   _Work(idx.shape[1]))
+
+    run_parts(run, starts, n_parts)
+    return failed.astype(bool)
+
+
+def _given_run(const double[:, ::1] X, const double[:, ::1] landmarks,
+               const Py_ssize_t[:, ::1] idx, double reg, double[:, ::1] weights,
+               signed char[::1] failed, _Work work):
+    with nogil:
+        _given_part(X, landmarks, idx, reg, weights, failed, work)
+
+
+cdef void _given_part(const double[:, ::1] X, const double[:, ::1] landmarks,
+                      const Py_ssize_t[:, ::1] idx, double reg, double[:, ::1] weights,
+                      signed char[::1] failed, _Work work) noexcept nogil:
+    """:func:`given_landmark_weights` on one run of rows, in blocks of BLOCK rows
+    for the Cholesky."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = idx.shape[1]
+    cdef Py_ssize_t blk, start, m, p, i, a, b, j
+    cdef double total
+    for blk in range((n + _BLOCK - 1) // _BLOCK):
+        start = blk * _BLOCK
+        m = min(<Py_ssize_t>_BLOCK, n - start)
+        for p in range(m):
+            i = start + p
+            for a in range(k):
+                for b in range(a, k):
+                    total = 0.0
+                    for j in range(d):
+                        total += ((X[i, j] - landmarks[idx[i, a], j])
+                                  * (X[i, j] - landmarks[idx[i, b], j]))
+                    work.U[a, b, p] = total
+            work.fb[p] = 1
+        _cholesky_block(reg, m, work.U, work.trace, work.bad, work.w, work.wb, work.fb)
+        for p in range(m):
+            if not work.fb[p]:
+                failed[start + p] = 0
+                for a in range(k):
+                    weights[start + p, a] = work.wb[p, a]
 
 
 # --------------------------------------------------------------------------- bounded search

@@ -73,7 +73,7 @@ class LocallyLinearLandmarks(GraphEmbeddingMixin, ClassNamePrefixFeaturesOutMixi
         :func:`~landmarking.lll.cell_graph.graph_cells`; approximate, parallel,
         dense data), or ``"auto"``: exact below
         :data:`~landmarking.neighbors.APPROXIMATE_MIN_SAMPLES` points; from
-        there on, for dense data, scikit-learn's exact KD-tree for at most 3
+        there on, for dense data, SciPy's exact KD-tree for at most 3
         features, else the cells (:func:`~landmarking.lll.cell_graph.graph_search`);
         sparse data: approximate when ``n_neighbors`` is at most
         :data:`~landmarking.neighbors.APPROXIMATE_MAX_NEIGHBORS`. The choice is
