@@ -306,13 +306,14 @@ def test_lll_auto_rules_text_rows_score_both_splits(bench_module, data_dir, monk
 
 
 def test_lll_auto_rules_roll_graphs_score_each_builder(bench_module):
-    # 5,000 roll points: the KD-tree is exact (recall 1 up to ties, which a
+    # 5,000 roll points: both KD-trees are exact (recall 1 up to ties, which a
     # continuous roll does not have); the cells and HNSW are measured above 0.98
     # there, so 0.9 leaves room for any BLAS while a broken builder scores ~0.
     pytest.importorskip("usearch", reason="the HNSW row is the ann extra")
     module = bench_module("lll_auto_rules")
     rows = {row[1]: row for row in module.roll_graph_rows([5000])}
-    assert rows["KD-tree (auto)"][2] == 1.0
+    assert rows["KD-tree (auto: SciPy's)"][2] == 1.0
+    assert rows["scikit-learn's KD-tree (the tree before)"][2] == 1.0
     assert rows["cells of 100"][2] > 0.9 and rows["HNSW (usearch)"][2] > 0.9
 
 
