@@ -872,6 +872,65 @@ def test_projected_scan_against_brute_force_with_many_landmarks(data_dir):
     np.testing.assert_array_equal(b_idx[::3, 0], np.arange(1000))
 
 
+def _low_rank_rows(rng, n, n_features=200, rank=10):
+    """Rows near a rank-``rank`` subspace of ``n_features`` dimensions, so that the
+    scan runs on the landmarks' leading axes."""
+    basis = rng.normal(size=(rank, n_features))
+    return rng.normal(size=(n, rank)) @ basis + 0.3 * rng.normal(size=(n, n_features))
+
+
+def test_scan_passes_run_at_once_with_the_same_bits():
+    # A block of many passes (chunk_size 128): after the first pass, the passes
+    # run one per thread. Each row's result depends on that row alone, so the
+    # bits are those of one thread, and the choice the brute force's.
+    from landmarking._parallel import thread_limits
+
+    rng = np.random.default_rng(41)
+    X = _low_rank_rows(rng, 3000)
+    T = X[::20].copy()
+    assert lll_module._LocalMap(T, 5, 1e-3, X.shape[1], 128).axes.projects
+    with thread_limits(1):
+        one = reconstruction_weights(X, T, 5, chunk_size=128)
+    with thread_limits(2):
+        two = reconstruction_weights(X, T, 5, chunk_size=128)
+    np.testing.assert_array_equal(two.indices, one.indices)
+    np.testing.assert_array_equal(two.data, one.data)
+    b_idx, b_w = _brute_force_weights(X, T, 5, 1e-3)
+    np.testing.assert_array_equal(two.indices.reshape(-1, 5), b_idx)
+    # Cholesky against LU, on Gram matrices from the centred rows against ones
+    # from the differences: rounding, times the condition number (<= 1/reg).
+    np.testing.assert_allclose(two.data.reshape(-1, 5), b_w, rtol=0,
+                               atol=1e-11 * np.abs(b_w).max())
+
+
+def test_scan_gives_up_after_an_unproved_first_pass(monkeypatch):
+    # A first pass whose rows the scan cannot prove (here: made to fail) hands
+    # the whole block to the float64 path, which then gives every row its
+    # weights: the same as with the scan switched off.
+    rng = np.random.default_rng(42)
+    X = _low_rank_rows(rng, 1000)
+    T = X[::10].copy()
+    ref = _float64_path(monkeypatch, X, T, 5, chunk_size=128)
+    scanned, redone = [], []
+    bounded, gram = lll_module._bounded_weights, lll_module._gram_weights
+
+    def unproved(block, *args):
+        scanned.append(len(block))
+        return np.arange(len(block))  # nothing set: every row left to float64
+
+    def counted(block, *args):
+        redone.append(block.shape[0])
+        return gram(block, *args)
+
+    monkeypatch.setattr(lll_module, "_bounded_weights", unproved)
+    monkeypatch.setattr(lll_module, "_gram_weights", counted)
+    Z = reconstruction_weights(X, T, 5, chunk_size=128)
+    assert scanned == [128] and sum(redone) == 1000
+    np.testing.assert_array_equal(Z.indices, ref.indices)
+    np.testing.assert_array_equal(Z.data, ref.data)
+    monkeypatch.setattr(lll_module, "_bounded_weights", bounded)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("offset", [0.0, 1e3])
 @pytest.mark.parametrize("n_features", [8, 200])
@@ -949,11 +1008,14 @@ def test_float32_ranking_far_from_the_origin_and_its_fallback(monkeypatch, dtype
     monkeypatch.setattr(lll_module, "_gram_weights", spy)
     counts.clear()
     fast = reconstruction_weights(X, T, 4, chunk_size=100)
-    assert len(counts) == 5 and all(c[1] == 100 for c in counts)  # every row unproved
+    # The 500 rows are one block: its first pass left every row unproved, so the
+    # scan gave way to the float64 path for the rest of the block.
+    assert len(counts) == 1 and counts[0][1] == 100
     assert gram_rows == [100] * 5
     np.testing.assert_array_equal(fast.indices, ref.indices)
     np.testing.assert_array_equal(fast.data, ref.data)
-    # One block of 500 rows in passes of 100 (a large Dask or Zarr chunk).
+    # The same, one block of 500 rows given to _weights_of_block directly (a
+    # large Dask or Zarr chunk).
     counts.clear()
     gram_rows.clear()
     local = lll_module._LocalMap(T, 4, 1e-3, 8, 100)

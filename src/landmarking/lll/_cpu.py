@@ -23,7 +23,6 @@ scikit-learn estimator around them.
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 
 import numpy as np
@@ -73,9 +72,9 @@ REDUCED_SPARSE_MAX_WORK = 2 ** 21
 #: landmarks' leading axes rather than all features).
 RANK32_MARGIN = 8
 AXES_MARGIN = 24
-#: A pass whose points are unproved more than once in this many gives the float32
-#: scan up for the rest of its block: the float64 redo would cost more than the
-#: scan saves.
+#: A block whose first pass has its points unproved more than once in this many
+#: gives the float32 scan up: the float64 redo would cost more than the scan
+#: saves.
 RANK32_GIVE_UP = 8
 #: The scan runs on the fewest of the landmarks' principal axes that hold this
 #: share of their variance (at most MAX_SEARCH_AXES), plus the norm of what lies
@@ -121,9 +120,9 @@ def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neigh
     chunk_size : int
         Points per pass (at most; fewer when n_landmarks + n_features is large):
         memory stays at about chunk_size * (n_landmarks + n_features) floats,
-        128 MB at most. Each pass alternates a BLAS product with a compiled
-        parallel kernel, and every switch between the two thread pools costs
-        time, so passes are better few and large.
+        128 MB at most, per thread (passes run at once, one per thread).
+        Passes are better few and large: each has a fixed cost in NumPy
+        calls and allocations.
     verbose : bool
         Show a progress bar over the blocks.
 
@@ -143,7 +142,10 @@ def reconstruction_weights(X: MatrixLike, landmarks: ArrayLike, n_landmark_neigh
         X = np.asarray(X)
     n, n_land = X.shape[0], np.shape(landmarks)[0]
     local = _LocalMap(landmarks, n_landmark_neighbors, reg, X.shape[1], chunk_size)
-    bounds = block_bounds(X, local.chunk_rows)
+    # Blocks of scikit-learn's working memory (or the storage chunks), each done
+    # in passes of local.chunk_rows (_weights_of_block): passes of one block can
+    # run at once.
+    bounds = block_bounds(X)
     # A progress bar needs the blocks one call at a time (sequential on Dask).
     groups = ([bounds[i:i + 2] for i in range(len(bounds) - 1)] if verbose
               else [bounds])
@@ -225,7 +227,8 @@ class _LocalMap:
         n_land = landmarks.shape[0]
         self.landmarks, self.k, self.reg = landmarks, k, reg
         self.t_sq = np.einsum("ij,ij->i", landmarks, landmarks)
-        self.gram = landmarks @ landmarks.T if n_land <= GRAM_LIMIT else np.empty((0, 0))
+        self.gram = (thread_invariant_gram(landmarks) if n_land <= GRAM_LIMIT
+                     else np.empty((0, 0)))
         self.chunk_rows = max(1, min(chunk_size, 2 ** 24 // (n_land + n_features)))
         self.axes = None
         self.n_cand = k + RANK32_MARGIN
@@ -276,7 +279,8 @@ class _LandmarkAxes:
         self.centred = centred
         # The local Gram matrices of the scan's points come from their products
         # less the centre, which lose no digits to a large common offset.
-        self.gram = centred @ centred.T if n_land <= GRAM_LIMIT else np.empty((0, 0))
+        self.gram = (thread_invariant_gram(centred) if n_land <= GRAM_LIMIT
+                     else np.empty((0, 0)))
         # The axes' small eigenproblem on one BLAS thread: the same axes on any
         # thread count, and no threads spinning on a busy machine (a small eigh
         # on two loaded cores took many times its time on one: CHANGELOG.md).
@@ -293,7 +297,10 @@ class _LandmarkAxes:
             np.abs(self.axes @ self.axes.T - np.eye(p - 1)).sum())
         self.rel_eps = 8.0 * (np.sqrt(p) * gamma + defect + 2.0 ** -52)
         self.r_slack = self.r_max = 0.0
-        s, self.s_sq, self.eps, r, r_slack = self._coordinates(centred)
+        # One BLAS thread: the same coordinates, and so the same bounds, on any
+        # thread count.
+        with blas_limit(1):
+            s, self.s_sq, self.eps, r, r_slack = self._coordinates(centred)
         if self.axes is not None:
             # What the landmarks' residual norms add to every pair's slack.
             self.r_max, self.r_slack = float(r.max()), float(r_slack.max())
@@ -347,6 +354,30 @@ class _LandmarkAxes:
         return Y, y_sq
 
 
+#: Rows of the landmarks' Gram matrix that one BLAS thread computes at a time.
+GRAM_BLOCK_ROWS = 256
+
+
+def thread_invariant_gram(A: np.ndarray) -> NDArray[np.float64]:
+    """A A^T with the same bits on any number of threads.
+
+    A threaded BLAS product may split the work, and so round, differently for
+    another thread count (OpenBLAS did for 150 landmarks of 200 features).
+    Here fixed blocks of :data:`GRAM_BLOCK_ROWS` rows are each one product on
+    one BLAS thread, the blocks on the compiled loops' threads.
+    """
+    n = A.shape[0]
+    G = np.empty((n, n))
+
+    def block(start):
+        rows = slice(start, min(n, start + GRAM_BLOCK_ROWS))
+        np.matmul(A[rows], A.T, out=G[rows])
+
+    with blas_limit(1):
+        run_parts(block, range(0, n, GRAM_BLOCK_ROWS), loop_threads())
+    return G
+
+
 def _search_axes(centred):
     """The fewest principal axes of the centred landmarks (rows of an orthonormal
     matrix) that hold :data:`SEARCH_VARIANCE` of their variance, at most
@@ -397,34 +428,48 @@ def _weights_of_block(block, local):
     """(indices, weights), each (n_b, K_Z): the reconstruction of a block's rows.
 
     Rows go in passes of ``local.chunk_rows``, whatever the block's size (a Dask
-    or Zarr chunk may be large), so memory stays bounded.
+    or Zarr chunk may be large), so memory stays bounded. Each pass finds its
+    rows' landmarks by the KD-tree (:func:`_tree_weights`, few features), the
+    float32 scan (:func:`_bounded_weights`) or, for the rows these leave and for
+    sparse blocks, the float64 product over every landmark (:func:`_gram_weights`).
+
+    The first pass runs alone, its compiled loops on every thread: a scan that
+    proves fewer than all but one in :data:`RANK32_GIVE_UP` of its rows leaves the
+    rest of the block to the float64 path. The other passes run at once, one per
+    thread, each preparing its rows (NumPy) and running its compiled loops on its
+    own thread, so that no thread waits while another prepares (0.79-0.83x the
+    time of passes one after another on 100,000 digits: docs/results/lll.md).
+    Every BLAS product runs on one thread, as OpenBLAS may round a product
+    differently on another thread count; with passes of fixed rows, each row's
+    result is the same on any number of threads.
     """
     n, k = block.shape[0], local.k
     indices = np.empty((n, k), dtype=np.int64)
     weights = np.empty((n, k), dtype=np.float64)
-    scan = local.axes is not None and not sparse.issparse(block)
-    tree = local.tree is not None and not sparse.issparse(block)
-    # On several threads, each of the kernel's threads makes its own product on
-    # one BLAS thread (see bounded_candidate_weights). blas_limit is safe when
-    # Dask's threads run blocks at once (BLAS's thread count is process-wide).
-    one_blas_thread = scan and loop_threads() > 1
-    for start in range(0, n, local.chunk_rows):
+    if n == 0:
+        return indices, weights
+    dense = not sparse.issparse(block)
+    if local.tree is not None and dense:
+        search = _tree_weights
+    elif local.axes is not None and dense:
+        search = _bounded_weights
+    else:
+        search = None  # the float64 path for every row
+
+    def one_pass(start):
         rows = slice(start, min(n, start + local.chunk_rows))
-        if tree:
-            todo = _tree_weights(block[rows], local, indices[rows], weights[rows])
-            _redo_with_gram(block, rows.start + todo, local, indices, weights)
-            continue
-        if scan:
-            with blas_limit(1) if one_blas_thread else contextlib.nullcontext():
-                todo = _bounded_weights(block[rows], local, indices[rows], weights[rows])
-            if todo.size == 0:
-                continue
-            if todo.size * RANK32_GIVE_UP > rows.stop - rows.start:
-                scan = False
-            # Unproved points: the float64 product over every landmark.
-            _redo_with_gram(block, rows.start + todo, local, indices, weights)
-            continue
-        _gram_weights(block[rows], local, indices[rows], weights[rows])
+        if search is None:
+            _gram_weights(block[rows], local, indices[rows], weights[rows])
+            return 0
+        left = search(block[rows], local, indices[rows], weights[rows])
+        _redo_with_gram(block, rows.start + left, local, indices, weights)
+        return left.size
+
+    with blas_limit(1):
+        unproved = one_pass(0)
+        if search is _bounded_weights and unproved * RANK32_GIVE_UP > min(n, local.chunk_rows):
+            search = None  # the float64 redo would cost more than the scan saves
+        run_parts(one_pass, range(local.chunk_rows, n, local.chunk_rows), loop_threads())
     return indices, weights
 
 
