@@ -236,6 +236,20 @@ def test_lll_result_does_not_depend_on_n_jobs(data):
     np.testing.assert_array_equal(one.transform(data[:300]), two.transform(data[:300]))
 
 
+def test_lll_result_does_not_depend_on_n_jobs_on_many_features():
+    # 200 features near a 10-D subspace: the weights' float32 scan on the
+    # landmarks' leading axes, its passes one per thread. The landmarks' Gram
+    # matrix once came out of a threaded BLAS product with other last bits on
+    # two threads than on one, and so did Z and the embedding.
+    rng = np.random.default_rng(41)
+    X = (rng.normal(size=(4000, 10)) @ rng.normal(size=(10, 200))
+         + 0.3 * rng.normal(size=(4000, 200)))
+    one = LocallyLinearLandmarks(n_components=3, random_state=0, n_jobs=1).fit(X)
+    two = LocallyLinearLandmarks(n_components=3, random_state=0, n_jobs=2).fit(X)
+    np.testing.assert_array_equal(one.weights_.toarray(), two.weights_.toarray())
+    np.testing.assert_array_equal(one.embedding_, two.embedding_)
+
+
 # --------------------------------------------------------------------------- distributed
 
 @pytest.fixture(scope="module")
