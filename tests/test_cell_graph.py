@@ -242,3 +242,28 @@ def test_graph_neighbors_runs_the_search_graph_search_names():
     with pytest.raises(ValueError, match=r"n_neighbors=1500 must be smaller than the "
                                          r"number of samples \(1500\); pass fewer"):
         graph_neighbors(X, "auto", 1500)
+
+
+def test_search_coordinates_are_the_same_on_any_thread_count():
+    # The cells graph's float32 coordinates come in fixed batches of rows, each
+    # product on one BLAS thread, the batches on the loop threads: the same bits
+    # on one thread and on two, and the projection of the whole array at once up
+    # to float32 rounding.
+    from landmarking.lll._cpu import COORDINATE_ROWS, _LandmarkAxes
+
+    rng = np.random.default_rng(7)
+    n = 2 * COORDINATE_ROWS + 300  # three batches, the last one short
+    X = (rng.normal(size=(n, 8)) @ rng.normal(size=(8, 120))
+         + 0.1 * rng.normal(size=(n, 120))).astype(np.float32)
+    axes = _LandmarkAxes(X[::50].astype(np.float64))
+    assert axes.projects
+    with thread_limits(1):
+        Y1, sq1 = axes.search_coordinates(X)
+    with thread_limits(2):
+        Y2, sq2 = axes.search_coordinates(X)
+    np.testing.assert_array_equal(Y1, Y2)
+    np.testing.assert_array_equal(sq1, sq2)
+    whole, sq, _ = axes.coordinates(X.astype(np.float64) - axes.centre)
+    # float32 rounding of coordinates of size |y|: 2^-24 relative, with room.
+    np.testing.assert_allclose(Y2, whole, rtol=0, atol=1e-6 * np.abs(whole).max())
+    np.testing.assert_allclose(sq2, sq, rtol=1e-12)

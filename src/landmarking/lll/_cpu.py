@@ -29,7 +29,7 @@ import numpy as np
 from scipy import linalg, sparse
 from scipy.sparse.linalg import eigsh, lobpcg
 from scipy.spatial import cKDTree
-from sklearn.utils import check_random_state, gen_batches
+from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 
 from .._blocks import block_bounds, reduce_row_blocks
@@ -348,10 +348,23 @@ class _LandmarkAxes:
         n = X.shape[0]
         Y = np.empty((n, self.s32.shape[1]), dtype=np.float32)
         y_sq = np.empty(n)
-        for rows in gen_batches(n, 8192):
+
+        def batch(start):
+            rows = slice(start, min(n, start + COORDINATE_ROWS))
             Yb, y_sq[rows], _, _, _ = self._coordinates(X[rows].astype(np.float64) - self.centre)
             Y[rows] = Yb
+
+        # Fixed batches, each product on one BLAS thread, the batches on the
+        # compiled loops' threads: the same coordinates on any thread count (a
+        # threaded product may round differently), and no core idle while NumPy
+        # converts a batch.
+        with blas_limit(1):
+            run_parts(batch, range(0, n, COORDINATE_ROWS), loop_threads())
         return Y, y_sq
+
+
+#: Rows whose search coordinates one thread computes at a time.
+COORDINATE_ROWS = 8192
 
 
 #: Rows of the landmarks' Gram matrix that one BLAS thread computes at a time.
