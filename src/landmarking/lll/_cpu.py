@@ -502,10 +502,10 @@ def _tree_weights(X, local, idx, weights):
 
     The tree's distances are float64 sums over the differences, as the scan's
     are. A row whose K_Z-th and next distances tie (the float64 path then takes
-    the lower index), with a distance that is not finite, or whose compiled
-    Cholesky fails, is left over. The local Gram matrices come from the
-    differences y - t_a themselves, so they lose no digits to a large common
-    offset.
+    the lower index), or with a distance that is not finite, is left over. The
+    local Gram matrices come from the differences y - t_a themselves, so they
+    lose no digits to a large common offset; a row whose compiled Cholesky
+    fails gets LAPACK's pivoted solver.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, k = X.shape[0], local.k
