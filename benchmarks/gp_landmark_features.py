@@ -296,6 +296,7 @@ def plot(results, path):
         ax.axhline(res["raw"][0], color="k", lw=1, label=RAW)
         ax.set_xscale("log")
         ax.set_xticks(sizes, [str(int(k)) for k in sizes])
+        ax.set_xticks([], minor=True)  # the log axis' own minor labels clash with these
         ax.set_xlabel("number of landmarks / components")
         ax.set_ylabel("test accuracy (mean +- s.e.)")
         ax.set_title(TITLES[name], fontsize=10)
