@@ -450,8 +450,8 @@ def _weights_of_block(block, local):
     proves fewer than all but one in :data:`RANK32_GIVE_UP` of its rows leaves the
     rest of the block to the float64 path. The other passes run at once, one per
     thread, each preparing its rows (NumPy) and running its compiled loops on its
-    own thread, so that no thread waits while another prepares (0.79-0.83x the
-    time of passes one after another on 100,000 digits: docs/results/lll.md).
+    own thread, so that no thread waits while another prepares
+    (docs/results/lll.md, "Passes at once").
     Every BLAS product runs on one thread, as OpenBLAS may round a product
     differently on another thread count; with passes of fixed rows, each row's
     result is the same on any number of threads.
