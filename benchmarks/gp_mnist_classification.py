@@ -20,7 +20,8 @@ the subsample of Act5K and the kernel width's sample change; the data split does
 not) and a last table gives each method's mean test accuracy with its standard
 error (standard deviation over the seeds / sqrt(number of seeds)) and the mean
 difference of each method from random with its standard error over the paired
-seeds.
+seeds. ``--combine`` prints that table from the per-seed JSON files of runs made
+apart (for example the seeds split between two processes, one per core).
 
 Usage::
 
@@ -31,10 +32,14 @@ Usage::
         --methods GP Act5K random --act-subsample 1000   # between the two scales
     python benchmarks/gp_mnist_classification.py --methods random Act5K --seeds 0 1 2 3 4 \
         --act-subsample 200        # Act5K among a random 10% of the quick run's images
+    python benchmarks/gp_mnist_classification.py --full --methods GP Act5K random \
+        --combine out/gp_mnist_classification_full_seed[0-9].json --out out
 """
 
 import json
+import re
 import time
+from pathlib import Path
 
 import numpy as np
 from _common import (
@@ -196,6 +201,30 @@ def run_seeds(args):
         print(f"\n===== seed {seed} =====", flush=True)
         args.seed, args.tag_suffix = seed, f"_seed{seed}"
         per_seed[seed] = run(args)
+    return summarise_seeds(per_seed, args)
+
+
+def combine_seed_runs(args):
+    """The summary of :func:`run_seeds` from the per-seed JSON files of earlier
+    runs (``gp_mnist_classification_<tag>_seed<S>.json``; e.g. seeds run in two
+    processes at once), their seed read from the file name."""
+    per_seed = {}
+    for path in args.combine:
+        found = re.search(r"_seed(\d+)\.json$", str(path))
+        if found is None:
+            raise SystemExit(f"--combine takes per-seed files (..._seed<S>.json), got {path}")
+        seed = int(found.group(1))
+        accuracy = json.loads(Path(path).read_text())["accuracy"]
+        per_seed[seed] = {m: {int(k): v for k, v in by_size.items()}
+                          for m, by_size in accuracy.items() if by_size}
+    args.seeds = sorted(per_seed)
+    args.methods = [m for m in args.methods if m in per_seed[args.seeds[0]]]
+    return summarise_seeds({s: per_seed[s] for s in args.seeds}, args)
+
+
+def summarise_seeds(per_seed, args):
+    """Print, draw and write the means and standard errors of ``per_seed``
+    ({seed: {method: {size: accuracy}}})."""
     methods = [m for m in METHODS if m in args.methods]
     sizes = sorted(next(iter(per_seed.values()))[methods[0]])
     stats = {m: {k: mean_and_error([per_seed[s][m][k] for s in args.seeds]) for k in sizes}
@@ -216,6 +245,17 @@ def run_seeds(args):
               "(positive: ahead of random)\n")
         print_table(["landmarks"] + list(diffs),
                     [[k] + [f"{diffs[m][k][0]:+.4f} +- {diffs[m][k][1]:.4f}" for m in diffs]
+                     for k in sizes])
+    if "GP" in methods and "Act5K" in methods:
+        # The paper's own comparison (Fig. 5): GP landmarks against GP active learning.
+        gap = {k: mean_and_error([per_seed[s]["GP"][k] - per_seed[s]["Act5K"][k]
+                                  for s in args.seeds]) for k in sizes}
+        ahead = {k: sum(per_seed[s]["GP"][k] > per_seed[s]["Act5K"][k] for s in args.seeds)
+                 for k in sizes}
+        print("\nGP minus Act5K on the same seed: mean +- standard error, and the seeds "
+              "GP is ahead on\n")
+        print_table(["landmarks", "GP - Act5K", "seeds GP ahead"],
+                    [[k, f"{gap[k][0]:+.4f} +- {gap[k][1]:.4f}", f"{ahead[k]} of {n}"]
                      for k in sizes])
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -258,7 +298,12 @@ def main(argv=None):
                         help="training images (validation n/5 and test n/2, at most 10,000 "
                              "each; GP 1000 steps of batch 1000): a scale between quick and full")
     parser.add_argument("--verbose", action="store_true", help="progress bars")
+    parser.add_argument("--combine", nargs="+", metavar="SEED.json",
+                        help="summarise the per-seed JSON files of earlier --seeds runs "
+                             "(run nothing)")
     args = parse(parser, argv)
+    if args.combine:
+        return combine_seed_runs(args)
     if args.seeds:
         return run_seeds(args)
     return run(args)
