@@ -620,6 +620,26 @@ def test_large_sets_are_built_and_searched_in_cell_order():
     _check_approximate_lists(X, floor=0.99, n_queries=500)
 
 
+def test_large_sets_are_split_into_shards_searched_together(monkeypatch):
+    # From _SHARD_MIN_SAMPLES rows the graph is two graphs over a random split of
+    # the rows, built at once. Every row is in exactly one shard; a query takes
+    # _shard_candidates from each. The lists keep the one graph's floor
+    # (measured 0.9995, 0.99 as for one graph), every distance exact, and the
+    # same lists on every run and thread count: the shards depend on the rows
+    # only, never on the threads.
+    import landmarking.neighbors as nb
+
+    monkeypatch.setattr(nb, "_SHARD_MIN_SAMPLES", 3000)
+    X = _manifold(4000, 60, seed=9).astype(np.float32)
+    index = nb._approximate_index(X, 0)
+    assert len(index.indexes_) == nb._SHARDS == 2
+    rows = np.concatenate(index.shards_)
+    np.testing.assert_array_equal(np.sort(rows), np.arange(len(X)))
+    assert [len(index) for index in index.indexes_] == [len(r) for r in index.shards_]
+    assert nb._shard_candidates(10) == 40 and index._count(10, True) == 41
+    _check_approximate_lists(X, floor=0.99, n_queries=500)
+
+
 def test_tree_breaks_ties_by_index_as_the_exact_search_does():
     # A grid of 3-D points with a block of duplicate rows: nearly every list has
     # ties, also at its last place, where the tree may keep either point. The
