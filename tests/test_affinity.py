@@ -14,6 +14,8 @@ from landmarking.graph import (
     gaussian_affinity,
     knn_affinity,
     laplacian,
+    locality_order,
+    threaded_product,
 )
 from landmarking.neighbors import nearest_neighbors
 
@@ -262,3 +264,44 @@ def test_graph_of_neighbors_is_neighbor_graph_after_the_search():
     # A width so small that every weight underflows leaves points without an edge.
     with pytest.raises(ValueError, match="points have no edge in the affinity graph"):
         graph_of_neighbors(distances, indices, 1e-3)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_threaded_product_is_scipys_product_on_any_thread_count(index_dtype):
+    # 40,000 rows: three parts of the compiled product's 16,384 rows. Each row's
+    # sum of at most 12 terms, in stored order: within 12 unit roundoffs of its
+    # absolute terms' sum of scipy's, and the same bits on 1, 2 or 3 threads.
+    from landmarking._parallel import thread_limits
+
+    rng = np.random.default_rng(3)
+    n = 40_000
+    rows = np.repeat(np.arange(n), 12)
+    S = sparse.csr_matrix((rng.normal(size=12 * n), (rows, rng.integers(0, n, 12 * n))),
+                          shape=(n, n))  # duplicates summed: at most 12 terms a row
+    S.indices = S.indices.astype(index_dtype)
+    S.indptr = S.indptr.astype(index_dtype)
+    x = rng.normal(size=n)
+    want = S @ x
+    bound = 12 * np.finfo(float).eps * (abs(S) @ np.abs(x))
+    results = []
+    for threads in (1, 2, 3):
+        with thread_limits(threads):
+            results.append(threaded_product(S) @ x)
+    assert np.all(np.abs(results[0] - want) <= bound)
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
+
+
+def test_locality_order_puts_a_shuffled_chains_neighbours_near():
+    # A chain 0-1-2-... with its rows shuffled: in the order found, every edge
+    # joins rows at most 1 apart (a band), where the shuffled rows lay far apart.
+    n = 1000
+    chain = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr")
+    shuffle = np.random.default_rng(0).permutation(n)
+    S = chain[shuffle][:, shuffle]
+    order = locality_order(S)
+    np.testing.assert_array_equal(np.sort(order), np.arange(n))
+    band = S[order][:, order].tocoo()
+    assert np.max(np.abs(band.row - band.col)) == 1
+    scattered = S.tocoo()
+    assert np.max(np.abs(scattered.row - scattered.col)) > n // 2

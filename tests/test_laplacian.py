@@ -61,6 +61,24 @@ def test_iterative_solvers_match_dense(solver):
     np.testing.assert_allclose(other, dense, atol=1e-5)
 
 
+def test_arpack_gives_the_same_bits_on_any_thread_count(monkeypatch):
+    # ARPACK's products run on the loop threads, in parts of rows (made small here
+    # so that 3,000 rows make many parts): each row's sum in stored order, so
+    # the embedding is the same to the last bit on one thread or three.
+    from landmarking import _graph_loops
+    from landmarking._parallel import thread_limits
+
+    monkeypatch.setattr(_graph_loops, "MATVEC_ROWS", 257)
+    W = knn_affinity(_roll(3000, seed=6), 10, 2.0)
+    results = []
+    for threads in (1, 3):
+        with thread_limits(threads):
+            results.append(spectral_embedding(W, 3, eigen_solver="arpack", tol=1e-8,
+                                              random_state=0))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
 def test_deterministic_signs_and_refit():
     X = _roll(400, seed=3)
     le = LaplacianEigenmaps(n_components=3, n_neighbors=8, random_state=0)

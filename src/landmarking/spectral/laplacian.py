@@ -42,7 +42,9 @@ from ..graph import (
     degree,
     deterministic_signs,
     graph_of_neighbors,
+    locality_order,
     neighbor_graph,
+    threaded_product,
 )
 from ..neighbors import LazyNeighborIndex, search_kind
 from .nystrom import nystrom_out_of_sample
@@ -309,15 +311,7 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
                              "eigen_solver='lobpcg'")
         mu, U = linalg.eigh(S.toarray(), subset_by_index=[n - k, n - 1])
     elif eigen_solver == "arpack":
-        v0 = rng.uniform(-1, 1, n)
-        try:
-            mu, U = eigsh(S, k=k, which="LA", tol=0 if tol is None else tol,
-                          maxiter=max_iter, v0=v0)
-        except ArpackNoConvergence as exc:
-            raise EigensolverNoConvergence(
-                f"eigen_solver='arpack' did not converge: {exc}; raise max_iter (or leave "
-                "it None), or use eigen_solver='lobpcg'.",
-                exc.eigenvalues, exc.eigenvectors) from None
+        mu, U = _arpack_embedding(S, k, tol, max_iter, rng)
     else:
         X0 = rng.standard_normal((n, k))
         X0[:, 0] = np.sqrt(deg)  # the trivial eigenvector, known exactly
@@ -341,6 +335,36 @@ def spectral_embedding(W: SparseMatrix, n_components: int, *,
     mu, U = mu[order], U[:, order]
     embedding = U[:, 1:] * inv_sqrt[:, None]
     return deterministic_signs(embedding), 1.0 - mu[1:]
+
+
+def _arpack_embedding(S, k, tol, max_iter, rng):
+    """``eigen_solver="arpack"``: the k largest eigenpairs of S by
+    ``scipy.sparse.linalg.eigsh``, whose products S v (most of its time) run on
+    the compiled loops' threads, with the rows in :func:`locality_order`. The
+    start vector is drawn in the rows' own order, so the eigenvectors come back
+    in that order."""
+    v0 = rng.uniform(-1, 1, S.shape[0])
+    order = locality_order(S)
+    product = threaded_product(S[order][:, order])
+    try:
+        mu, U = eigsh(product, k=k, which="LA", tol=0 if tol is None else tol,
+                      maxiter=max_iter, v0=v0[order])
+    except ArpackNoConvergence as exc:
+        vectors = exc.eigenvectors
+        if vectors is not None:
+            vectors = _unpermuted(vectors, order)
+        raise EigensolverNoConvergence(
+            f"eigen_solver='arpack' did not converge: {exc}; raise max_iter (or leave "
+            "it None), or use eigen_solver='lobpcg'.",
+            exc.eigenvalues, vectors) from None
+    return mu, _unpermuted(U, order)
+
+
+def _unpermuted(U, order):
+    """The rows of U, computed in ``order``, back in the original order."""
+    out = np.empty_like(U)
+    out[order] = U
+    return out
 
 
 def _amg_embedding(W, n_components, tol, max_iter, rng):
