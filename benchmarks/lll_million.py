@@ -7,8 +7,8 @@ MNIST training digits, seed 0), and every row runs in a new interpreter on the
 same digits, back to back:
 
 - ``le``: exact Laplacian eigenmaps (:class:`~landmarking.LaplacianEigenmaps`,
-  its defaults: the cells graph), and ``le-hnsw``: the same on usearch's HNSW
-  graph, its default before 0.2.0;
+  its defaults: usearch's HNSW graph, and ARPACK), and ``le-hnsw``: the same with
+  the HNSW graph asked for by name;
 - ``lll``: Locally Linear Landmarks (10,000 random landmarks, K_Z = 5, the graph
   from the landmarks' cells, a few LOBPCG iterations on the full graph), and
   ``lll-paper``: the paper's LLL alone (no refinement, the HNSW graph);
@@ -35,6 +35,12 @@ to ``--figure`` (the paper's Fig. 7).
     python benchmarks/lll_million.py                       # every row but umap
     python benchmarks/lll_million.py --rows lll,le --n 200000
     python benchmarks/lll_million.py --rows umap --umap-n 300000
+    python benchmarks/lll_million.py --rows le10 --baseline ../before/src
+
+With ``--baseline PATH/src`` every row runs twice, back to back: with this
+checkout, then with the library of that ``src`` folder (another checkout, its
+compiled loops built; the row is named ``...-before``), and the ratio of the two
+is printed.
 
 The digits are written once to ``--cache`` (3.1 GB for 1,020,000) and read back by
 each row; the rows' memory includes them (3.0 GiB of float32).
@@ -131,6 +137,8 @@ def parse_args():
     p.add_argument("--cache", default="benchmarks/output/million",
                    help="folder for the digits and the embeddings")
     p.add_argument("--figure", default=str(FIGURE), help="the Fig. 7 picture ('' for none)")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="another checkout's src folder: each row also runs with it")
     return parse(p)
 
 
@@ -160,12 +168,13 @@ def held_out_accuracy(embedding, labels, sources):
     return float(clf.score(embedding[test], labels[test])), clf
 
 
-def row_code(name, args, cache, path, new_path):
+def row_code(name, args, cache, path, new_path, label):
+    """The child's code for row ``name``, its files named by ``label``."""
     base, d = (name[:-2], 10) if name.endswith("10") else (name, 2)
     estimator = ROWS[base].format(d=d, landmarks=args.landmarks, refine=args.refine)
-    mapped = cache / f"mapped_{name}_{args.n}.npy"
+    mapped = cache / f"mapped_{label}_{args.n}.npy"
     return _CHILD.format(path=str(path), estimator=estimator,
-                         embedding_path=str(cache / f"embedding_{name}_{args.n}.npy"),
+                         embedding_path=str(cache / f"embedding_{label}_{args.n}.npy"),
                          new_path=str(new_path) if new_path and base != "le" else "",
                          mapped_path=str(mapped)), base, d
 
@@ -215,31 +224,48 @@ def main():
                   f"{row['peak_rss']:.2f} | {acc:.4f} | | | {row['load']:.2f} |", flush=True)
             results.append(dict(name=name, accuracy=acc, **row))
             continue
-        code, base, d = row_code(name, args, cache, path, new_path)
-        row = run_child(code)
-        embedding = np.load(cache / f"embedding_{name}_{args.n}.npy")
-        acc, clf = held_out_accuracy(embedding, labels, sources)
-        mapped = ""
-        if "map_seconds" in row:
-            new_acc = clf.score(np.load(cache / f"mapped_{name}_{args.n}.npy"), new_labels)
-            row["new_accuracy"] = float(new_acc)
-            mapped = f"{row['map_seconds']:.1f} | {new_acc:.4f}"
-        else:
-            mapped = "n/a | n/a"
-        stages = ", ".join(f"{k} {v}" for k, v in row["timings"].items() if k != "total")
-        print(f"| {name} | {d} | {row['seconds']:.1f} | {stages} | {row['peak_rss_fit']:.2f} | "
-              f"{acc:.4f} | {mapped} | {row['load']:.2f} |", flush=True)
-        results.append(dict(name=name, accuracy=acc, **row))
-        (cache / f"lll_million_{args.n}.json").write_text(json.dumps(results, indent=1))
+        for src in [None] + ([args.baseline] if args.baseline else []):
+            label = name if src is None else f"{name}-before"
+            results.append(run_row(name, label, src, args, cache, (path, labels, sources),
+                                   (new_path, new_labels)))
+            (cache / f"lll_million_{args.n}.json").write_text(json.dumps(results, indent=1))
     times = {r["name"]: r["seconds"] for r in results}
-    for a, b in (("lll", "le"), ("lll-paper", "le"), ("lez", "le"), ("lll10", "le10"),
-                 ("default", "le"), ("default10", "le10"), ("previous10", "le10"),
-                 ("le10", "le-hnsw10"), ("le", "le-hnsw")):
+    pairs = list(RATIOS)
+    pairs += [(r, f"{r}-before") for r in rows if args.baseline]
+    for a, b in pairs:
         if a in times and b in times:
             print(f"{a} / {b}: {times[a] / times[b]:.3f}")
     if args.figure:
         draw(cache, args, labels, [r for r in ("lll", "le") if r in rows])
     print(machine_line())
+
+
+#: The ratios printed when both rows ran.
+RATIOS = (("lll", "le"), ("lll-paper", "le"), ("lez", "le"), ("lll10", "le10"),
+          ("default", "le"), ("default10", "le10"), ("previous10", "le10"),
+          ("le10", "le-hnsw10"), ("le", "le-hnsw"))
+
+
+def run_row(name, label, src, args, cache, digits_train, digits_new):
+    """Row ``name`` in a new interpreter (the library from ``src`` when given):
+    prints its line and returns its record."""
+    path, labels, sources = digits_train
+    new_path, new_labels = digits_new
+    code, base, d = row_code(name, args, cache, path, new_path, label)
+    row = run_child(code, src=src)
+    embedding = np.load(cache / f"embedding_{label}_{args.n}.npy")
+    acc, clf = held_out_accuracy(embedding, labels, sources)
+    mapped = ""
+    if "map_seconds" in row:
+        new_acc = clf.score(np.load(cache / f"mapped_{label}_{args.n}.npy"), new_labels)
+        row["new_accuracy"] = float(new_acc)
+        mapped = f"{row['map_seconds']:.1f} | {new_acc:.4f}"
+    else:
+        mapped = "n/a | n/a"
+    stages = ", ".join(f"{k} {v}" for k, v in row["timings"].items() if k != "total")
+    print(f"| {label} | {d} | {row['seconds']:.1f} | {stages} | {row['peak_rss_fit']:.2f} | "
+          f"{acc:.4f} | {mapped} | {row['load']:.2f} |", flush=True)
+    return dict(name=label, accuracy=acc, **row)
 
 
 if __name__ == "__main__":
