@@ -439,10 +439,9 @@ def locality_order(S: SparseMatrix) -> NDArray[np.int32]:
     """An order of the rows of the symmetric sparse S (reverse Cuthill-McKee)
     in which each row's neighbours sit at nearby positions.
 
-    In that order a product S x reads x in few places at a time, from cache:
-    half the time of the given order on the 10-NN graph of a million deformed
-    digits, whose rows come in no order (docs/results/spectral.md, "The
-    eigensolver's products").
+    In that order a product S x reads x in few places at a time, from cache,
+    where the rows of a data set in no order send it all over memory
+    (docs/results/spectral.md, "The eigensolver's products").
     """
     return reverse_cuthill_mckee(sparse.csr_matrix(S), symmetric_mode=True)
 

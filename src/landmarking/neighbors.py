@@ -695,10 +695,9 @@ def _shard_candidates(n_neighbors: int) -> int:
 
     Each of the k nearest is among the k nearest of its own shard, so every
     shard needs k; three fifths of :func:`_n_candidates`' margin each (k + 30 at
-    k = 10) found more of the true 10 on deformed digits than one graph with
-    the whole margin: recall@10 0.979 against 0.977 at 300,000 digits and 0.975
-    against 0.969 at 1,020,000 (docs/results/neighbors.md, "Two graphs built at
-    once").
+    k = 10) kept the recall of one graph with the whole margin on a million
+    deformed digits, where half of it lost some (docs/results/neighbors.md, "Two
+    graphs built at once").
     """
     margin = _n_candidates(n_neighbors) - n_neighbors
     return n_neighbors + -(-3 * margin // 5)
