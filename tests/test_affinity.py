@@ -305,3 +305,18 @@ def test_locality_order_puts_a_shuffled_chains_neighbours_near():
     assert np.max(np.abs(band.row - band.col)) == 1
     scattered = S.tocoo()
     assert np.max(np.abs(scattered.row - scattered.col)) > n // 2
+
+
+def test_threaded_product_rejects_a_malformed_csr_matrix():
+    # A column index past the end would make the compiled product read outside x:
+    # refused with an error that says what to do, before any product runs.
+    S = sparse.csr_matrix(np.eye(4))
+    S.indices[2] = 9
+    with pytest.raises(ValueError, match="not a valid CSR matrix.*repair its indices"):
+        threaded_product(S)
+    S = sparse.csr_matrix(np.eye(4))
+    S.indptr[1:3] = [3, 1]  # row pointers going back
+    with pytest.raises(ValueError, match="not a valid CSR matrix"):
+        threaded_product(S)
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        threaded_product(sparse.csr_matrix(np.eye(4))) @ np.ones(5)

@@ -455,6 +455,15 @@ def threaded_product(S: SparseMatrix) -> LinearOperator:
     from . import _graph_loops as K  # compiled; loaded on first use
 
     S = sparse.csr_matrix(S, dtype=np.float64)
+    try:
+        # The compiled product reads x at every stored column index: check them
+        # all (and the row pointers) here, once.
+        S.check_format(full_check=True)
+    except ValueError as exc:
+        raise ValueError(
+            f"S is not a valid CSR matrix ({exc}); build it with scipy.sparse from "
+            "(data, (rows, columns)) or repair its indices and indptr."
+        ) from None
     n_threads = loop_threads()
 
     def product(x):
