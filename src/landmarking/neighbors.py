@@ -676,8 +676,12 @@ _CELL_ORDER_MIN_SAMPLES = 20_000
 #: From this many rows on, the rows are split at random into _SHARDS halves, each
 #: with its own graph, built by its own thread at the same time as the other
 #: (:class:`_ApproximateIndex`). The number of shards depends on the rows only,
-#: never on the threads, so that a seed gives the same lists on any machine.
-_SHARD_MIN_SAMPLES = 200_000
+#: never on the threads, so that a seed gives the same lists on any machine. Not
+#: below: on 300,000 deformed digits two graphs cost exact LE 0.14-0.21 points of
+#: 10-NN accuracy over three seeds, for 3% of its time; on a million they gained
+#: 0.06 points and 6-15% of the graph's time (docs/results/neighbors.md, "Two
+#: graphs built at once").
+_SHARD_MIN_SAMPLES = 500_000
 _SHARDS = 2
 
 
