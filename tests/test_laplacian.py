@@ -61,10 +61,14 @@ def test_iterative_solvers_match_dense(solver):
     np.testing.assert_allclose(other, dense, atol=1e-5)
 
 
-def test_arpack_gives_the_same_bits_on_any_thread_count(monkeypatch):
+def test_arpack_does_not_depend_on_the_thread_count(monkeypatch):
     # ARPACK's products run on the loop threads, in parts of rows (made small here
-    # so that 3,000 rows make many parts): each row's sum in stored order, so
-    # the embedding is the same to the last bit on one thread or three.
+    # so that 3,000 rows make many parts), each row's sum in stored order: the
+    # products have the same bits on any thread count (test_affinity.py). ARPACK's
+    # own BLAS calls (norms, dgemv) may round differently on another BLAS thread
+    # count (OpenBLAS's Nehalem kernel: 1e-14 here), and the iteration carries
+    # that rounding: so agreement to 1e-10 of the largest entry, the margin of
+    # test_n_jobs_does_not_change_the_result, far below the solver's 1e-8.
     from landmarking import _graph_loops
     from landmarking._parallel import thread_limits
 
@@ -75,8 +79,9 @@ def test_arpack_gives_the_same_bits_on_any_thread_count(monkeypatch):
         with thread_limits(threads):
             results.append(spectral_embedding(W, 3, eigen_solver="arpack", tol=1e-8,
                                               random_state=0))
-    np.testing.assert_array_equal(results[0][0], results[1][0])
-    np.testing.assert_array_equal(results[0][1], results[1][1])
+    (one, lam_one), (three, lam_three) = results
+    np.testing.assert_allclose(three, one, rtol=0, atol=1e-10 * np.abs(one).max())
+    np.testing.assert_allclose(lam_three, lam_one, rtol=1e-10)
 
 
 def test_deterministic_signs_and_refit():
