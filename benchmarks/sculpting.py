@@ -38,11 +38,14 @@ whatever it caches on disk (an older checkout's numba cache) is warm, as after
 Quick run (default, under a minute): one seed of a 600-point Swiss
 roll with the star hole, sigma = 0.99. ``--full``: the paper's scale, 2,000
 points, five seeds, sigma 0.99 and 0.999, the Swiss roll with the hole, the
-S-curve, the entwined spirals and the translated-image manifold.
+S-curve, the entwined spirals and the translated-image manifold. ``--lmvu SECONDS``
+adds landmark MVU (:func:`landmarking.baselines.landmark_mvu`, the paper's fourth
+method in Figs. 2 and 17; the ``mvu`` extra) with that budget for its solver; where it
+runs out of time or fails the script says so instead of a row.
 
 Usage::
 
-    python benchmarks/sculpting.py [--full] [--out DIR]
+    python benchmarks/sculpting.py [--full] [--lmvu SECONDS] [--out DIR]
     python benchmarks/sculpting.py --first-call [--runs 3] [--against OLD/src]
     landmarking reproduce sculpting [--full]
 """
@@ -53,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 from _common import DEFAULT_OUT, argument_parser, machine_line, parse, run_child, timed
-from sklearn.manifold import Isomap, LocallyLinearEmbedding
+from _sculpting_methods import embed_all
 
 from landmarking import ManifoldSculpting
 from landmarking.datasets import (
@@ -63,23 +66,6 @@ from landmarking.datasets import (
     make_translated_image,
 )
 from landmarking.metrics import affine_align, affine_normalized_mse
-
-
-def _lle(method, k, t):
-    # Dense eigensolvers: ARPACK often fails to converge on HLLE/LTSA's
-    # near-singular matrices at these sizes, and dense is the fast one here.
-    return LocallyLinearEmbedding(n_neighbors=k, n_components=t, method=method,
-                                  eigen_solver="dense", random_state=0)
-
-
-def _baselines(k, t):
-    return {
-        "Isomap": lambda: Isomap(n_neighbors=k, n_components=t),
-        "LLE": lambda: _lle("standard", k, t),
-        "HLLE": lambda: _lle("hessian", k, t),
-        "LTSA": lambda: _lle("ltsa", k, t),
-    }
-
 
 DATASETS = ("swiss", "scurve", "spirals", "image")
 
@@ -102,7 +88,9 @@ def _relative_mse(Y, target):
 
 
 def run(full=False, out_dir=DEFAULT_OUT, seeds=None, sigmas=None, datasets=None,
-        n=None, pca=True):
+        n=None, pca=True, lmvu=None):
+    """The table of every method on each manifold; ``lmvu``: also L-MVU, with that
+    many seconds for its solver (None: no L-MVU row)."""
     seeds = range(seeds if seeds is not None else (5 if full else 1))
     sigmas = tuple(sigmas) if sigmas else ((0.99, 0.999) if full else (0.99,))
     datasets = tuple(datasets) if datasets else (DATASETS if full else ("swiss",))
@@ -121,15 +109,13 @@ def run(full=False, out_dir=DEFAULT_OUT, seeds=None, sigmas=None, datasets=None,
         for name, ((X, target), k, t) in _datasets(datasets, n, seed).items():
             if X.shape[1] <= t:
                 continue
-            for method, make in _baselines(k, t).items():
-                if method == "HLLE" and k <= t * (t + 3) / 2:
+            baselines = ("Isomap", "LLE", "HLLE", "LTSA") + (("L-MVU",) if lmvu else ())
+            for method, (secs, Y) in embed_all(X, k, t, seed=seed, names=baselines,
+                                               time_limit=lmvu).items():
+                if secs is None:  # cannot run here, or failed: say so, as the paper did
+                    print(f"{method} on {name}, seed {seed}: {Y}")
                     continue
-                try:
-                    secs, Y = timed(make().fit_transform, X)
-                    mse = affine_normalized_mse(Y, target)
-                except (ValueError, np.linalg.LinAlgError) as exc:  # pragma: no cover
-                    print(f"{method} failed on {name}: {exc}")
-                    continue
+                mse = affine_normalized_mse(Y, target)
                 rows.append((name, seed, method, "", mse, secs, _relative_mse(Y, target)))
                 if seed == 0:
                     shown[(name, method)] = Y
@@ -192,7 +178,9 @@ def _plot(shown, sets, path):
     import matplotlib.pyplot as plt
 
     names = [n for n in sets if any(key[0] == n for key in shown)]
-    methods = ["Isomap", "LLE", "HLLE", "LTSA", "MS (pca)", "MS (ltsa)", "MS (ltsa, point)"]
+    methods = ["Isomap", "LLE", "HLLE", "LTSA", "L-MVU", "MS (pca)", "MS (ltsa)",
+               "MS (ltsa, point)"]
+    methods = [m for m in methods if any(key[1] == m for key in shown)]
     fig, axes = plt.subplots(len(names), len(methods), figsize=(3 * len(methods), 3 * len(names)),
                              squeeze=False)
     for r, name in enumerate(names):
@@ -299,6 +287,9 @@ def main(argv=None):
                         help="points per generated manifold (600; 2000 with --full)")
     parser.add_argument("--no-pca", action="store_true",
                         help="skip the MS (pca) rows (the slow graduated runs)")
+    parser.add_argument("--lmvu", type=float, metavar="SECONDS",
+                        help="add landmark MVU (floor(sqrt(n)) landmarks, the same k; the "
+                             "mvu extra) with this budget for its solver")
     parser.add_argument("--first-call", action="store_true",
                         help="issue 34's cells instead: import and first fit in new "
                              "interpreters")
@@ -311,7 +302,7 @@ def main(argv=None):
         first_call(runs=args.runs, against=args.against)
         return 0
     run(full=args.full, out_dir=args.out, seeds=args.seeds, sigmas=args.sigmas,
-        datasets=args.datasets, n=args.n, pca=not args.no_pca)
+        datasets=args.datasets, n=args.n, pca=not args.no_pca, lmvu=args.lmvu)
     return 0
 
 

@@ -183,3 +183,21 @@ def test_stages_script_follows_one_path(bench, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "default rule" in out and "load average" in out
     assert (tmp_path / "sculpting_stages.png").stat().st_size > 0
+
+
+def test_sculpting_script_adds_lmvu_on_request(bench, tmp_path, capsys):
+    """``sculpting.py --lmvu`` puts landmark MVU beside the other methods (the
+    paper's Figs. 2 and 17): one row of the table, scored like the rest; without
+    the flag there is none."""
+    pytest.importorskip("cvxpy")
+    script = bench("sculpting")
+    args = ["-n", "300", "--datasets", "swiss", "--no-pca", "--out", str(tmp_path)]
+    assert script.main(args + ["--lmvu", "120"]) == 0
+    table = capsys.readouterr().out
+    lmvu = [line for line in table.splitlines() if " L-MVU " in line]
+    assert len(lmvu) == 1
+    # The row's median normalised MSE is a finite number (the solver finished).
+    assert np.isfinite(float(lmvu[0].split()[5]))
+    assert (tmp_path / "sculpting.png").stat().st_size > 0
+    assert script.main(args) == 0
+    assert " L-MVU " not in capsys.readouterr().out
