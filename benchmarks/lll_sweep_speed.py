@@ -7,7 +7,9 @@ x 3 neighbour counts K_W on MNIST's 60,000 training digits, in 10-D, two ways, e
 in a new interpreter, back to back:
 
 - ``sweep``: :func:`landmarking.lll.model_selection.sweep_lll` over the grid
-  (``n_landmarks`` as ``LocallyLinearLandmarks``'s "auto" gives, approximate search);
+  (``n_landmarks`` as ``LocallyLinearLandmarks``'s "auto" gives; its default graph,
+  the estimator's: the cells graph here, ``--search approximate`` for the HNSW
+  search it used before 0.2.0);
 - ``le``: nine ``LaplacianEigenmaps(n_components=10, n_neighbors=k, bandwidth=b)``
   fits, one per setting, as a user without ``sweep_lll`` would run them.
 
@@ -37,6 +39,8 @@ N_COMPONENTS = 10
 def parse_args(argv=None):
     p = argument_parser(__doc__, size=None, seed=False, out=False)
     p.add_argument("--n", type=int, default=60_000, help="MNIST digits (default 60,000)")
+    p.add_argument("--search", default="auto", choices=("auto", "approximate", "cells"),
+                   help="sweep_lll's neighbors_method (default: its default, auto)")
     # One side of the comparison, run by main() in a new interpreter.
     p.add_argument("--side", choices=("sweep", "le"), help=argparse.SUPPRESS)
     return parse(p, argv)
@@ -69,7 +73,7 @@ def scorer(y, split):
     return error
 
 
-def run_side(side, n):
+def run_side(side, n, search="auto"):
     """One side of the comparison in this process: its seconds and its errors."""
     from landmarking import LaplacianEigenmaps
     from landmarking.lll.fit import resolve_n_landmarks
@@ -83,7 +87,7 @@ def run_side(side, n):
         table = sweep_lll(X, bandwidths=widths, n_neighbors=K_W, score=score,
                           n_components=N_COMPONENTS,
                           n_landmarks=resolve_n_landmarks("auto", n),
-                          neighbors_method="approximate", random_state=0)
+                          neighbors_method=search, random_state=0)
         errors = table["lll_score"].tolist()
     else:
         errors = [score(LaplacianEigenmaps(n_components=N_COMPONENTS, n_neighbors=k,
@@ -96,16 +100,18 @@ def run_side(side, n):
 def main():
     args = parse_args()
     if args.side:
-        print(json.dumps(run_side(args.side, args.n)))
+        print(json.dumps(run_side(args.side, args.n, args.search)))
         return
-    rows = {side: run_child(Path(__file__), "--side", side, "--n", args.n)
+    rows = {side: run_child(Path(__file__), "--side", side, "--n", args.n,
+                            "--search", args.search)
             for side in ("sweep", "le")}
     sweep, le = rows["sweep"], rows["le"]
     print_table(["way", "seconds", "best accuracy", "worst accuracy", "load"],
                 [[name, row["seconds"], 1 - min(row["errors"]), 1 - max(row["errors"]),
                   row["load"]] for name, row in (("sweep_lll", sweep), ("nine LE fits", le))])
     print(f"sweep_lll / nine exact-LE fits: {sweep['seconds'] / le['seconds']:.3f} "
-          f"({args.n:,} digits, {len(K_W)} x {len(BANDWIDTH_FACTORS)} grid)")
+          f"({args.n:,} digits, {len(K_W)} x {len(BANDWIDTH_FACTORS)} grid, "
+          f"sweep_lll's search {args.search})")
     print(machine_line())
 
 

@@ -393,6 +393,51 @@ def test_sweep_reuses_z_and_tracks_exact_minimum():
     assert "lll_score" in format_table(table).splitlines()[0]
 
 
+def test_sweep_builds_the_estimators_graph_by_default():
+    # 12,000 points of 6 features: the estimator's "auto" graph is the cells graph
+    # (from 10,000 points of more than 3 features), with its 120 landmarks as the
+    # cells. The sweep builds that same graph from the same random stream, so each
+    # entry is the estimator's fit (without refinement) for that setting; with
+    # neighbors_method="approximate" it is another graph.
+    X3, t = make_swiss_roll(12_000, random_state=4)
+    rng = np.random.default_rng(4)
+    X = np.hstack([X3, 0.05 * rng.standard_normal((12_000, 3))])
+    truth = np.column_stack([t, X3[:, 1]])
+    table = sweep_lll(X, bandwidths=[2.0], n_neighbors=[6, 12], score=truth,
+                      n_landmarks=120, random_state=0)
+    for i, k in enumerate((6, 12)):
+        est = LocallyLinearLandmarks(n_landmarks=120, n_neighbors=k, bandwidth=2.0,
+                                     refine=0, random_state=0).fit(X)
+        assert est.neighbors_method_ == "cells"
+        # Both sides compute the same floats; the one solve runs on one BLAS thread
+        # in each, so only the order of the Procrustes sums may differ.
+        assert procrustes_error(est.embedding_, truth) == pytest.approx(
+            table["lll_score"][i], rel=1e-9)
+    other = sweep_lll(X, bandwidths=[2.0], n_neighbors=[6, 12], score=truth,
+                      n_landmarks=120, neighbors_method="approximate", random_state=0)
+    assert not np.array_equal(other["lll_score"], table["lll_score"])
+
+
+def test_sweep_embeddings_do_not_depend_on_the_thread_count():
+    # The graph, Z and the affinities are the same bits on any thread count, and
+    # the L x L solve runs on one BLAS thread: so are the embeddings. The score
+    # (NumPy's sum, no BLAS) reads them exactly.
+    from landmarking._parallel import thread_limits
+
+    X3, _ = make_swiss_roll(12_000, random_state=5)
+    X = np.hstack([X3, 0.05 * np.random.default_rng(5).standard_normal((12_000, 3))])
+
+    def fingerprint(embedding):
+        return float(np.abs(embedding).sum())
+
+    tables = []
+    for threads in (1, 2):
+        with thread_limits(threads):
+            tables.append(sweep_lll(X, bandwidths=[1.5, 3.0], n_neighbors=[8], score=fingerprint,
+                                    n_landmarks=120, random_state=0)["lll_score"])
+    np.testing.assert_array_equal(tables[0], tables[1])
+
+
 @parametrize_with_checks([LocallyLinearLandmarks(n_landmarks=10, n_landmark_neighbors=3,
                                                  n_neighbors=5, random_state=0)])
 def test_sklearn_compatible(estimator, check):

@@ -2,7 +2,8 @@
 
 The reconstruction weights Z depend only on the landmarks, not on the affinity's
 bandwidth sigma or its number of neighbours K_W. :func:`sweep_lll` therefore
-computes the landmarks, Z and one neighbour search (with the largest K_W) once,
+computes the landmarks, Z and one neighbour search (with the largest K_W; the
+graph :class:`~landmarking.lll.estimator.LocallyLinearLandmarks` builds) once,
 and for each (sigma, K_W) only rebuilds W from the first K_W neighbours and
 solves the small L x L problem. The paper's point (its Fig. 4) is that the
 minimum of LLL's error curve sits where exact LE's does, so LLL finds good
@@ -19,15 +20,16 @@ from scipy import sparse
 from sklearn.utils import check_random_state
 
 from .._blocks import check_rows, take_rows, to_memory
+from .._parallel import blas_limit
 from .._progress import progress_bar
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
 from .._validation import as_real_array, check_positive_float, check_positive_int
 from ..graph import check_affinity, check_connected, gaussian_affinity
 from ..metrics import procrustes_error
-from ..neighbors import nearest_neighbors
 from ..spectral.laplacian import spectral_embedding
 from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
+from .cell_graph import graph_neighbors
 from .landmark_selection import select_landmarks
 
 __all__ = ["sweep_lll", "format_table"]
@@ -39,7 +41,7 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
               landmarks: Literal["random", "random-pruned", "kmeans"] | ArrayLike = "random",
               reg: float = 1e-3, exact: bool = False,
               symmetrize: Literal["union", "mean"] = "union",
-              neighbors_method: Literal["exact", "approximate"] = "exact",
+              neighbors_method: Literal["auto", "exact", "approximate", "cells"] = "auto",
               random_state: RandomStateLike = None,
               verbose: bool = False) -> dict[str, Any]:
     """Quality of LLL (and optionally exact LE) over a grid of sigma and K_W.
@@ -65,7 +67,13 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
         Landmark strategy, or the landmark coordinates.
     exact : bool
         Also run exact Laplacian eigenmaps on each graph (slow; for comparison).
-    neighbors_method : {"exact", "approximate"}
+    neighbors_method : {"auto", "exact", "approximate", "cells"}
+        The search of the graph on all points, as in
+        :class:`~landmarking.lll.estimator.LocallyLinearLandmarks`: with
+        ``"auto"`` the same graph as the estimator's (from 10,000 points of
+        more than 3 features the cells graph, which reuses the landmarks and Z's
+        nearest landmarks when the landmarks have its cells' size). Before 0.2.0
+        the default was ``"exact"``.
     random_state : int, RandomState or None
     verbose : bool
         Progress bar over the grid.
@@ -129,8 +137,11 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
         else:
             T = np.asarray(landmarks)
         Z = reconstruction_weights(X, T, n_landmark_neighbors, reg=reg)
-        dist, idx = nearest_neighbors(X, max(ks), method=neighbors_method,
-                                      random_state=random_state)
+        # Each row's landmarks, nearest first (the order Z stores them in): the
+        # cells the graph may search, as in the estimator.
+        nearest = Z.indices.reshape(X.shape[0], -1).copy()
+        dist, idx, _ = graph_neighbors(X, neighbors_method, max(ks), landmarks=T,
+                                       nearest=nearest, rng=rng, random_state=random_state)
     rows = []
     grid = [(k, b) for k in ks for b in bandwidths]
     for k, b in progress_bar(grid, disable=not verbose, desc="sweep", leave=False):
@@ -141,7 +152,10 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
                                                      symmetrize=symmetrize))
                 check_connected(W)
                 A, B = reduced_problem(W, Z)
-                vecs, _ = solve_reduced_problem(A, B, n_components, random_state=rng)
+                # One BLAS thread, as in the estimator: LAPACK's answer on the
+                # L x L problem depends on the BLAS thread count.
+                with blas_limit(1):
+                    vecs, _ = solve_reduced_problem(A, B, n_components, random_state=rng)
                 row["lll_score"] = scorer(np.asarray(Z @ vecs))
             except (ValueError, np.linalg.LinAlgError):
                 # A degenerate graph (bandwidth far below the neighbour distances)
