@@ -418,6 +418,14 @@ def test_sweep_builds_the_estimators_graph_by_default():
     assert not np.array_equal(other["lll_score"], table["lll_score"])
 
 
+def test_sweep_names_the_searches_it_accepts():
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    with pytest.raises(ValueError, match="neighbors_method must be one of 'auto', 'exact', "
+                                         "'approximate', 'cells'; got 'kd'"):
+        sweep_lll(X, bandwidths=[1.0], n_neighbors=[8], score=lambda e: 0.0,
+                  n_landmarks=30, neighbors_method="kd")
+
+
 def test_sweep_embeddings_do_not_depend_on_the_thread_count():
     # The graph, Z and the affinities are the same bits on any thread count, and
     # the L x L solve runs on one BLAS thread: so are the embeddings. The score

@@ -24,8 +24,8 @@ from .._parallel import blas_limit
 from .._progress import progress_bar
 from .._timings import stage
 from .._typing import ArrayLike, MatrixLike, RandomStateLike
-from .._validation import as_real_array, check_positive_float, check_positive_int
-from ..graph import check_affinity, check_connected, gaussian_affinity
+from .._validation import as_real_array, check_choice, check_positive_float, check_positive_int
+from ..graph import GRAPH_SEARCHES, check_affinity, check_connected, gaussian_affinity
 from ..metrics import procrustes_error
 from ..spectral.laplacian import spectral_embedding
 from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
@@ -105,6 +105,7 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
     ks = [check_positive_int(k, "n_neighbors") for k in n_neighbors]
     if not bandwidths or not ks:
         raise ValueError("bandwidths and n_neighbors must each hold at least one value.")
+    check_choice(neighbors_method, "neighbors_method", GRAPH_SEARCHES)
     if max(ks) >= X.shape[0]:
         raise ValueError(
             f"n_neighbors up to {max(ks)} needs more than {X.shape[0]} samples; "
