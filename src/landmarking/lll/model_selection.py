@@ -16,10 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from scipy import sparse
 from sklearn.utils import check_random_state
 
-from .._blocks import check_rows, take_rows, to_memory
+from .._blocks import check_rows, to_memory
 from .._parallel import blas_limit
 from .._progress import progress_bar
 from .._timings import stage
@@ -30,7 +29,7 @@ from ..metrics import procrustes_error
 from ..spectral.laplacian import spectral_embedding
 from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
 from .cell_graph import graph_neighbors
-from .landmark_selection import select_landmarks
+from .landmark_selection import resolve_landmarks
 
 __all__ = ["sweep_lll", "format_table"]
 
@@ -132,11 +131,7 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
     rng = check_random_state(random_state)
     timings = {}
     with stage(timings, "setup"):
-        if isinstance(landmarks, str):
-            T = take_rows(X, select_landmarks(X, n_landmarks, landmarks, random_state=rng))
-            T = T.toarray() if sparse.issparse(T) else T
-        else:
-            T = np.asarray(landmarks)
+        T, _ = resolve_landmarks(X, landmarks, n_landmarks, rng)
         Z = reconstruction_weights(X, T, n_landmark_neighbors, reg=reg)
         # Each row's landmarks, nearest first (the order Z stores them in): the
         # cells the graph may search, as in the estimator.
