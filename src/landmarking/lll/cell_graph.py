@@ -43,7 +43,7 @@ from . import _loops as K
 from ._cpu import _LandmarkAxes, reconstruction_weights
 
 __all__ = ["cell_graph", "graph_cells", "cells_neighbors", "graph_search", "graph_neighbors",
-           "uses_cells",
+           "uses_cells", "nearest_landmarks",
            "CELL_CANDIDATES", "CELL_SIZE", "CELL_PROBES"]
 
 #: Candidates past k, by the bound, whose exact distances are taken (MNIST: the
@@ -143,6 +143,13 @@ def cell_graph(X: ArrayLike, landmarks: ArrayLike, nearest: NDArray[np.integer],
     if short.size:
         distances[short], indices[short] = _exact_rows(X, X, short, k, exclude_self=True)
     return distances, indices
+
+
+def nearest_landmarks(Z: sparse.csr_matrix) -> NDArray[np.integer]:
+    """Each row's landmarks, nearest first, read from LLL's weights Z (every row
+    holds its K_Z landmarks, stored in that order): the cells the graph on all
+    rows may search (the ``nearest`` of :func:`graph_neighbors`)."""
+    return Z.indices.reshape(Z.shape[0], -1).copy()
 
 
 def uses_cells(X: MatrixLike, neighbors_method: str) -> bool:

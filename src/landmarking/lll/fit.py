@@ -56,7 +56,7 @@ from ..spectral.nystrom import nystrom_out_of_sample
 from ..spectral.refine_eigenvectors import RefineResult, refine_spectral_embedding
 from ._cpu import check_reg, solve_reduced_problem
 from .backend import LLLBackend, lll_backend
-from .cell_graph import graph_neighbors
+from .cell_graph import graph_neighbors, nearest_landmarks
 from .diagnostics import landmark_reconstruction_error, warn_if_landmarks_represent_poorly
 from .landmark_selection import LANDMARK_STRATEGIES, resolve_landmarks
 from .out_of_sample import _map_rows
@@ -339,9 +339,7 @@ def _run(X: MatrixLike, p: _Settings, affinity: SparseMatrix | None,
             )
         with stage(timings, "weights"):
             Z = backend.weights(X, T, p.n_landmark_neighbors, reg=p.reg, verbose=p.verbose)
-            # Each row's landmarks, nearest first (the order Z stores them in):
-            # the cells the graph may search.
-            nearest = Z.indices.reshape(X.shape[0], -1).copy()
+            nearest = nearest_landmarks(Z)
         if p.method == "lll":
             solved = _reduced_embedding(X, T, Z, nearest=nearest, affinity=affinity,
                                         p=p, refine=refine, backend=backend, rng=rng,

@@ -28,7 +28,7 @@ from ..graph import GRAPH_SEARCHES, check_affinity, check_connected, gaussian_af
 from ..metrics import procrustes_error
 from ..spectral.laplacian import spectral_embedding
 from ._cpu import reconstruction_weights, reduced_problem, solve_reduced_problem
-from .cell_graph import graph_neighbors
+from .cell_graph import graph_neighbors, nearest_landmarks
 from .landmark_selection import resolve_landmarks
 
 __all__ = ["sweep_lll", "format_table"]
@@ -133,11 +133,9 @@ def sweep_lll(X: MatrixLike, *, bandwidths: Sequence[float], n_neighbors: Sequen
     with stage(timings, "setup"):
         T, _ = resolve_landmarks(X, landmarks, n_landmarks, rng)
         Z = reconstruction_weights(X, T, n_landmark_neighbors, reg=reg)
-        # Each row's landmarks, nearest first (the order Z stores them in): the
-        # cells the graph may search, as in the estimator.
-        nearest = Z.indices.reshape(X.shape[0], -1).copy()
         dist, idx, _ = graph_neighbors(X, neighbors_method, max(ks), landmarks=T,
-                                       nearest=nearest, rng=rng, random_state=random_state)
+                                       nearest=nearest_landmarks(Z), rng=rng,
+                                       random_state=random_state)
     rows = []
     grid = [(k, b) for k in ks for b in bandwidths]
     for k, b in progress_bar(grid, disable=not verbose, desc="sweep", leave=False):
