@@ -21,9 +21,11 @@ L-MVU (:func:`landmarking.baselines.landmark_mvu`, floor(sqrt(N)) landmarks):
 Budgets, as the paper's "the resource requirements became unreasonable": a
 method whose fit takes longer than ``--budget`` seconds is not run at the larger
 values of the variable (the table says "out of time after ..."); L-MVU's solver
-stops at the budget (Clarabel's time limit); and L-MVU is not started when its
-dense constraint matrix (one row of m (m + 1) / 2 numbers per graph edge) would
-exceed ``--lmvu-memory`` MiB ("out of memory"). Both notes name the value.
+stops at the budget (Clarabel's time limit, per round of its constraint
+generation); and L-MVU is not started when its edge vectors (one row of m - 1
+numbers per graph edge, from which each round's program takes its few edges)
+would exceed ``--lmvu-memory`` MiB ("out of memory"). Both notes name the value.
+``--methods`` runs some of the methods only (say, L-MVU alone, to fill its curve).
 
 Quick run (default, about a minute): N = 300 (Fig. 7: k 8 and 14; Figs. 8, 10
 and 12: N 250 and 400), one seed. ``--full``: the paper's grid (Fig. 7:
@@ -37,6 +39,7 @@ Usage::
 
     python benchmarks/sculpting_sweeps.py [--full] [--figures fig7 fig8 ...]
         [--budget SECONDS] [--lmvu-memory MIB] [--sizes N ...] [--ks K ...] [--fig7-n N]
+        [--methods NAME ...]
 """
 
 import json
@@ -74,10 +77,11 @@ FULL = {"fig7": (2000, (6, 8, 10, 12, 14, 18, 24, 32, 48)),
 
 
 def lmvu_matrix_mib(n, k):
-    """MiB of L-MVU's dense constraint matrix: at most n k edges (the symmetrised
-    k-NN graph), each a row of m (m + 1) / 2 float64, m = floor(sqrt(n))."""
+    """MiB of L-MVU's edge vectors: at most n k edges (the symmetrised k-NN
+    graph), each a row of m - 1 float64, m = floor(sqrt(n)). (Each round's
+    program holds m (m + 1) / 2 numbers per edge, for its few edges only.)"""
     m = int(np.sqrt(n))
-    return n * k * m * (m + 1) / 2 * 8 / 2**20
+    return n * k * (m - 1) * 8 / 2**20
 
 
 def cells(figure, full, grid=None):
@@ -101,7 +105,7 @@ def run_figure(figure, *, full, seed, budget, lmvu_memory, names=WITH_LMVU, grid
         value = k if variable == "k" else n
         run_names = [m for m in names if m not in stopped]
         if "L-MVU" in run_names and lmvu_matrix_mib(n, lmvu_k) > lmvu_memory:
-            stopped["L-MVU"] = (f"out of memory at {variable}={value} (constraint matrix "
+            stopped["L-MVU"] = (f"out of memory at {variable}={value} (edge vectors "
                                 f"{lmvu_matrix_mib(n, lmvu_k):.0f} MiB > {lmvu_memory} MiB)")
         run_names = [m for m in names if m not in stopped]
         found = embed_all(X, k, t, seed=seed, names=run_names, lmvu_neighbors=lmvu_k,
@@ -176,7 +180,9 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=300.0,
                         help="seconds per fit (default 300): slower methods stop there")
     parser.add_argument("--lmvu-memory", type=float, default=400.0,
-                        help="MiB for L-MVU's constraint matrix (default 400)")
+                        help="MiB for L-MVU's edge vectors (default 400)")
+    parser.add_argument("--methods", nargs="+", choices=WITH_LMVU, default=list(WITH_LMVU),
+                        help="the methods to run (default all)")
     parser.add_argument("--sizes", type=int, nargs="+", help="N of Figs. 8, 10 and 12")
     parser.add_argument("--ks", type=int, nargs="+", help="k of Fig. 7")
     parser.add_argument("--fig7-n", type=int, help="N of Fig. 7")
@@ -188,7 +194,8 @@ def main(argv=None):
     rows = []
     for figure in args.figures:
         rows += run_figure(figure, full=args.full, seed=args.seed, budget=args.budget,
-                           lmvu_memory=args.lmvu_memory, grid=grid)
+                           lmvu_memory=args.lmvu_memory, names=tuple(args.methods),
+                           grid=grid)
     for figure in args.figures:
         print_figure(figure, rows)
     print(f"\n* over the budget: not run at larger values. {machine_line()}")

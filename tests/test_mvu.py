@@ -154,3 +154,62 @@ def test_the_landmarks_follow_random_state():
     a = landmark_mvu(X, 2, n_neighbors=6, random_state=3)
     b = landmark_mvu(X, 2, n_neighbors=6, random_state=3)
     np.testing.assert_array_equal(a, b)
+
+
+def _lmvu_program(n, n_neighbors, seed):
+    """L-MVU's program on a star-hole roll, as landmark_mvu sets it up: (Q, edges,
+    squared lengths at unit median)."""
+    from landmarking.baselines import mvu
+
+    X, _ = make_sculpting_swiss_roll(n, hole=True, random_state=seed)
+    rng = np.random.RandomState(seed)
+    landmarks = np.sort(rng.choice(n, size=int(np.sqrt(n)), replace=False))
+    indices, edges, sq = mvu._neighbour_graph(X, n_neighbors)
+    Q = mvu._reconstruction_matrix(X, indices, landmarks)
+    return Q, edges, sq / mvu._unit_scale(sq)
+
+
+def test_lmvu_by_rounds_reaches_the_full_programs_optimum(monkeypatch):
+    cp = pytest.importorskip("cvxpy")
+    from landmarking.baselines import mvu
+
+    Q, edges, sq = _lmvu_program(300, 6, 0)
+    m = Q.shape[1]
+    # The rounds start from 4 m = 68 of the 1,089 edges: the path is exercised.
+    assert mvu._FIRST_EDGES_PER_LANDMARK * m < len(edges) / 10
+    K_full = mvu._solve_gram(cp, Q, edges, sq, equality=False, solver="CLARABEL",
+                             solver_options=mvu._LMVU_CLARABEL)
+    rounds = []
+    solve = mvu._solve_program
+    monkeypatch.setattr(mvu, "_solve_program",
+                        lambda *a, **kw: rounds.append(len(a[3])) or solve(*a, **kw))
+    K = mvu._solve_gram_by_rounds(cp, Q, edges, sq, rng=np.random.RandomState(5),
+                                  solver="CLARABEL", solver_options=mvu._LMVU_CLARABEL)
+    assert len(rounds) >= 2 and rounds[-1] < len(edges)  # edges were added, not all
+    # Every edge keeps its bound to the stretch allowed outside the program (1e-5
+    # of its squared length) and the solver's tolerance inside it (about 1e-8
+    # relative here, at unit median edges).
+    V = Q[edges[:, 0]] - Q[edges[:, 1]]
+    stretch = np.einsum("ij,jk,ik->i", V, K, V) / sq - 1.0
+    assert stretch.max() <= mvu._STRETCH_TOLERANCE * 1.01
+    # The same optimum: the relaxation's extra room (edges 1e-5 longer at most)
+    # moves the variance by about that share; 1e-4 allows ten times it. The
+    # coordinates move by the variance's change over the gap between the
+    # eigenvalues kept and the next (conditioning well below 10 here): 1e-3 of
+    # the extent.
+    variance = np.trace(Q @ K @ Q.T)
+    assert variance == pytest.approx(np.trace(Q @ K_full @ Q.T), rel=1e-4)
+    Y, Y_full = mvu._embed(Q, K, 2), mvu._embed(Q, K_full, 2)
+    assert np.abs(Y - Y_full).max() < 1e-3 * np.ptp(Y_full)
+
+
+def test_lmvu_rounds_that_do_not_settle_are_reported(monkeypatch):
+    cp = pytest.importorskip("cvxpy")
+    from landmarking.baselines import mvu
+
+    Q, edges, sq = _lmvu_program(300, 6, 0)
+    monkeypatch.setattr(mvu, "_MAX_ROUNDS", 1)  # the first round stretches edges
+    with pytest.raises(RuntimeError, match=r"constraint generation still stretched \d+ edges"
+                                           r" after 1 rounds .*solver='SCS'"):
+        mvu._solve_gram_by_rounds(cp, Q, edges, sq, rng=np.random.RandomState(5),
+                                  solver="CLARABEL", solver_options=mvu._LMVU_CLARABEL)

@@ -26,10 +26,15 @@ The programs are solved with cvxpy (Clarabel by default, SCS on request), an
 optional dependency: ``pip install landmarking[mvu]``. Importing this module does
 not import cvxpy; the functions import it when called.
 
-The program's size limits both methods, as in the paper: MVU has an n x n
-semidefinite variable (a few hundred points at most), and L-MVU's constraint
-matrix has one dense row of about m^2 / 2 entries per graph edge, about
-n k m^2 / 2 numbers.
+The program's size limits MVU, as in the paper: an n x n semidefinite variable
+(a few hundred points at most). L-MVU's program has one dense row of about
+m^2 / 2 entries per graph edge, about n k m^2 / 2 numbers, which Clarabel did not
+solve from 2,000 points on. But only a few edges are tight at its optimum (about
+m^2 / 2 at most, the unknowns of K; tens in practice), so :func:`landmark_mvu`
+solves it by constraint generation (:func:`_solve_gram_by_rounds`): the program
+over a few edges, then again with the edges its solution stretches added, until
+none is stretched. A relaxation's optimum that keeps every constraint is the
+full program's optimum, so the answer is the same; each round's program is small.
 """
 
 from __future__ import annotations
@@ -63,6 +68,20 @@ _RECONSTRUCTION_REG = 1e-3
 # normalised MSE near 1), so such a stop counts as solved ("AlmostSolved", which
 # cvxpy reports as optimal_inaccurate). Options passed by the caller win.
 _LMVU_CLARABEL = {"reduced_tol_gap_rel": 1e-3, "reduced_tol_gap_abs": 1e-3}
+
+# Constraint generation (:func:`_solve_gram_by_rounds`): the first round keeps
+# this many edges per landmark, drawn at random, and each later round adds this
+# many per landmark, the most stretched first; m landmarks leave about m^2 / 2
+# unknowns in K, of which a few tens of edges are tight at the optimum (the
+# 2,000-point star-hole roll, k = 6: 40-70 of 7,089).
+_FIRST_EDGES_PER_LANDMARK = 4
+_ADDED_EDGES_PER_LANDMARK = 4
+# An edge outside the round's program is stretched when its squared length
+# exceeds its bound by this share: 5e-6 of its length, below the solvers'
+# tolerances at the scale of the whole embedding.
+_STRETCH_TOLERANCE = 1e-5
+# Rounds at most; each adds edges, so the last possible round is the full program.
+_MAX_ROUNDS = 100
 
 
 # ----------------------------------------------------------------- helpers
@@ -163,23 +182,27 @@ def _edge_coefficients(V, m):
                               np.arange(n_edges + 1) * len(columns)), shape=(n_edges, m * m))
 
 
-def _solve_gram(cp, Q, edges, sq, *, equality, solver, solver_options):
-    """K (m x m), the optimum of the semidefinite program of the module docstring.
+def _centring_basis(Q):
+    """P (m x (m-1)), an orthonormal basis of the complement of c = Q^T 1.
 
-    The centring 1^T Q K Q^T 1 = 0 with K >= 0 means K c = 0 for c = Q^T 1: every
-    feasible K lies on the boundary of the cone, where interior-point solvers
-    stall (Clarabel fails on an 80-point MVU so). So K = P K' P^T with P an
-    orthonormal basis of c's complement, and the program is over K' ((m-1) x
-    (m-1)), whose feasible set has an interior.
+    The centring 1^T Q K Q^T 1 = 0 with K >= 0 means K c = 0: every feasible K
+    lies on the boundary of the cone, where interior-point solvers stall
+    (Clarabel fails on an 80-point MVU so). So K = P K' P^T, and the programs are
+    over K' ((m-1) x (m-1)), whose feasible set has an interior.
     """
-    m = Q.shape[1]
-    basis = null_space(Q.sum(axis=0)[None, :])  # m x (m - 1), orthonormal
-    Qc = Q @ basis
-    A = _edge_coefficients(Qc[edges[:, 0]] - Qc[edges[:, 1]], m - 1)
-    K = cp.Variable((m - 1, m - 1), PSD=True)
-    lengths = A @ cp.vec(K, order="C")
-    problem = cp.Problem(cp.Maximize(cp.sum(cp.multiply(Qc.T @ Qc, K))),
-                         [lengths == sq if equality else lengths <= sq])
+    return null_space(Q.sum(axis=0)[None, :])
+
+
+def _solve_program(cp, objective, V, bounds, *, equality, extra=None, solver,
+                   solver_options):
+    """K' >= 0 maximising <objective, K'> subject to v^T K' v = (or <=) the bound,
+    for the rows v of V, and the constraints ``extra(K')`` if given; raises RuntimeError
+    when the solver stops without an optimal point."""
+    K = cp.Variable(objective.shape, PSD=True)
+    lengths = _edge_coefficients(V, objective.shape[0]) @ cp.vec(K, order="C")
+    constraints = [lengths == bounds if equality else lengths <= bounds,
+                   *(extra(K) if extra else [])]
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.multiply(objective, K))), constraints)
     try:
         problem.solve(solver=solver, **(solver_options or {}))
     except cp.error.SolverError as exc:
@@ -189,8 +212,67 @@ def _solve_gram(cp, Q, edges, sq, *, equality, solver, solver_options):
             f"the semidefinite program ended with status {problem.status!r} ({solver}); "
             "a time limit in solver_options, or a problem too large for the solver."
         )
-    inner = (K.value + K.value.T) / 2
+    return (K.value + K.value.T) / 2
+
+
+def _solve_gram(cp, Q, edges, sq, *, equality, solver, solver_options):
+    """K (m x m), the optimum of the semidefinite program of the module
+    docstring over every edge at once (MVU's program)."""
+    basis = _centring_basis(Q)
+    Qc = Q @ basis
+    inner = _solve_program(cp, Qc.T @ Qc, Qc[edges[:, 0]] - Qc[edges[:, 1]], sq,
+                           equality=equality, solver=solver, solver_options=solver_options)
     return basis @ inner @ basis.T
+
+
+def _solve_gram_by_rounds(cp, Q, edges, sq, *, rng, solver, solver_options):
+    """K (m x m), the optimum of L-MVU's program (edges may shrink, never grow),
+    by constraint generation.
+
+    Each round solves the program over a working set of edges, plus the sum of
+    every edge's constraint (which the full program implies, and which bounds K'
+    in every direction: a few edges alone may leave the variance unbounded).
+    That is a relaxation: its optimum is at least the full program's. When its
+    solution stretches no edge outside the working set, it is feasible for the
+    full program and so its optimum; otherwise the most stretched edges join the
+    set and the program is solved again.
+
+    Two rescalings that leave the optimum unchanged help the solvers: every
+    edge's row v and bound are divided by |v|^2 (Q's rows range over orders of
+    magnitude), and the objective by its trace.
+    """
+    m = Q.shape[1]
+    basis = _centring_basis(Q)
+    Qc = Q @ basis
+    V = Qc[edges[:, 0]] - Qc[edges[:, 1]]
+    norms_sq = np.einsum("ij,ij->i", V, V)
+    V = V / np.sqrt(norms_sq)[:, None]
+    bounds = sq / norms_sq
+    objective = Qc.T @ Qc
+    objective = objective / np.trace(objective)
+    all_edges, total = V.T @ V, float(bounds.sum())
+
+    def every_edge_summed(K):
+        return [cp.sum(cp.multiply(all_edges, K)) <= total]
+
+    n_edges = len(edges)
+    working = np.sort(rng.choice(n_edges, min(n_edges, _FIRST_EDGES_PER_LANDMARK * m),
+                                 replace=False))
+    for _ in range(_MAX_ROUNDS):
+        inner = _solve_program(cp, objective, V[working], bounds[working], equality=False,
+                               extra=every_edge_summed, solver=solver,
+                               solver_options=solver_options)
+        stretch = np.einsum("ij,jk,ik->i", V, inner, V) / bounds - 1.0
+        stretch[working] = -np.inf
+        stretched = np.flatnonzero(stretch > _STRETCH_TOLERANCE)
+        if stretched.size == 0:
+            return basis @ inner @ basis.T
+        worst = stretched[np.argsort(-stretch[stretched], kind="stable")]
+        working = np.union1d(working, worst[:_ADDED_EDGES_PER_LANDMARK * m])
+    raise RuntimeError(
+        f"L-MVU's constraint generation still stretched {stretched.size} edges after "
+        f"{_MAX_ROUNDS} rounds ({solver}); pass solver='SCS', or fewer neighbours."
+    )
 
 
 def _embed(Q, K, n_components):
@@ -303,7 +385,8 @@ def landmark_mvu(
         k neighbours, and the edges whose lengths may not grow. The graph must
         be connected.
     random_state : int, RandomState or None
-        Draws the landmarks.
+        Draws the landmarks, and the edges of the program's first round (the
+        optimum does not depend on them, to the solver's tolerance).
     solver : {"CLARABEL", "SCS"}
         cvxpy's solver, as in :func:`maximum_variance_unfolding`.
     solver_options : dict, optional
@@ -348,6 +431,6 @@ def landmark_mvu(
     Q = _reconstruction_matrix(X, indices, landmarks)
     scale = _unit_scale(sq)
     options = {**(_LMVU_CLARABEL if solver == "CLARABEL" else {}), **(solver_options or {})}
-    K = _solve_gram(cp, Q, edges, sq / scale, equality=False, solver=solver,
-                    solver_options=options)
+    K = _solve_gram_by_rounds(cp, Q, edges, sq / scale, rng=rng, solver=solver,
+                              solver_options=options)
     return _embed(Q, K, n_components) * np.sqrt(scale)
