@@ -9,9 +9,11 @@ the first table:
   problem can do better), and the 10-NN accuracy of LLL's embedding with no
   refinement and with ``--refine`` LOBPCG iterations on the full graph, beside
   exact LE's (what ``n_landmarks="auto"`` and ``refine="auto"`` rest on);
-- ``cells``: for each cell size (points per cell, random centres, 5 probes), the
-  cells graph's recall@10 against the exact lists of 2,000 rows, its seconds, and
-  exact LE's 10-NN accuracy on it, beside usearch's HNSW graph (what
+- ``cells``: for each cell size (points per cell, random centres) and each number
+  of ``--probes`` (cells each point brings to its cell's search; 5 by default, the
+  cells graph's), the cells graph's recall@10 against the exact lists of 2,000
+  rows, its seconds (with the centres' search), and exact LE's 10-NN accuracy on
+  it, beside usearch's HNSW graph (what
   :data:`landmarking.lll.cell_graph.CELL_SIZE` rests on);
 - ``roll``: on scikit-learn's Swiss roll (3 features, 2-D embedding) of each
   ``--roll-sizes`` N, exact LE and LLL at their defaults beside LLL with N / 1,000
@@ -34,6 +36,7 @@ is not a multiple of 10 and scored on the others (as ``lll_million.py``).
 
     python benchmarks/lll_auto_rules.py                    # 100,000 digits
     python benchmarks/lll_auto_rules.py --n 20000 --landmarks 200,1000 --cell-sizes 100
+    python benchmarks/lll_auto_rules.py --tables cells --n 300000 --cell-sizes 100 --probes 3,4,5
     python benchmarks/lll_auto_rules.py --tables roll --roll-sizes 10000,100000,300000,1000000
     python benchmarks/lll_auto_rules.py --tables roll-graphs --roll-sizes 100000,300000
     python benchmarks/lll_auto_rules.py --tables text
@@ -52,6 +55,7 @@ def parse_args(argv=None):
     p.add_argument("--landmarks", default="1000,3000,10000", help="values of L")
     p.add_argument("--refine", type=int, default=3, help="LOBPCG iterations")
     p.add_argument("--cell-sizes", default="50,100,200,400", help="points per cell")
+    p.add_argument("--probes", default="5", help="cells each point brings (at most 5)")
     p.add_argument("--roll-sizes", default="10000,100000,300000", help="roll points")
     p.add_argument("--text-sizes", default="10000,18846", help="posts (at most 18,846)")
     p.add_argument("--tables", default="landmarks,cells,roll,text")
@@ -103,8 +107,10 @@ def landmark_rows(X, W, exact, score, sizes, n_refine):
     return rows
 
 
-def cell_rows(X, sizes, score_graph):
-    """One row per cell size: recall@10 of 2,000 rows, seconds, LE's accuracy."""
+def cell_rows(X, sizes, score_graph, probes=(5,)):
+    """One row per cell size and number of probes (at most 5): recall@10 of 2,000
+    rows, seconds (the centres' search, done once per size, and the graph), LE's
+    accuracy."""
     from landmarking.lll._cpu import reconstruction_weights
     from landmarking.lll.cell_graph import cell_graph
     from landmarking.neighbors import _exact_rows, nearest_neighbors
@@ -125,10 +131,15 @@ def cell_rows(X, sizes, score_graph):
     for size in sizes:
         start = time.perf_counter()
         C = X[np.sort(rng.choice(len(X), len(X) // size, replace=False))].astype(np.float64)
-        nearest = reconstruction_weights(X, C, 5).indices.reshape(len(X), -1)
-        found = cell_graph(X, C, nearest, 10)
-        rows.append([f"cells of {size}", len(C), recall(found[1]),
-                     time.perf_counter() - start, score_graph(lambda f=found: f)])
+        nearest = reconstruction_weights(X, C, max(probes)).indices.reshape(len(X), -1)
+        centres_seconds = time.perf_counter() - start
+        for n_probes in probes:
+            start = time.perf_counter()
+            found = cell_graph(X, C, nearest, 10, n_probes=n_probes)
+            label = f"cells of {size}" + ("" if n_probes == 5 else f", {n_probes} probes")
+            rows.append([label, len(C), recall(found[1]),
+                         centres_seconds + time.perf_counter() - start,
+                         score_graph(lambda f=found: f)])
     return rows
 
 
@@ -272,7 +283,8 @@ def main(argv=None):
     if "cells" in tables:
         sizes = [int(v) for v in args.cell_sizes.split(",")]
         print_table(["graph", "cells", "recall@10", "seconds", "exact LE accuracy"],
-                    cell_rows(X, sizes, score_graph))
+                    cell_rows(X, sizes, score_graph,
+                              [int(v) for v in args.probes.split(",")]))
     print(machine_line())
 
 

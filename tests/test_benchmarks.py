@@ -319,6 +319,21 @@ def test_lll_auto_rules_roll_graphs_score_each_builder(bench_module):
     assert rows["cells of 100"][2] > 0.9 and rows["HNSW (usearch)"][2] > 0.9
 
 
+def test_lll_auto_rules_cell_rows_follow_the_probes(bench_module):
+    # 4,000 points of a 5-D blob in 30 features, cells of 100: one row per number
+    # of probes. 5 probes search a superset of 1 probe's candidates (a point's own
+    # cell only); recall measured 0.56 and 0.997, so asking 0.1 apart leaves room
+    # for any BLAS while equal rows (the probes ignored) fail.
+    pytest.importorskip("usearch", reason="the table's first row is the HNSW graph")
+    module = bench_module("lll_auto_rules")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 5)) @ rng.normal(size=(5, 30)) + 0.01 * rng.normal(size=(4000, 30))
+    rows = {row[0]: row for row in module.cell_rows(X, [100], lambda graph: 0.0, (1, 5))}
+    assert set(rows) == {"HNSW (usearch)", "cells of 100, 1 probes", "cells of 100"}
+    assert rows["cells of 100"][2] > rows["cells of 100, 1 probes"][2] + 0.1
+    assert rows["cells of 100"][1] == 40
+
+
 def test_gp_faces_tsne_scores_on_a_toy_map(bench_module):
     # GP Fig. 3's measures on 60 toy "faces" (3 subjects of 20 in three far-apart
     # clusters) with their own 2-D map: each method's 20 landmarks, scored.
