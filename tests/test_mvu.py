@@ -213,3 +213,14 @@ def test_lmvu_rounds_that_do_not_settle_are_reported(monkeypatch):
                                            r" after 1 rounds .*solver='SCS'"):
         mvu._solve_gram_by_rounds(cp, Q, edges, sq, rng=np.random.RandomState(5),
                                   solver="CLARABEL", solver_options=mvu._LMVU_CLARABEL)
+
+
+def test_lmvu_takes_duplicate_rows():
+    pytest.importorskip("cvxpy")
+    X, _ = make_sculpting_swiss_roll(300, random_state=0)
+    X = np.vstack([X, X[:20]])  # 20 rows twice: edges of length 0, a bound of 0
+    y = landmark_mvu(X, 2, n_neighbors=6, random_state=0)
+    assert np.isfinite(y).all()
+    # The copies coincide: an edge of length 0 keeps its bound of 0 (to the
+    # solver's tolerance, 1e-6 of the extent measured).
+    assert np.abs(y[300:] - y[:20]).max() < 1e-4 * np.ptp(y)

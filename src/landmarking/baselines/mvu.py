@@ -29,8 +29,8 @@ not import cvxpy; the functions import it when called.
 The program's size limits MVU, as in the paper: an n x n semidefinite variable
 (a few hundred points at most). L-MVU's program has one dense row of about
 m^2 / 2 entries per graph edge, about n k m^2 / 2 numbers, which Clarabel did not
-solve from 2,000 points on. But only a few edges are tight at its optimum (about
-m^2 / 2 at most, the unknowns of K; tens in practice), so :func:`landmark_mvu`
+solve from 2,000 points on. But only a few edges are tight at its optimum (in
+general no more than the m^2 / 2 unknowns of K; tens in practice), so :func:`landmark_mvu`
 solves it by constraint generation (:func:`_solve_gram_by_rounds`): the program
 over a few edges, then again with the edges its solution stretches added, until
 none is stretched. A relaxation's optimum that keeps every constraint is the
@@ -246,8 +246,11 @@ def _solve_gram_by_rounds(cp, Q, edges, sq, *, rng, solver, solver_options):
     Qc = Q @ basis
     V = Qc[edges[:, 0]] - Qc[edges[:, 1]]
     norms_sq = np.einsum("ij,ij->i", V, V)
-    V = V / np.sqrt(norms_sq)[:, None]
-    bounds = sq / norms_sq
+    # An edge between two points of the same reconstruction (v = 0) has length 0
+    # whatever K: its constraint always holds.
+    moving = norms_sq > 0
+    V = V[moving] / np.sqrt(norms_sq[moving])[:, None]
+    bounds = sq[moving] / norms_sq[moving]
     objective = Qc.T @ Qc
     objective = objective / np.trace(objective)
     all_edges, total = V.T @ V, float(bounds.sum())
@@ -255,19 +258,21 @@ def _solve_gram_by_rounds(cp, Q, edges, sq, *, rng, solver, solver_options):
     def every_edge_summed(K):
         return [cp.sum(cp.multiply(all_edges, K)) <= total]
 
-    n_edges = len(edges)
+    n_edges = len(V)
     working = np.sort(rng.choice(n_edges, min(n_edges, _FIRST_EDGES_PER_LANDMARK * m),
                                  replace=False))
     for _ in range(_MAX_ROUNDS):
         inner = _solve_program(cp, objective, V[working], bounds[working], equality=False,
                                extra=every_edge_summed, solver=solver,
                                solver_options=solver_options)
-        stretch = np.einsum("ij,jk,ik->i", V, inner, V) / bounds - 1.0
-        stretch[working] = -np.inf
-        stretched = np.flatnonzero(stretch > _STRETCH_TOLERANCE)
+        # Squared lengths past the bound and its tolerance (no division: two equal
+        # points have a bound of 0).
+        excess = np.einsum("ij,jk,ik->i", V, inner, V) - bounds * (1.0 + _STRETCH_TOLERANCE)
+        excess[working] = -np.inf
+        stretched = np.flatnonzero(excess > 0)
         if stretched.size == 0:
             return basis @ inner @ basis.T
-        worst = stretched[np.argsort(-stretch[stretched], kind="stable")]
+        worst = stretched[np.argsort(-excess[stretched], kind="stable")]
         working = np.union1d(working, worst[:_ADDED_EDGES_PER_LANDMARK * m])
     raise RuntimeError(
         f"L-MVU's constraint generation still stretched {stretched.size} edges after "
