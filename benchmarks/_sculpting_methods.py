@@ -37,9 +37,10 @@ WITH_LMVU = METHODS + ("L-MVU",)
 class LandmarkMVU:
     """:func:`landmarking.baselines.landmark_mvu` behind ``fit_transform``.
 
-    ``time_limit``: seconds for Clarabel's interior-point loop (the program's
-    compilation is not counted); past it the solve stops and ``fit_transform``
-    raises RuntimeError, reported as out of time.
+    ``time_limit``: seconds for Clarabel's interior-point loop in each round of
+    the constraint generation (the programs' compilation is not counted); past it
+    the solve stops and ``fit_transform`` raises RuntimeError, reported as out of
+    time.
     """
 
     def __init__(self, *, n_components, n_neighbors, random_state=0, time_limit=None):
