@@ -244,7 +244,7 @@ def text_rows(sizes):
 
 def main(argv=None):
     args = parse_args(argv)
-    from landmarking.graph import neighbor_graph
+    from landmarking.graph import graph_of_neighbors, neighbor_graph
     from landmarking.spectral.laplacian import spectral_embedding
 
     tables = args.tables.split(",")
@@ -269,7 +269,8 @@ def main(argv=None):
         return accuracy(embedding, y, held)
 
     def score_graph(search):
-        W, _ = neighbor_graph(X, 10, "auto", search=search, random_state=0)
+        # Exact LE on the neighbour lists that ``search()`` returns.
+        W, _ = graph_of_neighbors(*search(), "auto")
         return score(spectral_embedding(W, 10, random_state=0)[0])
 
     if "landmarks" in tables:

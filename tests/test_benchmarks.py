@@ -334,6 +334,18 @@ def test_lll_auto_rules_cell_rows_follow_the_probes(bench_module):
     assert rows["cells of 100"][1] == 40
 
 
+def test_lll_auto_rules_cells_table_scores_exact_le_on_each_graph(bench_module, capsys):
+    # The whole cells table on 3,000 deformed digits: every graph's exact-LE
+    # 10-NN accuracy is printed (digits: chance 0.1; measured above 0.8).
+    pytest.importorskip("usearch", reason="the table's first row is the HNSW graph")
+    module = bench_module("lll_auto_rules")
+    module.main(["--tables", "cells", "--n", "3000", "--cell-sizes", "100", "--probes", "3,5"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("|") and "cells of" in line]
+    assert len(rows) == 2 and "3 probes" in rows[0]
+    assert all(0.5 < float(row.split("|")[-2]) <= 1 for row in rows)
+
+
 def test_gp_faces_tsne_scores_on_a_toy_map(bench_module):
     # GP Fig. 3's measures on 60 toy "faces" (3 subjects of 20 in three far-apart
     # clusters) with their own 2-D map: each method's 20 landmarks, scored.
