@@ -55,7 +55,8 @@ def parse_args(argv=None):
     p.add_argument("--landmarks", default="1000,3000,10000", help="values of L")
     p.add_argument("--refine", type=int, default=3, help="LOBPCG iterations")
     p.add_argument("--cell-sizes", default="50,100,200,400", help="points per cell")
-    p.add_argument("--probes", default="5", help="cells each point brings (at most 5)")
+    p.add_argument("--probes", default="5",
+                   help="cells each point brings (default 5, the cells graph's)")
     p.add_argument("--roll-sizes", default="10000,100000,300000", help="roll points")
     p.add_argument("--text-sizes", default="10000,18846", help="posts (at most 18,846)")
     p.add_argument("--tables", default="landmarks,cells,roll,text")
@@ -108,11 +109,11 @@ def landmark_rows(X, W, exact, score, sizes, n_refine):
 
 
 def cell_rows(X, sizes, score_graph, probes=(5,)):
-    """One row per cell size and number of probes (at most 5): recall@10 of 2,000
+    """One row per cell size and number of probes: recall@10 of 2,000
     rows, seconds (the centres' search, done once per size, and the graph), LE's
     accuracy."""
     from landmarking.lll._cpu import reconstruction_weights
-    from landmarking.lll.cell_graph import cell_graph
+    from landmarking.lll.cell_graph import CELL_PROBES, cell_graph
     from landmarking.neighbors import _exact_rows, nearest_neighbors
 
     rng = np.random.RandomState(0)
@@ -136,7 +137,7 @@ def cell_rows(X, sizes, score_graph, probes=(5,)):
         for n_probes in probes:
             start = time.perf_counter()
             found = cell_graph(X, C, nearest, 10, n_probes=n_probes)
-            label = f"cells of {size}" + ("" if n_probes == 5 else f", {n_probes} probes")
+            label = f"cells of {size}" + ("" if n_probes == CELL_PROBES else f", {n_probes} probes")
             rows.append([label, len(C), recall(found[1]),
                          centres_seconds + time.perf_counter() - start,
                          score_graph(lambda f=found: f)])

@@ -106,7 +106,7 @@ def run_side(side, n, search="auto", *, repeats=2):
         found = grid_errors(side, X, widths, score, search)
         seconds.append(time.perf_counter() - start)
         loads.append(os.getloadavg()[0])
-        errors = errors or found
+        errors = found if errors is None else errors
     return dict(seconds=seconds, errors=errors, loads=loads)
 
 

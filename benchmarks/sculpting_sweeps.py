@@ -76,7 +76,7 @@ FULL = {"fig7": (2000, (6, 8, 10, 12, 14, 18, 24, 32, 48)),
         "N": (250, 500, 1000, 2000, 3175, 4000)}
 
 
-def lmvu_matrix_mib(n, k):
+def lmvu_edge_vectors_mib(n, k):
     """MiB of L-MVU's edge vectors: at most n k edges (the symmetrised k-NN
     graph), each a row of m - 1 float64, m = floor(sqrt(n)). (Each round's
     program holds m (m + 1) / 2 numbers per edge, for its few edges only.)"""
@@ -104,9 +104,9 @@ def run_figure(figure, *, full, seed, budget, lmvu_memory, names=WITH_LMVU, grid
         X, truth = make(n, seed)
         value = k if variable == "k" else n
         run_names = [m for m in names if m not in stopped]
-        if "L-MVU" in run_names and lmvu_matrix_mib(n, lmvu_k) > lmvu_memory:
+        if "L-MVU" in run_names and lmvu_edge_vectors_mib(n, lmvu_k) > lmvu_memory:
             stopped["L-MVU"] = (f"out of memory at {variable}={value} (edge vectors "
-                                f"{lmvu_matrix_mib(n, lmvu_k):.0f} MiB > {lmvu_memory} MiB)")
+                                f"{lmvu_edge_vectors_mib(n, lmvu_k):.0f} MiB > {lmvu_memory} MiB)")
         run_names = [m for m in names if m not in stopped]
         found = embed_all(X, k, t, seed=seed, names=run_names, lmvu_neighbors=lmvu_k,
                           time_limit=budget)

@@ -158,7 +158,7 @@ def test_lmvu_memory_estimate(bench):
     script = bench("sculpting_sweeps")
     # 2,000 points, k = 6: 44 landmarks, at most 12,000 edge vectors of 43 float64
     # (the rounds' programs hold their few edges only).
-    assert script.lmvu_matrix_mib(2000, 6) == pytest.approx(12000 * 43 * 8 / 2**20)
+    assert script.lmvu_edge_vectors_mib(2000, 6) == pytest.approx(12000 * 43 * 8 / 2**20)
 
 
 def test_sweeps_script_runs_the_methods_asked(bench, tmp_path, capsys):

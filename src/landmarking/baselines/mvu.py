@@ -198,15 +198,17 @@ def _centring_basis(Q):
     return null_space(Q.sum(axis=0)[None, :])
 
 
-def _solve_program(cp, objective, V, bounds, *, equality, extra=None, solver,
+def _solve_program(cp, objective, V, bounds, *, equality, summed=None, solver,
                    solver_options):
     """K' >= 0 maximising <objective, K'> subject to v^T K' v = (or <=) the bound,
-    for the rows v of V, and the constraints ``extra(K')`` if given; raises RuntimeError
-    when the solver stops without an optimal point."""
+    for the rows v of V, and, given ``summed = (G, total)``, <G, K'> <= total;
+    raises RuntimeError when the solver stops without an optimal point."""
     K = cp.Variable(objective.shape, PSD=True)
     lengths = _edge_coefficients(V, objective.shape[0]) @ cp.vec(K, order="C")
-    constraints = [lengths == bounds if equality else lengths <= bounds,
-                   *(extra(K) if extra else [])]
+    constraints = [lengths == bounds if equality else lengths <= bounds]
+    if summed is not None:
+        G, total = summed
+        constraints.append(cp.sum(cp.multiply(G, K)) <= total)
     problem = cp.Problem(cp.Maximize(cp.sum(cp.multiply(objective, K))), constraints)
     try:
         problem.solve(solver=solver, **(solver_options or {}))
@@ -258,17 +260,13 @@ def _solve_gram_by_rounds(cp, Q, edges, sq, *, rng, solver, solver_options):
     bounds = sq[moving] / norms_sq[moving]
     objective = Qc.T @ Qc
     objective = objective / np.trace(objective)
-    all_edges, total = V.T @ V, float(bounds.sum())
-
-    def every_edge_summed(K):
-        return [cp.sum(cp.multiply(all_edges, K)) <= total]
-
+    every_edge_summed = (V.T @ V, float(bounds.sum()))
     n_edges = len(V)
     working = np.sort(rng.choice(n_edges, min(n_edges, _FIRST_EDGES_PER_LANDMARK * m),
                                  replace=False))
     for _ in range(_MAX_ROUNDS):
         inner = _solve_program(cp, objective, V[working], bounds[working], equality=False,
-                               extra=every_edge_summed, solver=solver,
+                               summed=every_edge_summed, solver=solver,
                                solver_options=solver_options)
         # Squared lengths past the bound and its tolerance (no division: two equal
         # points have a bound of 0).
